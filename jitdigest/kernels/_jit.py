@@ -1,0 +1,224 @@
+"""The one kernel decorator and the word helpers every kernel is written with.
+
+A kernel is one source for two modes. Compiled, the helpers below are typed casts and wrapping
+machine operations (Numba ``@overload``); interpreted (``NUMBA_DISABLE_JIT=1``) they are
+Python-int arithmetic with masks, so nothing overflows, nothing warns, and no numpy scalar is
+touched in the hot path. Kernels therefore keep every word in a helper's result type: values
+read from arrays go through ``u32``/``u64`` (or the block loaders) before any arithmetic.
+"""
+import struct
+
+import numba
+import numpy as np
+from numba.extending import overload
+
+JIT_ENABLED = not numba.config.DISABLE_JIT
+
+M32 = 0xFFFFFFFF
+M64 = 0xFFFFFFFFFFFFFFFF
+
+
+def kernel(func):
+    """Compile-on-first-use, cached, GIL-free kernel (a plain function when the JIT is off)."""
+    return numba.njit(cache=True, nogil=True)(func)
+
+
+def _ol(pyfunc):
+    """Register ``impl`` as the compiled form of the interpreted helper ``pyfunc``."""
+    def register(impl_factory):
+        overload(pyfunc, inline="always")(impl_factory)
+        return pyfunc
+    return register
+
+
+def inline_kernel(func):
+    """A generic piece of kernel that takes another kernel as an argument (e.g. ``compress``).
+
+    Inlined into each caller at Numba-IR level, so the function argument becomes a direct call
+    and the caller stays cacheable (a first-class function argument left as a call would be
+    lowered as a pointer to the dispatcher object, which Numba cannot cache)."""
+    return numba.njit(inline="always", nogil=True)(func)
+
+
+def const_words(values, dtype):
+    """A table of constants: a typed numpy array for Numba (frozen into the code), a tuple of
+    Python ints for the interpreter (fast to index, no numpy scalars)."""
+    if JIT_ENABLED:
+        return np.array(values, dtype=dtype)
+    return tuple(int(v) for v in values)
+
+
+def new_words(n, dtype):
+    """Scratch words: a numpy array compiled, a Python list interpreted."""
+    return np.zeros(n, dtype) if JIT_ENABLED else [0] * n
+
+
+@_ol(new_words)
+def _new_words(n, dtype):
+    return lambda n, dtype: np.zeros(n, dtype)
+
+
+# --- 32-bit words -------------------------------------------------------------------------
+
+def u32(x):
+    return int(x) & M32
+
+
+def add32(a, b, c=0, d=0, e=0):
+    return (a + b + c + d + e) & M32
+
+
+def rotl32(x, n):
+    return ((x << n) | (x >> (32 - n))) & M32
+
+
+def rotr32(x, n):
+    return ((x >> n) | (x << (32 - n))) & M32
+
+
+def not32(x):
+    return x ^ M32
+
+
+@_ol(u32)
+def _u32(x):
+    return lambda x: np.uint32(x)
+
+
+@_ol(add32)
+def _add32(a, b, c=0, d=0, e=0):
+    def impl(a, b, c=0, d=0, e=0):
+        return np.uint32(np.uint64(a) + np.uint64(b) + np.uint64(c) + np.uint64(d) + np.uint64(e))
+    return impl
+
+
+@_ol(rotl32)
+def _rotl32(x, n):
+    def impl(x, n):
+        y = np.uint32(x)
+        return np.uint32((y << np.uint32(n)) | (y >> np.uint32(32 - n)))
+    return impl
+
+
+@_ol(rotr32)
+def _rotr32(x, n):
+    def impl(x, n):
+        y = np.uint32(x)
+        return np.uint32((y >> np.uint32(n)) | (y << np.uint32(32 - n)))
+    return impl
+
+
+@_ol(not32)
+def _not32(x):
+    return lambda x: np.uint32(~np.uint32(x))
+
+
+# --- 64-bit words -------------------------------------------------------------------------
+
+def u64(x):
+    return int(x) & M64
+
+
+def add64(a, b, c=0, d=0, e=0):
+    return (a + b + c + d + e) & M64
+
+
+def rotr64(x, n):
+    return ((x >> n) | (x << (64 - n))) & M64
+
+
+def rotl64(x, n):
+    return ((x << n) | (x >> (64 - n))) & M64
+
+
+def shr64(x, n):
+    return x >> n
+
+
+def not64(x):
+    return x ^ M64
+
+
+@_ol(u64)
+def _u64(x):
+    return lambda x: np.uint64(x)
+
+
+@_ol(add64)
+def _add64(a, b, c=0, d=0, e=0):
+    def impl(a, b, c=0, d=0, e=0):
+        return np.uint64(a) + np.uint64(b) + np.uint64(c) + np.uint64(d) + np.uint64(e)
+    return impl
+
+
+@_ol(rotr64)
+def _rotr64(x, n):
+    def impl(x, n):
+        y = np.uint64(x)
+        return (y >> np.uint64(n)) | (y << np.uint64(64 - n))
+    return impl
+
+
+@_ol(rotl64)
+def _rotl64(x, n):
+    def impl(x, n):
+        y = np.uint64(x)
+        return (y << np.uint64(n)) | (y >> np.uint64(64 - n))
+    return impl
+
+
+@_ol(shr64)
+def _shr64(x, n):
+    return lambda x, n: np.uint64(x) >> np.uint64(n)
+
+
+@_ol(not64)
+def _not64(x):
+    return lambda x: ~np.uint64(x)
+
+
+# --- block loaders: bytes -> words ---------------------------------------------------------
+
+def load_be32(data, pos, w, n):
+    """w[0:n] = n big-endian 32-bit words of data starting at byte pos."""
+    w[0:n] = struct.unpack_from(">%dI" % n, data, pos)
+
+
+def load_le32(data, pos, w, n):
+    w[0:n] = struct.unpack_from("<%dI" % n, data, pos)
+
+
+def load_be64(data, pos, w, n):
+    w[0:n] = struct.unpack_from(">%dQ" % n, data, pos)
+
+
+def load_le64(data, pos, w, n):
+    w[0:n] = struct.unpack_from("<%dQ" % n, data, pos)
+
+
+def _loader(word_bytes, little):
+    dtype = np.uint32 if word_bytes == 4 else np.uint64
+
+    def impl(data, pos, w, n):
+        for i in range(n):
+            q = pos + word_bytes * i
+            v = dtype(0)
+            for j in range(word_bytes):
+                k = j if little else word_bytes - 1 - j
+                v |= dtype(data[q + j]) << dtype(8 * k)
+            w[i] = v
+    return impl
+
+
+def _register_loader(pyfunc, word_bytes, little):
+    impl = _loader(word_bytes, little)
+
+    def typing(data, pos, w, n):
+        return impl
+    _ol(pyfunc)(typing)
+
+
+_register_loader(load_be32, 4, False)
+_register_loader(load_le32, 4, True)
+_register_loader(load_be64, 8, False)
+_register_loader(load_le64, 8, True)

@@ -1,0 +1,78 @@
+"""Merkle-Damgard plumbing shared by MD5, SHA-1 and SHA-2: buffering, padding, length encoding.
+
+Each function takes the family's ``compress(state, data, offset, nblocks)`` as its first
+argument, so one copy serves every family and every backend (portable or hardware); the thin
+entry points in each algorithm file fix the block size, length-field size and byte order.
+"""
+import numpy as np
+
+from ._jit import inline_kernel
+
+
+@inline_kernel
+def md_update(compress, block_size, state, buf, buflen, data):
+    """Absorb ``data``: fill the partial block in ``buf``, compress whole blocks straight from
+    ``data``, keep the tail in ``buf``. Returns the new ``buflen``."""
+    n = data.shape[0]
+    pos = 0
+    if buflen > 0:
+        take = min(block_size - buflen, n)
+        for i in range(take):
+            buf[buflen + i] = data[i]
+        buflen += take
+        pos = take
+        if buflen < block_size:
+            return buflen
+        compress(state, buf, 0, 1)
+    nblocks = (n - pos) // block_size
+    if nblocks > 0:
+        compress(state, data, pos, nblocks)
+        pos += nblocks * block_size
+    rest = n - pos
+    for i in range(rest):
+        buf[i] = data[pos + i]
+    return rest
+
+
+@inline_kernel
+def md_finish(compress, block_size, len_bytes, little, state, src, start, count, total, out):
+    """Pad the last ``count`` bytes ``src[start:start+count]`` of a ``total``-byte message,
+    compress the final block(s) into ``state`` and write the first ``len(out)`` digest bytes."""
+    pad = np.zeros(2 * block_size, np.uint8)
+    for i in range(count):
+        pad[i] = src[start + i]
+    pad[count] = 0x80
+    end = block_size if count + 1 + len_bytes <= block_size else 2 * block_size
+    bits_lo = total << 3                      # total < 2**60: exact in int64
+    for k in range(8):
+        byte = (bits_lo >> (8 * k)) & 0xFF
+        if little:
+            pad[end - len_bytes + k] = byte
+        else:
+            pad[end - 1 - k] = byte
+    if len_bytes == 16:
+        pad[end - 9] = (total >> 61) & 0xFF
+    compress(state, pad, 0, end // block_size)
+    word_bytes = state.itemsize
+    for i in range(out.shape[0]):
+        k = i % word_bytes
+        shift = 8 * k if little else 8 * (word_bytes - 1 - k)
+        out[i] = (int(state[i // word_bytes]) >> shift) & 0xFF
+
+
+@inline_kernel
+def md_final(compress, block_size, len_bytes, little, state, buf, buflen, total, out):
+    """Digest of the message so far, leaving ``state`` untouched (digest() does not finalise)."""
+    md_finish(compress, block_size, len_bytes, little, state.copy(), buf, 0, buflen, total, out)
+
+
+@inline_kernel
+def md_oneshot(compress, block_size, len_bytes, little, iv, data, out):
+    """Digest of ``data`` from the initial state ``iv`` in one call."""
+    state = iv.copy()
+    n = data.shape[0]
+    nblocks = n // block_size
+    if nblocks > 0:
+        compress(state, data, 0, nblocks)
+    done = nblocks * block_size
+    md_finish(compress, block_size, len_bytes, little, state, data, done, n - done, n, out)

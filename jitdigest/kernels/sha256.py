@@ -1,0 +1,88 @@
+"""Portable SHA-224/SHA-256 (FIPS 180-4): one source for interpreted and compiled mode.
+
+``compress`` is the generic block function, kept in its own file so that a faster kernel
+(SHA-NI, lanes) with the same signature can stand in for it.
+"""
+from ._jit import (add32, const_words, kernel, load_be32, new_words, not32, rotr32, u32)
+from ._md import md_final, md_oneshot, md_update
+import numpy as np
+
+K256 = const_words([
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+], np.uint32)
+
+
+@kernel
+def compress(state, data, offset, nblocks):
+    """Compress ``nblocks`` 64-byte blocks of ``data`` from byte ``offset`` into ``state`` (8 x u32)."""
+    w = new_words(64, np.uint32)
+    h0 = u32(state[0])
+    h1 = u32(state[1])
+    h2 = u32(state[2])
+    h3 = u32(state[3])
+    h4 = u32(state[4])
+    h5 = u32(state[5])
+    h6 = u32(state[6])
+    h7 = u32(state[7])
+    for blk in range(nblocks):
+        load_be32(data, offset + 64 * blk, w, 16)
+        for t in range(16, 64):
+            x = u32(w[t - 15])
+            y = u32(w[t - 2])
+            s0 = rotr32(x, 7) ^ rotr32(x, 18) ^ (x >> 3)
+            s1 = rotr32(y, 17) ^ rotr32(y, 19) ^ (y >> 10)
+            w[t] = add32(w[t - 16], s0, w[t - 7], s1)
+        a, b, c, d, e, f, g, h = h0, h1, h2, h3, h4, h5, h6, h7
+        for t in range(64):
+            s1 = rotr32(e, 6) ^ rotr32(e, 11) ^ rotr32(e, 25)
+            ch = (e & f) ^ (not32(e) & g)
+            t1 = add32(h, s1, ch, K256[t], w[t])
+            s0 = rotr32(a, 2) ^ rotr32(a, 13) ^ rotr32(a, 22)
+            maj = (a & b) ^ (a & c) ^ (b & c)
+            t2 = add32(s0, maj)
+            h = g
+            g = f
+            f = e
+            e = add32(d, t1)
+            d = c
+            c = b
+            b = a
+            a = add32(t1, t2)
+        h0 = add32(h0, a)
+        h1 = add32(h1, b)
+        h2 = add32(h2, c)
+        h3 = add32(h3, d)
+        h4 = add32(h4, e)
+        h5 = add32(h5, f)
+        h6 = add32(h6, g)
+        h7 = add32(h7, h)
+    state[0] = h0
+    state[1] = h1
+    state[2] = h2
+    state[3] = h3
+    state[4] = h4
+    state[5] = h5
+    state[6] = h6
+    state[7] = h7
+
+
+@kernel
+def update(state, buf, buflen, data):
+    return md_update(compress, 64, state, buf, buflen, data)
+
+
+@kernel
+def final(state, buf, buflen, total, out):
+    md_final(compress, 64, 8, False, state, buf, buflen, total, out)
+
+
+@kernel
+def oneshot(iv, data, out):
+    md_oneshot(compress, 64, 8, False, iv, data, out)
