@@ -68,9 +68,9 @@ def md_final(compress, block_size, len_bytes, little, state, buf, buflen, total,
 
 @inline_kernel
 def md_oneshot(compress, block_size, len_bytes, little, iv, data, out):
-    """Digest of ``data`` from the initial state ``iv`` in one call."""
+    """Digest of ``data`` (a ``bytes`` object) from the initial state ``iv`` in one call."""
     state = iv.copy()
-    n = data.shape[0]
+    n = len(data)
     nblocks = n // block_size
     if nblocks > 0:
         compress(state, data, 0, nblocks)

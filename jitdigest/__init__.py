@@ -1,0 +1,121 @@
+"""jitdigest: hashlib's message digests, written once as Numba kernels.
+
+The same kernel source runs interpreted (``NUMBA_DISABLE_JIT=1``), JIT-compiled, or, where the
+CPU has them, on hardware SHA instructions. The interface is hashlib's::
+
+    >>> import jitdigest
+    >>> jitdigest.sha256(b"abc").hexdigest()[:16]
+    'ba7816bf8f01cfea'
+    >>> h = jitdigest.new("SHA-512")
+    >>> h.update(b"a"); h.update(b"bc"); h.hexdigest()[:16]
+    'ddaf35a193617aba'
+
+Any C-contiguous buffer is hashed as its raw bytes (bytes, bytearray, memoryview, numpy arrays
+of any dtype). Importing jitdigest compiles nothing: each algorithm compiles on first use and is
+cached on disk (``python -m jitdigest warmup`` compiles ahead of time).
+"""
+from . import _algorithms, _hashobj
+from ._algorithms import algorithms_available, algorithms_guaranteed
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "new", "file_digest", "algorithms_guaranteed", "algorithms_available",
+    "md5", "sha1", "sha224", "sha256", "sha384", "sha512",
+    "sha3_224", "sha3_256", "sha3_384", "sha3_512", "shake_128", "shake_256",
+    "blake2b", "blake2s",
+]
+
+
+def _accepted_data_keywords():
+    """The keyword names the running Python's hashlib takes for the data ("string", "data")."""
+    import hashlib
+    accepted = []
+    for keyword in ("data", "string"):
+        try:
+            hashlib.sha256(**{keyword: b""})
+        except TypeError:
+            continue
+        accepted.append(keyword)
+    return tuple(accepted)
+
+
+_DATA_KEYWORDS = _accepted_data_keywords()
+_NO_DATA = object()
+
+
+def _data_from_keywords(func_name, data, kwargs):
+    """Resolve the data argument given by keyword, with hashlib's TypeErrors."""
+    for key in kwargs:
+        if key not in _DATA_KEYWORDS:
+            raise TypeError(f"{key!r} is an invalid keyword argument for {func_name}()")
+    for key in _DATA_KEYWORDS:
+        if key in kwargs:
+            if data is not _NO_DATA:
+                raise TypeError(f"argument for {func_name}() given by name ({key!r}) and position (1)")
+            data = kwargs[key]
+    return data
+
+
+def _constructor(name):
+    spec = _algorithms.SPECS[name]
+    cls = _hashobj.ShakeHash if spec.digest_size == 0 else _hashobj.Hash
+
+    def constructor(data=_NO_DATA, /, *, usedforsecurity=True, **kwargs):
+        if kwargs:
+            data = _data_from_keywords(name, data, kwargs)
+        return cls(spec, None if data is _NO_DATA else data)
+
+    constructor.__name__ = constructor.__qualname__ = name
+    constructor.__doc__ = f"Return a new {name} hash object; optionally initialized with a bytes-like object."
+    return constructor
+
+
+_CONSTRUCTORS = {name: _constructor(name) for name, spec in _algorithms.SPECS.items()
+                 if not spec.family.startswith("blake2")}
+
+md5 = _CONSTRUCTORS["md5"]
+sha1 = _CONSTRUCTORS["sha1"]
+sha224 = _CONSTRUCTORS["sha224"]
+sha256 = _CONSTRUCTORS["sha256"]
+sha384 = _CONSTRUCTORS["sha384"]
+sha512 = _CONSTRUCTORS["sha512"]
+sha3_224 = _CONSTRUCTORS["sha3_224"]
+sha3_256 = _CONSTRUCTORS["sha3_256"]
+sha3_384 = _CONSTRUCTORS["sha3_384"]
+sha3_512 = _CONSTRUCTORS["sha3_512"]
+shake_128 = _CONSTRUCTORS["shake_128"]
+shake_256 = _CONSTRUCTORS["shake_256"]
+
+
+def new(name, data=b"", **kwargs):
+    """Return a new hash object for the named algorithm, as ``hashlib.new``: names are hashlib's
+    (and OpenSSL's, e.g. "SHA-256"); an unknown name raises ValueError."""
+    spec = _algorithms.lookup(name)
+    try:
+        return _CONSTRUCTORS[spec.name](data, **kwargs)
+    except TypeError as exc:
+        raise TypeError(str(exc).replace(f"{spec.name}()", "new()")) from None
+
+
+def file_digest(fileobj, digest, /, *, _bufsize=2 ** 18):
+    """Hash the contents of a file-like object opened for binary reading, as
+    ``hashlib.file_digest``: ``digest`` is a name or a constructor. Reads with ``readinto`` into
+    one reused buffer."""
+    digestobj = new(digest) if isinstance(digest, str) else digest()
+    if hasattr(fileobj, "getbuffer"):
+        digestobj.update(fileobj.getbuffer())
+        return digestobj
+    if not (hasattr(fileobj, "readinto") and hasattr(fileobj, "readable")
+            and fileobj.readable()):
+        raise ValueError(f"'{fileobj!r}' is not a file-like object in binary reading mode.")
+    buf = bytearray(_bufsize)
+    view = memoryview(buf)
+    while True:
+        size = fileobj.readinto(buf)
+        if size is None:
+            raise BlockingIOError("I/O operation would block.")
+        if size == 0:
+            break
+        digestobj.update(view[:size])
+    return digestobj

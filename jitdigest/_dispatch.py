@@ -1,0 +1,125 @@
+"""Which kernel serves each algorithm family in this process.
+
+A registry of backends (portable always; hardware ones behind a CPU feature and a
+``JITDIGEST_DISABLE`` switch), each giving the family's three entry points. Entry points are
+compiled for exactly one signature on first use and called through Numba's compiled wrapper,
+skipping the dispatcher's type resolution (the data argument is always a C-contiguous uint8
+array made by the caller). The choice is made here, in Python, once per hash object: kernels
+never read a global switch.
+"""
+import importlib
+from dataclasses import dataclass
+
+from . import _cpu
+from .kernels._jit import JIT_ENABLED
+
+ENTRIES = ("update", "final", "oneshot")
+
+
+@dataclass(frozen=True)
+class Backend:
+    name: str                # "portable", "sha_ni", ...
+    family: str              # kernel family, as in the algorithm table
+    module: str              # module under jitdigest.kernels holding the entries
+    prefix: str = ""         # entries are named prefix + "update" / "final" / "oneshot"
+    feature: str = None      # CPU feature the host and Numba's target must both have
+    switch: str = None       # JITDIGEST_DISABLE name that turns this backend off
+
+    def usable(self):
+        if self.feature is None:
+            return True
+        return _cpu.usable(self.feature, self.switch)
+
+
+# Preference order within a family: first usable wins.
+REGISTRY = (
+    Backend("sha_ni", "sha1", "x86_sha", "sha1_", feature="sha", switch="sha_ni"),
+    Backend("sha_ni", "sha256", "x86_sha", "sha256_", feature="sha", switch="sha_ni"),
+    Backend("portable", "md5", "md5"),
+    Backend("portable", "sha1", "sha1"),
+    Backend("portable", "sha256", "sha256"),
+    Backend("portable", "sha512", "sha512"),
+    Backend("unrolled", "keccak", "keccak_unrolled"),
+    Backend("portable", "keccak", "keccak"),
+    Backend("unrolled", "blake2b", "blake2", "blake2b_unrolled_"),
+    Backend("portable", "blake2b", "blake2", "blake2b_"),
+    Backend("unrolled", "blake2s", "blake2", "blake2s_unrolled_"),
+    Backend("portable", "blake2s", "blake2", "blake2s_"),
+)
+
+
+def _signatures(word):
+    from numba import types
+    w = types.uint32 if word.__name__ == "uint32" else types.uint64
+    state = types.Array(w, 1, "C")
+    iv = types.Array(w, 1, "C", readonly=True)
+    buf = types.Array(types.uint8, 1, "C")
+    data = types.Array(types.uint8, 1, "C", readonly=True)
+    message = types.Bytes(types.uint8, 1, "C", readonly=True)
+    i64 = types.int64
+    return {
+        "update": (state, buf, i64, data),
+        "final": (state, buf, i64, i64, buf),
+        "oneshot": (iv, message, buf),      # the one-shot path serves immutable bytes only
+    }
+
+
+class KernelSet:
+    """The three entry points of one backend for one family, each compiled on first access."""
+
+    def __init__(self, backend, word):
+        self.backend = backend
+        self.name = backend.name
+        self._word = word
+        self._module = None
+
+    def __getattr__(self, entry):
+        if entry not in ENTRIES:
+            raise AttributeError(entry)
+        if self._module is None:
+            self._module = importlib.import_module("jitdigest.kernels." + self.backend.module)
+        func = getattr(self._module, self.backend.prefix + entry)
+        if JIT_ENABLED:
+            func = func.compile(_signatures(self._word)[entry])
+        setattr(self, entry, func)          # later lookups skip __getattr__
+        return func
+
+    def compile_all(self):
+        for entry in ENTRIES:
+            getattr(self, entry)
+
+    def __repr__(self):
+        return f"KernelSet({self.backend.family}, {self.name})"
+
+
+_sets = {}
+
+
+def _kernel_set(backend, word):
+    key = (backend, word)
+    ks = _sets.get(key)
+    if ks is None:
+        ks = _sets[key] = KernelSet(backend, word)
+    return ks
+
+
+def backends(family):
+    """Every registered backend of a family, usable or not, in preference order."""
+    return [b for b in REGISTRY if b.family == family]
+
+
+def usable_kernel_sets(spec):
+    """Every kernel set this process can run for an algorithm, best first (portable last)."""
+    return [_kernel_set(b, spec.word) for b in backends(spec.family) if b.usable()]
+
+
+_chosen = {}
+
+
+def kernels_for(spec):
+    """The kernel set serving ``spec`` now (cached until the switches change)."""
+    key = (spec.name, _cpu.DISABLED)
+    ks = _chosen.get(key)
+    if ks is None:
+        ks = _chosen[key] = usable_kernel_sets(spec)[0]
+    return ks

@@ -1,0 +1,134 @@
+"""The streaming hash objects: hashlib's interface over a state array and a one-block buffer.
+
+``update()`` hands the caller's buffer to the kernel as a uint8 view (no copy): the kernel
+tops up the partial block and compresses whole blocks in place. ``digest()`` does not
+finalise. An object made from immutable ``bytes`` and never updated again is digested by one
+kernel call from the initial state (the one-shot path behind ``sha256(data).digest()``).
+"""
+import numpy as np
+
+from . import _algorithms, _dispatch
+
+def as_bytes_view(data):
+    """A C-contiguous uint8 view of any buffer, with hashlib's errors for everything else."""
+    if isinstance(data, str):
+        raise TypeError("Strings must be encoded before hashing")
+    try:
+        return np.frombuffer(data, np.uint8)
+    except TypeError:
+        raise TypeError("object supporting the buffer API required") from None
+
+
+class Hash:
+    """A hash object with hashlib's interface (``update``, ``digest``, ``hexdigest``, ``copy``,
+    ``name``, ``digest_size``, ``block_size``)."""
+
+    __slots__ = ("_spec", "_kernels", "_iv", "_state", "_buf", "_buflen", "_total", "_pending")
+
+    def __init__(self, spec, data=None, iv=None):
+        self._spec = spec
+        self._kernels = _dispatch.kernels_for(spec)
+        self._iv = spec.initial_state if iv is None else iv
+        self._state = None            # materialised on the first update()/copy()
+        self._buf = None
+        self._buflen = 0
+        self._total = 0
+        self._pending = None          # immutable bytes not yet hashed (one-shot candidate)
+        if data is not None:
+            if type(data) is bytes:
+                self._pending = data
+            else:
+                self.update(data)
+
+    @property
+    def name(self):
+        return self._spec.name
+
+    @property
+    def digest_size(self):
+        return self._spec.digest_size
+
+    @property
+    def block_size(self):
+        return self._spec.block_size
+
+    def _materialise(self):
+        self._state = self._iv.copy()
+        self._buf = np.zeros(self._spec.block_size, np.uint8)
+        pending = self._pending
+        if pending is not None:
+            self._pending = None
+            self._absorb(np.frombuffer(pending, np.uint8))
+
+    def _absorb(self, view):
+        self._buflen = self._kernels.update(self._state, self._buf, self._buflen, view)
+        self._total += view.shape[0]
+
+    def update(self, data):
+        """Update the hash object with the bytes of ``data`` (any C-contiguous buffer)."""
+        view = as_bytes_view(data)
+        if self._state is None:
+            self._materialise()
+        self._absorb(view)
+
+    def _digest_into(self, out):
+        if self._state is None:
+            pending = self._pending
+            self._kernels.oneshot(self._iv, b"" if pending is None else pending, out)
+        else:
+            self._kernels.final(self._state, self._buf, self._buflen, self._total, out)
+        return out.tobytes()
+
+    def digest(self):
+        """The digest of the data passed so far, as bytes; the object stays usable."""
+        return self._digest_into(np.empty(self._spec.digest_size, np.uint8))
+
+    def hexdigest(self):
+        """Like digest(), as a string of hexadecimal digits."""
+        return self.digest().hex()
+
+    def copy(self):
+        """An independent copy of this hash object."""
+        if self._state is None:
+            self._materialise()
+        other = object.__new__(type(self))
+        for slot in Hash.__slots__:
+            setattr(other, slot, getattr(self, slot))
+        other._state = self._state.copy()
+        other._buf = self._buf.copy()
+        self._copy_extra(other)
+        return other
+
+    def _copy_extra(self, other):
+        """Subclasses with more slots copy them here."""
+
+    def __reduce__(self):
+        raise TypeError(f"cannot pickle {type(self).__name__!r} object")
+
+    def __repr__(self):
+        return f"<{self.name} jitdigest.{type(self).__name__} object @ {id(self):#x}>"
+
+
+class ShakeHash(Hash):
+    """SHAKE128/SHAKE256: ``digest(length)`` and ``hexdigest(length)`` squeeze any length."""
+
+    __slots__ = ()
+
+    def digest(self, length):
+        """``length`` bytes of output for the data passed so far."""
+        if not isinstance(length, int):
+            raise TypeError(f"'{type(length).__name__}' object cannot be interpreted as an integer")
+        if length < 0:
+            raise ValueError("value must be positive")
+        return self._digest_into(np.empty(length, np.uint8))
+
+    def hexdigest(self, length):
+        """Like digest(length), as a string of hexadecimal digits."""
+        return self.digest(length).hex()
+
+
+def make(name, data=None):
+    """A new hash object for a hashlib-style name (BLAKE2 objects come from _blake2)."""
+    spec = _algorithms.lookup(name)
+    cls = ShakeHash if spec.digest_size == 0 else Hash
+    return cls(spec, data)
