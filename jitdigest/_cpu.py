@@ -1,9 +1,25 @@
 """The only place that asks what the CPU and Numba's compile target can do, and which
-hardware paths the user switched off (``JITDIGEST_DISABLE``, read once at import)."""
+hardware paths the user switched off (``JITDIGEST_DISABLE``, read once at import).
+
+A hardware kernel may be compiled only when ``usable(feature, switch)`` says so: its intrinsics
+need ``feature`` in the *compile target*, and LLVM aborts the process (it does not raise) when
+asked to select them for a target without it. Nothing here compiles anything; the llvmlite and
+``numba.config`` queries run on first use and are cached for the life of the process (neither
+the CPU nor Numba's target can change while it runs).
+
+Public: ``SWITCHES``, ``ENV_DISABLED``, ``DISABLED``, ``host_features()``, ``host_cpu_name()``,
+``target_cpu_name()``, ``target_features()``, ``jit_enabled()``, ``usable()``,
+``set_disabled()``, ``disabled()``, ``describe()``.
+"""
+import contextlib
+import functools
 import os
 
 # Every name JITDIGEST_DISABLE understands; "all" switches off every hardware path.
 SWITCHES = ("sha_ni", "avx2", "avx512")
+
+# Features worth showing in an info command (LLVM's spelling).
+INTERESTING = ("sha", "ssse3", "sse4.1", "avx2", "avx512f", "avx512bw", "avx512vl", "bmi2")
 
 
 def _parse_disable(text):
@@ -13,4 +29,154 @@ def _parse_disable(text):
     return frozenset(names & set(SWITCHES))
 
 
-DISABLED = _parse_disable(os.environ.get("JITDIGEST_DISABLE", ""))
+# What the environment asked for, fixed at import.
+ENV_DISABLED = _parse_disable(os.environ.get("JITDIGEST_DISABLE", ""))
+
+# The switches dispatch sees now: ENV_DISABLED unless changed with set_disabled()/disabled().
+# Read it as ``_cpu.DISABLED`` (module attribute), not ``from ._cpu import DISABLED``.
+DISABLED = ENV_DISABLED
+
+
+# --- host and target ----------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=None)
+def _host_feature_map():
+    """LLVM's host feature map as a plain dict {name: bool}; empty if LLVM cannot tell."""
+    import llvmlite.binding as ll
+    try:
+        return dict(ll.get_host_cpu_features())
+    except RuntimeError:
+        return {}
+
+
+@functools.lru_cache(maxsize=None)
+def host_features():
+    """Features the host CPU has (LLVM names: 'sha', 'avx2', 'avx512f', 'sse4.1', ...)."""
+    return frozenset(k for k, on in _host_feature_map().items() if on)
+
+
+@functools.lru_cache(maxsize=None)
+def host_cpu_name():
+    """LLVM's name for the host CPU model (e.g. 'icelake-server', 'znver3')."""
+    import llvmlite.binding as ll
+    return ll.get_host_cpu_name()
+
+
+def _numba_config():
+    from numba.core import config
+    return config
+
+
+@functools.lru_cache(maxsize=None)
+def target_cpu_name():
+    """The CPU model Numba's JIT compiles for: ``NUMBA_CPU_NAME`` or the host's."""
+    name = _numba_config().CPU_NAME
+    return host_cpu_name() if name is None else name
+
+
+def _parse_features(text):
+    plus, minus = set(), set()
+    for item in text.split(","):
+        item = item.strip()
+        if len(item) > 1 and item[0] in "+-":
+            (plus if item[0] == "+" else minus).add(item[1:].lower())
+    return plus, minus
+
+
+@functools.lru_cache(maxsize=None)
+def target_features():
+    """Features Numba's JIT compiles for, mirroring ``numba.core.codegen.JITCPUCodegen``.
+
+    Numba hands LLVM a CPU model (``NUMBA_CPU_NAME``, default the host's) and a feature string
+    that overrides the model: ``NUMBA_CPU_FEATURES`` when set (``NUMBA_CPU_NAME=generic`` sets
+    it to ""), otherwise the full host list (with ``avx*`` switched off when
+    ``NUMBA_ENABLE_AVX=0``). What a model implies by itself is known only for the host's own
+    model; any other explicit name is treated as implying nothing, so then only features
+    listed ``+name`` in the feature string count (conservative: it can only under-report).
+    """
+    config = _numba_config()
+    text = config.CPU_FEATURES
+    if text is None:
+        fmap = dict(_host_feature_map())
+        if not config.ENABLE_AVX:
+            for k in fmap:
+                if k.startswith("avx"):
+                    fmap[k] = False
+        plus = {k for k, on in fmap.items() if on}
+        minus = set(fmap) - plus
+    else:
+        plus, minus = _parse_features(text)
+    name = config.CPU_NAME
+    implied = host_features() if name is None or name in ("host", host_cpu_name()) else ()
+    return frozenset((set(implied) | plus) - minus)
+
+
+def jit_enabled():
+    """False under ``NUMBA_DISABLE_JIT=1``: kernels run interpreted, no hardware path exists."""
+    return not _numba_config().DISABLE_JIT
+
+
+def usable(feature, switch):
+    """May a kernel built on ``feature`` (an LLVM feature name, or a tuple of names that are all
+    required) be compiled and used now? True only if the JIT is on, the host CPU and Numba's
+    compile target both have it, and ``switch`` (one of ``SWITCHES``) is not disabled."""
+    if switch not in SWITCHES:
+        raise ValueError("unknown switch %r (expected one of %s)" % (switch, ", ".join(SWITCHES)))
+    if switch in DISABLED or not jit_enabled():
+        return False
+    needed = (feature,) if isinstance(feature, str) else tuple(feature)
+    host, target = host_features(), target_features()
+    return all(f in host and f in target for f in needed)
+
+
+# --- run-time override (tests, benchmarks) ------------------------------------------------
+
+def _check_names(names):
+    names = {str(n).strip().lower() for n in names}
+    unknown = names - set(SWITCHES) - {"all"}
+    if unknown:
+        raise ValueError("unknown switch(es) %s (expected %s or 'all')"
+                         % (", ".join(sorted(unknown)), ", ".join(SWITCHES)))
+    return frozenset(SWITCHES) if "all" in names else frozenset(names)
+
+
+def set_disabled(names=None):
+    """Replace the set of disabled switches seen by dispatch (``None`` restores the
+    environment's ``JITDIGEST_DISABLE``); returns the previous set.
+
+    This affects kernel choices made afterwards only: a hash object that already picked its
+    kernel (and anything cached from an earlier choice) keeps it."""
+    global DISABLED
+    previous = DISABLED
+    DISABLED = ENV_DISABLED if names is None else _check_names(names)
+    return previous
+
+
+@contextlib.contextmanager
+def disabled(*names):
+    """``with disabled("sha_ni"): ...`` -- the named switches (or "all") are off inside the block
+    in addition to those already off; the previous set is restored on exit. Same caveat as
+    ``set_disabled``: objects that already chose a kernel keep it."""
+    previous = set_disabled(DISABLED | _check_names(names))
+    try:
+        yield
+    finally:
+        set_disabled(previous)
+
+
+# --- info ---------------------------------------------------------------------------------
+
+def describe():
+    """What an info command shows::
+
+        {"host_cpu": str, "target_cpu": str, "jit": bool, "disabled": [switch, ...],
+         "features": {name: {"host": bool, "target": bool}, ...}}   # for INTERESTING
+    """
+    host, target = host_features(), target_features()
+    return {
+        "host_cpu": host_cpu_name(),
+        "target_cpu": target_cpu_name(),
+        "jit": jit_enabled(),
+        "disabled": sorted(DISABLED),
+        "features": {f: {"host": f in host, "target": f in target} for f in INTERESTING},
+    }
