@@ -1,0 +1,284 @@
+"""A 128-bit vector of four uint32 lanes (``u32x4``) for Numba kernels, and the few operations
+the hardware kernels are written with.
+
+The Numba type ``u32x4`` is lowered as LLVM ``<4 x i32>``, so a kernel's vector variables live in
+XMM registers and every operation below is one or two machine instructions. Lane 0 is the low
+lane (the first word in memory), as in ``_mm_*`` intrinsics; immediates (shuffle controls,
+``sha1rnds4``'s round group, ...) must be compile-time constants and are typed as integer
+literals, so write them as literal numbers at the call site.
+
+Only compiled use is possible (there is no interpreted fallback): every function here is a Numba
+``@intrinsic``, callable from ``@njit`` code only. The generic operations (load, store, shuffle,
+add, xor) need nothing beyond SSE2; the ``sha*`` ones need the CPU feature ``sha`` *in Numba's
+compile target* -- LLVM aborts the whole process ("Cannot select") when compiling them for a
+target without it, so code that uses them must only be compiled after
+``jitdigest._cpu.usable("sha", "sha_ni")`` said yes. Defining them compiles nothing.
+"""
+import numpy as np
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.core.errors import TypingError
+from numba.extending import intrinsic, models, overload, register_model
+
+_I8 = ir.IntType(8)
+_I32 = ir.IntType(32)
+_V4 = ir.VectorType(_I32, 4)
+_V16B = ir.VectorType(_I8, 16)
+
+
+class U32x4Type(types.Type):
+    """Four uint32 lanes in one 128-bit register (LLVM ``<4 x i32>``)."""
+
+    def __init__(self):
+        super().__init__(name="u32x4")
+
+
+u32x4 = U32x4Type()
+
+
+@register_model(U32x4Type)
+class _U32x4Model(models.PrimitiveModel):
+    def __init__(self, dmm, fe_type):
+        super().__init__(dmm, fe_type, _V4)
+
+
+# --- typing helpers -----------------------------------------------------------------------
+
+def _literal(ty, what, lo, hi):
+    """The value of an integer-literal argument, checked to lie in [lo, hi]."""
+    if not isinstance(ty, types.IntegerLiteral):
+        raise TypingError("%s must be a literal integer constant, got %s" % (what, ty))
+    v = ty.literal_value
+    if not lo <= v <= hi:
+        raise TypingError("%s must be in [%d, %d], got %d" % (what, lo, hi, v))
+    return v
+
+
+def _is_array(ty, dtype):
+    return isinstance(ty, types.Array) and ty.ndim == 1 and ty.dtype == dtype
+
+
+def _element_ptr(context, builder, aty, arr, index, index_ty):
+    """Address of element ``index`` of the contiguous 1-d array ``arr`` (no bounds check)."""
+    ary = context.make_array(aty)(context, builder, value=arr)
+    idx = context.cast(builder, index, index_ty, types.intp)
+    return builder.gep(ary.data, [idx])
+
+
+def _vector_ptr(builder, ptr):
+    return builder.bitcast(ptr, _V4.as_pointer())
+
+
+def _shuffle(builder, a, b, lanes):
+    """shufflevector: lanes 0..3 pick from ``a``, 4..7 from ``b``."""
+    mask = ir.Constant(ir.VectorType(_I32, 4), [ir.Constant(_I32, k) for k in lanes])
+    return builder.shuffle_vector(a, b, mask)
+
+
+def _call(builder, name, ret, args):
+    fnty = ir.FunctionType(ret, [a.type for a in args])
+    fn = cgutils.get_or_insert_function(builder.module, fnty, name)
+    return builder.call(fn, args)
+
+
+# --- construct, load, store ---------------------------------------------------------------
+
+@intrinsic
+def u32x4_set(typingctx, a, b, c, d):
+    """Vector from four integers (lane 0 = ``a``); each is truncated to 32 bits. Constant
+    arguments fold into a constant vector."""
+    if not all(isinstance(x, types.Integer) for x in (a, b, c, d)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        v = ir.Constant(_V4, ir.Undefined)
+        for lane, (val, ty) in enumerate(zip(args, sig.args)):
+            x = context.cast(builder, val, ty, types.uint64 if not ty.signed else types.int64)
+            v = builder.insert_element(v, builder.trunc(x, _I32), ir.Constant(_I32, lane))
+        return v
+    return u32x4(a, b, c, d), codegen
+
+
+@intrinsic
+def u32x4_load(typingctx, words, index):
+    """``words[index:index+4]`` of a contiguous uint32 array (unaligned load, no bounds check)."""
+    if not (_is_array(words, types.uint32) and words.layout == "C"
+            and isinstance(index, types.Integer)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        p = _element_ptr(context, builder, sig.args[0], args[0], args[1], sig.args[1])
+        return builder.load(_vector_ptr(builder, p), align=4)
+    return u32x4(words, index), codegen
+
+
+@intrinsic
+def u32x4_store(typingctx, words, index, v):
+    """``words[index:index+4] = v`` for a contiguous uint32 array (no bounds check)."""
+    if not (_is_array(words, types.uint32) and words.layout == "C"
+            and isinstance(index, types.Integer) and v == u32x4):
+        return None
+
+    def codegen(context, builder, sig, args):
+        p = _element_ptr(context, builder, sig.args[0], args[0], args[1], sig.args[1])
+        builder.store(args[2], _vector_ptr(builder, p), align=4)
+        return context.get_dummy_value()
+    return types.none(words, index, v), codegen
+
+
+@intrinsic
+def u32x4_load_be(typingctx, data, offset):
+    """Four big-endian 32-bit words from bytes ``data[offset:offset+16]`` of a contiguous uint8
+    array (lane 0 = the first word; unaligned load + pshufb, no bounds check)."""
+    if not (_is_array(data, types.uint8) and data.layout == "C"
+            and isinstance(offset, types.Integer)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        p = _element_ptr(context, builder, sig.args[0], args[0], args[1], sig.args[1])
+        raw = builder.load(builder.bitcast(p, _V16B.as_pointer()), align=1)
+        mask = ir.Constant(ir.VectorType(_I32, 16),
+                           [ir.Constant(_I32, 4 * (k // 4) + 3 - k % 4) for k in range(16)])
+        swapped = builder.shuffle_vector(raw, ir.Constant(_V16B, ir.Undefined), mask)
+        return builder.bitcast(swapped, _V4)
+    return u32x4(data, offset), codegen
+
+
+@intrinsic(prefer_literal=True)
+def u32x4_lane(typingctx, v, lane):
+    """Lane ``lane`` (a literal 0..3) of ``v`` as a uint32."""
+    if v != u32x4:
+        return None
+    k = _literal(lane, "u32x4_lane index", 0, 3)
+
+    def codegen(context, builder, sig, args):
+        return builder.extract_element(args[0], ir.Constant(_I32, k))
+    return types.uint32(v, lane), codegen
+
+
+# --- lane arithmetic and shuffles ---------------------------------------------------------
+
+def _binary(name, op, doc):
+    def typer(typingctx, a, b):
+        if a != u32x4 or b != u32x4:
+            return None
+
+        def codegen(context, builder, sig, args):
+            return getattr(builder, op)(args[0], args[1])
+        return u32x4(a, b), codegen
+    typer.__name__ = typer.__qualname__ = name
+    typer.__doc__ = doc
+    return intrinsic(typer)
+
+
+u32x4_add = _binary("u32x4_add", "add", "Lane-wise ``a + b`` mod 2**32 (paddd).")
+u32x4_xor = _binary("u32x4_xor", "xor", "Bitwise ``a ^ b`` (pxor).")
+
+
+@intrinsic(prefer_literal=True)
+def pshufd(typingctx, a, imm):
+    """``_mm_shuffle_epi32(a, imm)``: lane i of the result is lane ``(imm >> 2i) & 3`` of ``a``."""
+    if a != u32x4:
+        return None
+    k = _literal(imm, "pshufd control", 0, 255)
+    lanes = [(k >> (2 * i)) & 3 for i in range(4)]
+
+    def codegen(context, builder, sig, args):
+        return _shuffle(builder, args[0], ir.Constant(_V4, ir.Undefined), lanes)
+    return u32x4(a, imm), codegen
+
+
+@intrinsic(prefer_literal=True)
+def alignr(typingctx, a, b, nbytes):
+    """``_mm_alignr_epi8(a, b, nbytes)`` for ``nbytes`` in 0, 4, 8, 12, 16: the 32-byte value
+    ``a:b`` (``a`` high) shifted right by ``nbytes`` bytes, low 16 bytes kept."""
+    if a != u32x4 or b != u32x4:
+        return None
+    n = _literal(nbytes, "alignr byte count", 0, 16)
+    if n % 4:
+        raise TypingError("alignr byte count must be a multiple of 4 for u32x4, got %d" % n)
+    lanes = [n // 4 + i for i in range(4)]
+
+    def codegen(context, builder, sig, args):
+        return _shuffle(builder, args[1], args[0], lanes)
+    return u32x4(a, b, nbytes), codegen
+
+
+@intrinsic(prefer_literal=True)
+def blend(typingctx, a, b, imm):
+    """``_mm_blend_epi32(a, b, imm)``: lane i from ``b`` where bit i of the literal ``imm``
+    (0..15) is set, else from ``a``. (``_mm_blend_epi16(a, b, 0xF0)`` is ``blend(a, b, 0xC)``.)"""
+    if a != u32x4 or b != u32x4:
+        return None
+    k = _literal(imm, "blend mask", 0, 15)
+    lanes = [i + 4 if (k >> i) & 1 else i for i in range(4)]
+
+    def codegen(context, builder, sig, args):
+        return _shuffle(builder, args[0], args[1], lanes)
+    return u32x4(a, b, imm), codegen
+
+
+# --- SHA extensions (need the `sha` target feature; see the module docstring) --------------
+
+def _sha_binary(llvm_name, doc):
+    def typer(typingctx, a, b):
+        if a != u32x4 or b != u32x4:
+            return None
+
+        def codegen(context, builder, sig, args):
+            return _call(builder, llvm_name, _V4, list(args))
+        return u32x4(a, b), codegen
+    typer.__name__ = typer.__qualname__ = llvm_name.rsplit(".", 1)[-1]
+    typer.__doc__ = doc
+    return intrinsic(typer)
+
+
+sha256msg1 = _sha_binary("llvm.x86.sha256msg1", "``_mm_sha256msg1_epu32(a, b)``")
+sha256msg2 = _sha_binary("llvm.x86.sha256msg2", "``_mm_sha256msg2_epu32(a, b)``")
+sha1nexte = _sha_binary("llvm.x86.sha1nexte", "``_mm_sha1nexte_epu32(a, b)``")
+sha1msg1 = _sha_binary("llvm.x86.sha1msg1", "``_mm_sha1msg1_epu32(a, b)``")
+sha1msg2 = _sha_binary("llvm.x86.sha1msg2", "``_mm_sha1msg2_epu32(a, b)``")
+
+
+@intrinsic
+def sha256rnds2(typingctx, cdgh, abef, wk):
+    """``_mm_sha256rnds2_epu32(cdgh, abef, wk)``: two SHA-256 rounds with the message+constant
+    words in lanes 0 and 1 of ``wk`` (the implicit XMM0 operand); returns the new ABEF."""
+    if cdgh != u32x4 or abef != u32x4 or wk != u32x4:
+        return None
+
+    def codegen(context, builder, sig, args):
+        return _call(builder, "llvm.x86.sha256rnds2", _V4, list(args))
+    return u32x4(cdgh, abef, wk), codegen
+
+
+@intrinsic(prefer_literal=True)
+def sha1rnds4(typingctx, abcd, e, func):
+    """``_mm_sha1rnds4_epu32(abcd, e, func)``: four SHA-1 rounds; ``func`` (the round group,
+    0..3) must be a literal -- LLVM takes it as an ``i8 immarg``."""
+    if abcd != u32x4 or e != u32x4:
+        return None
+    k = _literal(func, "sha1rnds4 function", 0, 3)
+
+    def codegen(context, builder, sig, args):
+        return _call(builder, "llvm.x86.sha1rnds4", _V4, [args[0], args[1], ir.Constant(_I8, k)])
+    return u32x4(abcd, e, func), codegen
+
+
+# --- contiguous input ---------------------------------------------------------------------
+
+def c_blocks(data, offset, nbytes):
+    """``(src, pos)`` such that ``src[pos:pos+nbytes]`` is ``data[offset:offset+nbytes]`` in a
+    C-contiguous array: ``data`` itself when it already is one, else a copy of that range (the
+    vector loads above assume unit stride). Compiled use only."""
+    raise NotImplementedError("c_blocks is only available in compiled kernels")
+
+
+@overload(c_blocks, inline="always")
+def _c_blocks(data, offset, nbytes):
+    if isinstance(data, types.Array) and data.layout == "C":
+        return lambda data, offset, nbytes: (data, offset)
+
+    def impl(data, offset, nbytes):
+        return np.ascontiguousarray(data[offset:offset + nbytes]), 0
+    return impl
