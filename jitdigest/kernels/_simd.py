@@ -55,7 +55,9 @@ def _literal(ty, what, lo, hi):
 
 
 def _is_array(ty, dtype):
-    return isinstance(ty, types.Array) and ty.ndim == 1 and ty.dtype == dtype
+    """A 1-d buffer of ``dtype``: a numpy array, or bytes / bytearray / memoryview (all share
+    Numba's array data model)."""
+    return isinstance(ty, types.Buffer) and ty.ndim == 1 and ty.dtype == dtype
 
 
 def _element_ptr(context, builder, aty, arr, index, index_ty):
@@ -129,7 +131,7 @@ def u32x4_store(typingctx, words, index, v):
 @intrinsic
 def u32x4_load_be(typingctx, data, offset):
     """Four big-endian 32-bit words from bytes ``data[offset:offset+16]`` of a contiguous uint8
-    array (lane 0 = the first word; unaligned load + pshufb, no bounds check)."""
+    array or bytes-like buffer (lane 0 = the first word; unaligned load + pshufb, no bounds check)."""
     if not (_is_array(data, types.uint8) and data.layout == "C"
             and isinstance(offset, types.Integer)):
         return None
@@ -276,7 +278,7 @@ def c_blocks(data, offset, nbytes):
 
 @overload(c_blocks, inline="always")
 def _c_blocks(data, offset, nbytes):
-    if isinstance(data, types.Array) and data.layout == "C":
+    if isinstance(data, types.Buffer) and data.layout == "C":
         return lambda data, offset, nbytes: (data, offset)
 
     def impl(data, offset, nbytes):
