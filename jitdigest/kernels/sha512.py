@@ -1,0 +1,110 @@
+"""Portable SHA-384/SHA-512/SHA-512/t (FIPS 180-4): one source for interpreted and compiled mode.
+
+``compress`` is the generic block function (128-byte blocks, 64-bit words) shared by every
+SHA-512 variant, which differ only in their initial state and digest length.
+"""
+from ._jit import (add64, const_words, kernel, load_be64, new_words, rotr64, shr64, u64)
+from ._md import md_final, md_oneshot, md_update
+import numpy as np
+
+K512 = const_words([
+    0x428a2f98d728ae22, 0x7137449123ef65cd, 0xb5c0fbcfec4d3b2f, 0xe9b5dba58189dbbc,
+    0x3956c25bf348b538, 0x59f111f1b605d019, 0x923f82a4af194f9b, 0xab1c5ed5da6d8118,
+    0xd807aa98a3030242, 0x12835b0145706fbe, 0x243185be4ee4b28c, 0x550c7dc3d5ffb4e2,
+    0x72be5d74f27b896f, 0x80deb1fe3b1696b1, 0x9bdc06a725c71235, 0xc19bf174cf692694,
+    0xe49b69c19ef14ad2, 0xefbe4786384f25e3, 0x0fc19dc68b8cd5b5, 0x240ca1cc77ac9c65,
+    0x2de92c6f592b0275, 0x4a7484aa6ea6e483, 0x5cb0a9dcbd41fbd4, 0x76f988da831153b5,
+    0x983e5152ee66dfab, 0xa831c66d2db43210, 0xb00327c898fb213f, 0xbf597fc7beef0ee4,
+    0xc6e00bf33da88fc2, 0xd5a79147930aa725, 0x06ca6351e003826f, 0x142929670a0e6e70,
+    0x27b70a8546d22ffc, 0x2e1b21385c26c926, 0x4d2c6dfc5ac42aed, 0x53380d139d95b3df,
+    0x650a73548baf63de, 0x766a0abb3c77b2a8, 0x81c2c92e47edaee6, 0x92722c851482353b,
+    0xa2bfe8a14cf10364, 0xa81a664bbc423001, 0xc24b8b70d0f89791, 0xc76c51a30654be30,
+    0xd192e819d6ef5218, 0xd69906245565a910, 0xf40e35855771202a, 0x106aa07032bbd1b8,
+    0x19a4c116b8d2d0c8, 0x1e376c085141ab53, 0x2748774cdf8eeb99, 0x34b0bcb5e19b48a8,
+    0x391c0cb3c5c95a63, 0x4ed8aa4ae3418acb, 0x5b9cca4f7763e373, 0x682e6ff3d6b2b8a3,
+    0x748f82ee5defb2fc, 0x78a5636f43172f60, 0x84c87814a1f0ab72, 0x8cc702081a6439ec,
+    0x90befffa23631e28, 0xa4506cebde82bde9, 0xbef9a3f7b2c67915, 0xc67178f2e372532b,
+    0xca273eceea26619c, 0xd186b8c721c0c207, 0xeada7dd6cde0eb1e, 0xf57d4f7fee6ed178,
+    0x06f067aa72176fba, 0x0a637dc5a2c898a6, 0x113f9804bef90dae, 0x1b710b35131c471b,
+    0x28db77f523047d84, 0x32caab7b40c72493, 0x3c9ebe0a15c9bebc, 0x431d67c49c100d4c,
+    0x4cc5d4becb3e42b6, 0x597f299cfc657e2a, 0x5fcb6fab3ad6faec, 0x6c44198c4a475817,
+], np.uint64)
+
+
+@kernel
+def _round(a, b, c, d, e, f, g, h, kw, bc):
+    """One round; returns the new (d, h) and a ^ b, which is the next round's b ^ c."""
+    s1 = rotr64(e, 14) ^ rotr64(e, 18) ^ rotr64(e, 41)
+    ch = g ^ (e & (f ^ g))
+    t1 = add64(h, s1, ch, kw)
+    s0 = rotr64(a, 28) ^ rotr64(a, 34) ^ rotr64(a, 39)
+    ab = a ^ b
+    maj = b ^ (ab & bc)
+    return add64(d, t1), add64(t1, s0, maj), ab
+
+
+@kernel
+def compress(state, data, offset, nblocks):
+    """Compress ``nblocks`` 128-byte blocks of ``data`` from byte ``offset`` into ``state`` (8 x u64)."""
+    w = new_words(80, np.uint64)
+    h0 = u64(state[0])
+    h1 = u64(state[1])
+    h2 = u64(state[2])
+    h3 = u64(state[3])
+    h4 = u64(state[4])
+    h5 = u64(state[5])
+    h6 = u64(state[6])
+    h7 = u64(state[7])
+    for blk in range(nblocks):
+        p = offset + 128 * blk
+        load_be64(data[p:p + 128], 0, w, 16)    # a block view: indices provably >= 0
+        for t in range(16, 80):
+            x = u64(w[t - 15])
+            y = u64(w[t - 2])
+            s0 = rotr64(x, 1) ^ rotr64(x, 8) ^ shr64(x, 7)
+            s1 = rotr64(y, 19) ^ rotr64(y, 61) ^ shr64(y, 6)
+            w[t] = add64(w[t - 16], s0, w[t - 7], s1)
+        for t in range(80):                     # fold in the round constants (vectorised)
+            w[t] = add64(w[t], K512[t])
+        a, b, c, d, e, f, g, h = h0, h1, h2, h3, h4, h5, h6, h7
+        bc = b ^ c
+        for t in range(0, 80, 8):               # 8 rounds per pass: names rotate, values stay
+            d, h, bc = _round(a, b, c, d, e, f, g, h, w[t], bc)
+            c, g, bc = _round(h, a, b, c, d, e, f, g, w[t + 1], bc)
+            b, f, bc = _round(g, h, a, b, c, d, e, f, w[t + 2], bc)
+            a, e, bc = _round(f, g, h, a, b, c, d, e, w[t + 3], bc)
+            h, d, bc = _round(e, f, g, h, a, b, c, d, w[t + 4], bc)
+            g, c, bc = _round(d, e, f, g, h, a, b, c, w[t + 5], bc)
+            f, b, bc = _round(c, d, e, f, g, h, a, b, w[t + 6], bc)
+            e, a, bc = _round(b, c, d, e, f, g, h, a, w[t + 7], bc)
+        h0 = add64(h0, a)
+        h1 = add64(h1, b)
+        h2 = add64(h2, c)
+        h3 = add64(h3, d)
+        h4 = add64(h4, e)
+        h5 = add64(h5, f)
+        h6 = add64(h6, g)
+        h7 = add64(h7, h)
+    state[0] = h0
+    state[1] = h1
+    state[2] = h2
+    state[3] = h3
+    state[4] = h4
+    state[5] = h5
+    state[6] = h6
+    state[7] = h7
+
+
+@kernel
+def update(state, buf, buflen, data):
+    return md_update(compress, 128, state, buf, buflen, data)
+
+
+@kernel
+def final(state, buf, buflen, total, out):
+    md_final(compress, 128, 16, False, state, buf, buflen, total, out)
+
+
+@kernel
+def oneshot(iv, data, out):
+    md_oneshot(compress, 128, 16, False, iv, data, out)
