@@ -3,7 +3,7 @@
 ``compress`` is the generic block function, kept in its own file so that a faster kernel
 (SHA-NI, lanes) with the same signature can stand in for it.
 """
-from ._jit import (add32, const_words, kernel, load_be32, new_words, not32, rotr32, u32)
+from ._jit import (add32, const_words, inline_kernel, kernel, load_be32, new_words, rotr32, u32)
 from ._md import md_final, md_oneshot, md_update
 import numpy as np
 
@@ -20,6 +20,18 @@ K256 = const_words([
 
 
 @kernel
+def _round(a, b, c, d, e, f, g, h, kw, bc):
+    """One round; returns the new (d, h) and a ^ b, which is the next round's b ^ c."""
+    s1 = rotr32(e, 6) ^ rotr32(e, 11) ^ rotr32(e, 25)
+    ch = g ^ (e & (f ^ g))
+    t1 = add32(h, s1, ch, kw)
+    s0 = rotr32(a, 2) ^ rotr32(a, 13) ^ rotr32(a, 22)
+    ab = a ^ b
+    maj = b ^ (ab & bc)
+    return add32(d, t1), add32(t1, s0, maj), ab
+
+
+@kernel
 def compress(state, data, offset, nblocks):
     """Compress ``nblocks`` 64-byte blocks of ``data`` from byte ``offset`` into ``state`` (8 x u32)."""
     w = new_words(64, np.uint32)
@@ -32,29 +44,27 @@ def compress(state, data, offset, nblocks):
     h6 = u32(state[6])
     h7 = u32(state[7])
     for blk in range(nblocks):
-        load_be32(data, offset + 64 * blk, w, 16)
+        p = offset + 64 * blk
+        load_be32(data[p:p + 64], 0, w, 16)     # a block view: indices provably >= 0
         for t in range(16, 64):
             x = u32(w[t - 15])
             y = u32(w[t - 2])
             s0 = rotr32(x, 7) ^ rotr32(x, 18) ^ (x >> 3)
             s1 = rotr32(y, 17) ^ rotr32(y, 19) ^ (y >> 10)
             w[t] = add32(w[t - 16], s0, w[t - 7], s1)
+        for t in range(64):                     # fold in the round constants (vectorised)
+            w[t] = add32(w[t], K256[t])
         a, b, c, d, e, f, g, h = h0, h1, h2, h3, h4, h5, h6, h7
-        for t in range(64):
-            s1 = rotr32(e, 6) ^ rotr32(e, 11) ^ rotr32(e, 25)
-            ch = (e & f) ^ (not32(e) & g)
-            t1 = add32(h, s1, ch, K256[t], w[t])
-            s0 = rotr32(a, 2) ^ rotr32(a, 13) ^ rotr32(a, 22)
-            maj = (a & b) ^ (a & c) ^ (b & c)
-            t2 = add32(s0, maj)
-            h = g
-            g = f
-            f = e
-            e = add32(d, t1)
-            d = c
-            c = b
-            b = a
-            a = add32(t1, t2)
+        bc = b ^ c
+        for t in range(0, 64, 8):               # 8 rounds per pass: names rotate, values stay
+            d, h, bc = _round(a, b, c, d, e, f, g, h, w[t], bc)
+            c, g, bc = _round(h, a, b, c, d, e, f, g, w[t + 1], bc)
+            b, f, bc = _round(g, h, a, b, c, d, e, f, w[t + 2], bc)
+            a, e, bc = _round(f, g, h, a, b, c, d, e, w[t + 3], bc)
+            h, d, bc = _round(e, f, g, h, a, b, c, d, w[t + 4], bc)
+            g, c, bc = _round(d, e, f, g, h, a, b, c, w[t + 5], bc)
+            f, b, bc = _round(c, d, e, f, g, h, a, b, w[t + 6], bc)
+            e, a, bc = _round(b, c, d, e, f, g, h, a, w[t + 7], bc)
         h0 = add32(h0, a)
         h1 = add32(h1, b)
         h2 = add32(h2, c)
