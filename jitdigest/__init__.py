@@ -64,7 +64,7 @@ def _constructor(name):
     def constructor(data=_NO_DATA, /, *, usedforsecurity=True, **kwargs):
         if kwargs:
             data = _data_from_keywords(name, data, kwargs)
-        return cls(spec, None if data is _NO_DATA else data)
+        return cls(spec, b"" if data is _NO_DATA else data)
 
     constructor.__name__ = constructor.__qualname__ = name
     constructor.__doc__ = f"Return a new {name} hash object; optionally initialized with a bytes-like object."
@@ -119,3 +119,27 @@ def file_digest(fileobj, digest, /, *, _bufsize=2 ** 18):
             break
         digestobj.update(view[:size])
     return digestobj
+
+
+def info():
+    """What this process runs: versions, JIT on/off, CPU and target features, the switches in
+    force, and the kernel that serves each algorithm (a dict; ``python -m jitdigest info``)."""
+    import platform
+
+    import llvmlite
+    import numba
+    import numpy
+
+    from . import _cpu, _dispatch
+
+    return {
+        "versions": {"jitdigest": __version__, "python": platform.python_version(),
+                     "numba": numba.__version__, "llvmlite": llvmlite.__version__,
+                     "numpy": numpy.__version__},
+        "jit": _cpu.jit_enabled(),
+        "threading_layer": numba.config.THREADING_LAYER,
+        "cpu": _cpu.describe(),
+        "disabled": sorted(_cpu.DISABLED),
+        "kernels": {name: _dispatch.kernels_for(spec).name
+                    for name, spec in sorted(_algorithms.SPECS.items())},
+    }

@@ -81,7 +81,7 @@ SPECS = {spec.name: spec for spec in _SPECS}
 # Canonical names match exactly; OpenSSL-style names (and the caseless canonical ones) in any case.
 _EXACT = {spec.name: spec for spec in _SPECS}
 _EXACT.update({alias: spec for spec in _SPECS for alias in spec.aliases if alias.isupper()})
-_CASELESS = {alias.lower(): spec for spec in _SPECS for alias in spec.aliases}
+_CASELESS = {alias: spec for spec in _SPECS for alias in spec.aliases if alias.islower()}
 _CASELESS.update({spec.name: spec for spec in _SPECS if spec.caseless})
 
 algorithms_guaranteed = frozenset(SPECS)

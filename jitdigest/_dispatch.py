@@ -117,9 +117,10 @@ _chosen = {}
 
 
 def kernels_for(spec):
-    """The kernel set serving ``spec`` now (cached until the switches change)."""
-    key = (spec.name, _cpu.DISABLED)
-    ks = _chosen.get(key)
-    if ks is None:
-        ks = _chosen[key] = usable_kernel_sets(spec)[0]
+    """The kernel set serving ``spec`` now: chosen once, chosen again when the switches change."""
+    chosen = _chosen.get(spec.name)
+    if chosen is not None and chosen[0] is _cpu.DISABLED:
+        return chosen[1]
+    ks = usable_kernel_sets(spec)[0]
+    _chosen[spec.name] = (_cpu.DISABLED, ks)
     return ks

@@ -25,20 +25,17 @@ class Hash:
 
     __slots__ = ("_spec", "_kernels", "_iv", "_state", "_buf", "_buflen", "_total", "_pending")
 
-    def __init__(self, spec, data=None, iv=None):
+    def __init__(self, spec, data=b"", iv=None, kernels=None):
+        # kernels: the kernel set to use instead of dispatch's choice (tests run every one)
         self._spec = spec
-        self._kernels = _dispatch.kernels_for(spec)
+        self._kernels = kernels or _dispatch.kernels_for(spec)
         self._iv = spec.initial_state if iv is None else iv
-        self._state = None            # materialised on the first update()/copy()
-        self._buf = None
-        self._buflen = 0
-        self._total = 0
-        self._pending = None          # immutable bytes not yet hashed (one-shot candidate)
-        if data is not None:
-            if type(data) is bytes:
-                self._pending = data
-            else:
-                self.update(data)
+        self._state = None            # state, buf, buflen, total: made on first update()/copy()
+        if type(data) is bytes:
+            self._pending = data      # immutable bytes not yet hashed (the one-shot path)
+        else:
+            self._pending = None
+            self.update(data)
 
     @property
     def name(self):
@@ -55,6 +52,8 @@ class Hash:
     def _materialise(self):
         self._state = self._iv.copy()
         self._buf = np.zeros(self._spec.block_size, np.uint8)
+        self._buflen = 0
+        self._total = 0
         pending = self._pending
         if pending is not None:
             self._pending = None
@@ -73,8 +72,7 @@ class Hash:
 
     def _digest_into(self, out):
         if self._state is None:
-            pending = self._pending
-            self._kernels.oneshot(self._iv, b"" if pending is None else pending, out)
+            self._kernels.oneshot(self._iv, self._pending, out)
         else:
             self._kernels.final(self._state, self._buf, self._buflen, self._total, out)
         return out.tobytes()

@@ -1,0 +1,176 @@
+"""hashlib's contract: names, aliases, constructors, attributes, buffers and errors."""
+import array
+import hashlib
+import io
+import pickle
+
+import numpy as np
+import pytest
+
+import jitdigest
+from conftest import FIXED
+
+CONSTRUCTORS = ["md5", "sha1", "sha224", "sha256", "sha384", "sha512",
+                "sha3_224", "sha3_256", "sha3_384", "sha3_512", "shake_128", "shake_256"]
+
+
+def test_algorithm_sets_cover_hashlib():
+    assert jitdigest.algorithms_guaranteed >= hashlib.algorithms_guaranteed
+    assert isinstance(jitdigest.algorithms_guaranteed, frozenset)
+    assert isinstance(jitdigest.algorithms_available, frozenset)
+    assert jitdigest.algorithms_available >= jitdigest.algorithms_guaranteed
+
+
+NAME_CANDIDATES = sorted({v for n in FIXED + [
+    "sha-1", "sha-224", "sha2-224", "sha-256", "sha2-256", "sha-384", "sha2-384", "sha-512",
+    "sha2-512", "sha512-224", "sha-512/224", "sha2-512/224", "sha512-256", "sha-512/256",
+    "sha2-512/256", "sha3-224", "sha3-256", "sha3-384", "sha3-512", "shake128", "shake-128",
+    "shake256", "shake-256", "ssl3-md5", "ssl3-sha1", "sha512/224", "md-5", "sha256 ", "",
+    "whirlpool"] for v in (n, n.upper(), n.capitalize())})
+
+
+@pytest.mark.parametrize("name", NAME_CANDIDATES)
+def test_names_resolve_as_hashlib(name):
+    try:
+        expected = hashlib.new(name).name
+    except ValueError:
+        with pytest.raises(ValueError, match="unsupported hash type"):
+            jitdigest.new(name)
+        return
+    assert jitdigest.new(name).name == expected
+
+
+@pytest.mark.parametrize("name", FIXED)
+def test_attributes_match_hashlib(name):
+    ours, ref = jitdigest.new(name), hashlib.new(name)
+    assert (ours.name, ours.digest_size, ours.block_size) == (ref.name, ref.digest_size, ref.block_size)
+
+
+@pytest.mark.parametrize("name", CONSTRUCTORS)
+def test_constructors(name):
+    ctor, ref = getattr(jitdigest, name), getattr(hashlib, name)
+    h = ctor(b"abc", usedforsecurity=False)
+    assert h.name == ref().name
+    size = 32 if name.startswith("shake") else None
+    args = (size,) if size else ()
+    assert h.digest(*args) == ref(b"abc").digest(*args)
+    assert ctor().hexdigest(*args) == ref().hexdigest(*args)
+
+
+@pytest.mark.parametrize("keyword", ["data", "string"])
+def test_data_keyword_as_running_hashlib(keyword):
+    try:
+        expected = hashlib.sha256(**{keyword: b"abc"}).digest()
+    except TypeError:
+        with pytest.raises(TypeError):
+            jitdigest.sha256(**{keyword: b"abc"})
+    else:
+        assert jitdigest.sha256(**{keyword: b"abc"}).digest() == expected
+    with pytest.raises(TypeError):
+        jitdigest.sha256(b"abc", **{keyword: b"abc"})
+
+
+def test_bad_keyword_is_typeerror():
+    with pytest.raises(TypeError):
+        jitdigest.sha256(b"", foo=1)
+    with pytest.raises(TypeError):
+        jitdigest.new("sha256", b"", foo=1)
+
+
+BUFFERS = [
+    b"hello", bytearray(b"hello"), memoryview(b"hello"), array.array("i", [1, 2, 3]),
+    np.arange(10, dtype=np.int32), np.arange(12, dtype=np.float64).reshape(3, 4),
+    np.zeros(0, np.uint8), np.arange(6, dtype=">u2"), np.array(5, dtype=np.int64),
+]
+
+
+@pytest.mark.parametrize("buf", BUFFERS, ids=lambda b: type(b).__name__)
+@pytest.mark.parametrize("name", ["md5", "sha256", "sha512", "sha3_256"])
+def test_any_contiguous_buffer_is_its_raw_bytes(name, buf):
+    assert jitdigest.new(name, buf).digest() == hashlib.new(name, buf).digest()
+    h = jitdigest.new(name)
+    h.update(buf)
+    assert h.digest() == hashlib.new(name, bytes(memoryview(buf))).digest()
+
+
+def test_read_only_numpy_array():
+    arr = np.arange(100, dtype=np.uint8)
+    arr.setflags(write=False)
+    assert jitdigest.sha256(arr).digest() == hashlib.sha256(arr.tobytes()).digest()
+
+
+@pytest.mark.parametrize("bad, error", [
+    ("text", TypeError), (None, TypeError), (1, TypeError), (1.5, TypeError),
+    (memoryview(b"abcd")[::2], BufferError), (np.arange(10)[::2], ValueError),
+    (np.zeros((3, 4)).T, ValueError),
+])
+def test_errors_match_hashlib(bad, error):
+    with pytest.raises(error) as ref_exc:
+        hashlib.sha256(bad)
+    with pytest.raises(error) as our_exc:
+        jitdigest.sha256(bad)
+    assert str(our_exc.value) == str(ref_exc.value)
+    h = jitdigest.sha256()
+    with pytest.raises(error):
+        h.update(bad)
+
+
+def test_str_message():
+    with pytest.raises(TypeError, match="Strings must be encoded before hashing"):
+        jitdigest.md5("abc")
+
+
+def test_unknown_name():
+    with pytest.raises(ValueError, match="unsupported hash type"):
+        jitdigest.new("sha-257")
+    with pytest.raises(TypeError):
+        jitdigest.new(256)
+
+
+@pytest.mark.parametrize("name", FIXED)
+def test_pickling_is_typeerror(name):
+    with pytest.raises(TypeError):
+        pickle.dumps(jitdigest.new(name, b"abc"))
+
+
+def test_digest_does_not_finalise_and_copy_is_independent():
+    h = jitdigest.sha256(b"a" * 100)
+    first = h.digest()
+    assert h.digest() == first
+    c = h.copy()
+    h.update(b"b")
+    assert c.digest() == first
+    assert h.digest() == hashlib.sha256(b"a" * 100 + b"b").digest()
+    assert h.hexdigest() == h.digest().hex()
+
+
+def test_shake_needs_a_length():
+    h = jitdigest.shake_128(b"abc")
+    assert h.digest_size == 0
+    with pytest.raises(TypeError):
+        h.digest()
+    with pytest.raises(TypeError):
+        h.hexdigest()
+    with pytest.raises(ValueError):
+        h.digest(-1)
+    assert h.digest(0) == b""
+    assert h.hexdigest(1000) == hashlib.shake_128(b"abc").hexdigest(1000)
+
+
+@pytest.mark.parametrize("name", ["sha256", "md5", "sha3_512"])
+def test_file_digest_as_hashlib(name, tmp_path):
+    data = bytes(range(256)) * 3000
+    path = tmp_path / "f.bin"
+    path.write_bytes(data)
+    expected = hashlib.new(name, data).digest()
+    with open(path, "rb") as f:
+        assert jitdigest.file_digest(f, name).digest() == expected
+    with open(path, "rb") as f:
+        assert jitdigest.file_digest(f, getattr(jitdigest, name)).digest() == expected
+    assert jitdigest.file_digest(io.BytesIO(data), name).digest() == expected
+    with open(path, "r") as f, pytest.raises(ValueError):
+        jitdigest.file_digest(f, name)
+
+
+def test_repr_names_the_algorithm():
+    assert "sha256" in repr(jitdigest.sha256())

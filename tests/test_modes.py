@@ -1,0 +1,124 @@
+"""Interpreted mode, switches and compile hygiene, each in a fresh child process."""
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from vectors import vector_path
+
+TESTS = pathlib.Path(__file__).resolve().parent
+REPO = TESTS.parent
+
+CORE = ["md5", "sha1", "sha224", "sha256", "sha384", "sha512", "sha512_224", "sha512_256"]
+SPONGE = ["sha3_224", "sha3_256", "sha3_384", "sha3_512", "shake_128", "shake_256"]
+
+
+def run_python(code_or_args, env=None, cwd=TESTS, timeout=600):
+    args = code_or_args if isinstance(code_or_args, list) else ["-c", code_or_args]
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    full_env["PYTHONPATH"] = os.pathsep.join([str(TESTS), full_env.get("PYTHONPATH", "")])
+    return subprocess.run([sys.executable, *args], env=full_env, cwd=cwd, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+@pytest.mark.parametrize("names", [CORE, SPONGE], ids=["md-sha2", "sha3-shake"])
+def test_interpreted_mode_passes_short_messages(names):
+    vector_path("sha256", "ShortMsg")          # skip cleanly when the vectors are absent
+    proc = run_python([str(TESTS / "interpreted_check.py"), *names],
+                      env={"NUMBA_DISABLE_JIT": "1"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "failures: 0" in proc.stdout
+    for name in names:
+        assert f"{name}: " in proc.stdout
+
+
+CHECK_DIGESTS = """
+import hashlib, jitdigest
+for name in sorted(hashlib.algorithms_guaranteed):
+    data = bytes(range(256)) * 5
+    h, ref = jitdigest.new(name, data), hashlib.new(name, data)
+    assert (h.digest(40) if name.startswith("shake") else h.digest()) == \\
+           (ref.digest(40) if name.startswith("shake") else ref.digest()), name
+print("kernels", sorted(set(v for v in jitdigest.info()["kernels"].values())))
+"""
+
+
+@pytest.mark.parametrize("env, absent", [
+    ({"JITDIGEST_DISABLE": "all"}, "sha_ni"),
+    ({"JITDIGEST_DISABLE": "sha_ni"}, "sha_ni"),
+    ({"NUMBA_CPU_NAME": "generic"}, "sha_ni"),
+    ({"NUMBA_DISABLE_JIT": "1"}, "sha_ni"),
+], ids=["disable-all", "disable-sha_ni", "cpu-generic", "no-jit"])
+def test_switched_processes_give_right_digests(env, absent, tmp_path):
+    env = dict(env, NUMBA_CACHE_DIR=str(tmp_path))   # a target change must not reuse the cache
+    proc = run_python(CHECK_DIGESTS, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert absent not in proc.stdout
+
+
+def test_import_compiles_nothing():
+    code = (
+        "import sys, jitdigest, numba\n"
+        "from numba.core.registry import CPUDispatcher\n"
+        "mods = [m for n, m in list(sys.modules.items()) if n.startswith('jitdigest.kernels')]\n"
+        "compiled = [n for m in mods for n, f in vars(m).items()\n"
+        "            if isinstance(f, CPUDispatcher) and f.signatures]\n"
+        "print('compiled:', compiled)\n"
+    )
+    proc = run_python(code)
+    assert proc.returncode == 0, proc.stderr
+    assert "compiled: []" in proc.stdout
+
+
+def test_warm_cache_reuses_compiled_kernels(tmp_path):
+    env = {"NUMBA_CACHE_DIR": str(tmp_path)}
+    code = ("import jitdigest; print(jitdigest.sha256(b'abc').hexdigest());"
+            "from jitdigest.kernels import sha256, x86_sha;"
+            "print('hits', sum(sum(k.stats.cache_hits.values()) for k in"
+            " (sha256.oneshot, x86_sha.sha256_oneshot)))")
+    first = run_python(code, env=env)
+    second = run_python(code, env=env)
+    assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
+    assert first.stdout.split()[0] == second.stdout.split()[0] == \
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    assert "hits 0" in first.stdout and "hits 1" in second.stdout
+    assert any(tmp_path.rglob("*.nbi"))         # NUMBA_CACHE_DIR honoured
+
+
+def test_python_m_warmup(tmp_path):
+    proc = run_python(["-m", "jitdigest", "warmup", "md5", "SHA-256"],
+                      env={"NUMBA_CACHE_DIR": str(tmp_path)})
+    assert proc.returncode == 0, proc.stderr
+    assert "md5:" in proc.stdout and "sha256:" in proc.stdout
+    assert any(tmp_path.rglob("*.nbi"))
+
+
+@pytest.mark.skipif(shutil.which("unshare") is None, reason="needs unshare for a read-only mount")
+def test_read_only_package_falls_back_to_user_cache(tmp_path):
+    """A copy of the package on a read-only bind mount: kernels still compile, and are cached
+    in the per-user cache directory instead of the package's __pycache__."""
+    pkg_root = tmp_path / "site"
+    shutil.copytree(REPO / "jitdigest", pkg_root / "jitdigest",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    home = tmp_path / "home"
+    home.mkdir()
+    code = ("import jitdigest, hashlib;"
+            "assert jitdigest.md5(b'x'*100).digest() == hashlib.md5(b'x'*100).digest();"
+            "print('ok', jitdigest.__file__)")
+    script = (f"mount --bind -o ro {pkg_root} {pkg_root} && "
+              f"{sys.executable} -c \"{code}\"")
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env.update(HOME=str(home), XDG_CACHE_HOME=str(home / ".cache"), PYTHONPATH=str(pkg_root))
+    probe = subprocess.run(["unshare", "-rm", "true"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip("unprivileged mount namespaces are not available here")
+    proc = subprocess.run(["unshare", "-rm", "sh", "-c", script], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"ok {pkg_root}" in proc.stdout
+    assert not any((pkg_root / "jitdigest").rglob("*.nbi"))
+    assert any(home.rglob("*.nbi")), "no cache written to the per-user cache directory"
