@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""Single-message speed of jitdigest's kernels against hashlib, as ratios from one run.
+
+For each algorithm and message length (16, 64, 1024, 16384 B and 1 MiB) it times
+``new(data).digest()`` served by each kernel set this CPU can run (``portable`` = the Numba
+JIT kernels; ``sha_ni`` / ``unrolled`` where registered), by hashlib (OpenSSL with every CPU
+extension it uses) and by OpenSSL's portable code (hashlib in a child process with
+``OPENSSL_ia32cap`` masking all extensions). It also times many 64-byte messages hashed inside
+one compiled call (what the batch path does) per kernel.
+
+    python benchmarks/bench_core.py [--algorithms md5 sha256 ...] [--sizes 64 1048576] [--quick]
+"""
+import argparse
+import hashlib
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _timing import OPENSSL_PORTABLE, machine, run_child, seconds_per_call  # noqa: E402
+
+SIZES = [16, 64, 1024, 16384, 1 << 20]
+DEFAULT_ALGORITHMS = ["md5", "sha1", "sha224", "sha256", "sha384", "sha512", "sha3_256",
+                      "blake2b", "blake2s"]
+
+HASHLIB_CHILD = """
+import hashlib, json, os, sys
+sys.path.insert(0, os.path.join(os.environ["PYTHONPATH"].split(os.pathsep)[0], "benchmarks"))
+from _timing import seconds_per_call
+names, sizes = sys.argv[1].split(","), [int(s) for s in sys.argv[2].split(",")]
+out = {}
+for name in names:
+    for size in sizes:
+        data = os.urandom(size)
+        ctor = getattr(hashlib, name, None) or (lambda d, n=name: hashlib.new(n, d))
+        out[f"{name}:{size}"] = seconds_per_call(lambda: ctor(data).digest())
+print(json.dumps(out))
+"""
+
+
+def time_jitdigest(name, sizes):
+    import jitdigest
+    from jitdigest import _algorithms, _dispatch, _hashobj
+    spec = _algorithms.SPECS[name]
+    rows = {}
+    for ks in _dispatch.usable_kernel_sets(spec):
+        if spec.family.startswith("blake2"):
+            def make(data, ks=ks):
+                h = jitdigest.new(name)
+                h._kernels = ks
+                h.update(data)
+                return h
+        else:
+            def make(data, ks=ks):
+                return _hashobj.Hash(spec, data, kernels=ks)
+        for size in sizes:
+            data = os.urandom(size)
+            assert make(data).digest() == hashlib.new(name, data).digest()
+            rows[(ks.name, size)] = seconds_per_call(lambda: make(data).digest())
+    return rows
+
+
+def time_batch_loop(name, count=20000):
+    """Many 64-byte messages hashed by one compiled loop over the one-shot driver."""
+    import numba
+    import numpy as np
+    from jitdigest import _algorithms, _dispatch
+    from jitdigest.kernels._md import md_oneshot
+    spec = _algorithms.SPECS[name]
+    if spec.family not in ("md5", "sha1", "sha256", "sha512"):
+        return {}
+    little = spec.family == "md5"
+    len_bytes = 16 if spec.block_size == 128 else 8
+    rows = {}
+    msgs = np.frombuffer(os.urandom(64 * count), np.uint8).reshape(count, 64)
+    for ks in _dispatch.usable_kernel_sets(spec):
+        import importlib
+        module = importlib.import_module("jitdigest.kernels." + ks.backend.module)
+        compress = getattr(module, ks.backend.prefix + "compress")
+        bs = spec.block_size
+
+        @numba.njit(nogil=True)
+        def loop(iv, msgs, out):
+            for i in range(msgs.shape[0]):
+                md_oneshot(compress, bs, len_bytes, little, iv, msgs[i], out[i])
+
+        out = np.empty((count, spec.digest_size), np.uint8)
+        loop(spec.initial_state, msgs, out)
+        assert out[5].tobytes() == hashlib.new(name, msgs[5].tobytes()).digest()
+        rows[ks.name] = seconds_per_call(lambda: loop(spec.initial_state, msgs, out)) / count
+    return rows
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--algorithms", nargs="+", default=DEFAULT_ALGORITHMS)
+    parser.add_argument("--sizes", nargs="+", type=int, default=SIZES)
+    parser.add_argument("--quick", action="store_true", help="64 B and 1 MiB only")
+    parser.add_argument("--json", help="also write the results to this file")
+    args = parser.parse_args()
+    sizes = [64, 1 << 20] if args.quick else args.sizes
+
+    ref = run_child(HASHLIB_CHILD, [",".join(args.algorithms), ",".join(map(str, sizes))])
+    portable_ref = run_child(HASHLIB_CHILD, [",".join(args.algorithms), ",".join(map(str, sizes))],
+                             env=OPENSSL_PORTABLE)
+    print(f"# {machine()}")
+    print("# MB/s = 10**6 bytes/s of new(data).digest(); ratios against hashlib (OpenSSL) and "
+          "OpenSSL's portable code, same run")
+    header = (f"{'algorithm':<11}{'bytes':>9}  {'kernel':<9}{'ops/ms':>9}{'MB/s':>9}"
+              f"{'hashlib MB/s':>13}{'ossl-port MB/s':>15}{'vs hashlib':>11}{'vs ossl-port':>13}")
+    print(header)
+    results = []
+    for name in args.algorithms:
+        rows = time_jitdigest(name, sizes)
+        for (kernel, size), sec in sorted(rows.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+            h_sec, p_sec = ref[f"{name}:{size}"], portable_ref[f"{name}:{size}"]
+            results.append(dict(algorithm=name, size=size, kernel=kernel, seconds=sec,
+                                hashlib_seconds=h_sec, openssl_portable_seconds=p_sec))
+            print(f"{name:<11}{size:>9}  {kernel:<9}{1e-3 / sec:>9.1f}{size / sec / 1e6:>9.1f}"
+                  f"{size / h_sec / 1e6:>13.1f}{size / p_sec / 1e6:>15.1f}"
+                  f"{h_sec / sec:>11.2f}{p_sec / sec:>13.2f}")
+        for kernel, sec in time_batch_loop(name).items():
+            h_sec = ref.get(f"{name}:64")
+            extra = f"{h_sec / sec:>11.2f}" if h_sec else ""
+            print(f"{name:<11}{'64 xN':>9}  {kernel:<9}{1e-3 / sec:>9.1f}{64 / sec / 1e6:>9.1f}"
+                  f"{'(loop in one compiled call)':>28}{extra}")
+            results.append(dict(algorithm=name, size=64, kernel=kernel + "-loop", seconds=sec,
+                                hashlib_seconds=h_sec))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"machine": machine(), "results": results}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
