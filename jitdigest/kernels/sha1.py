@@ -26,6 +26,13 @@ def _maj(a, b, c, d, e, w):
 
 
 @kernel
+def _expand(w, start, stop):
+    """Message schedule words w[start:stop] (those below 16 are message words, already loaded)."""
+    for t in range(start, stop):
+        w[t] = rotl32(u32(w[t - 3]) ^ u32(w[t - 8]) ^ u32(w[t - 14]) ^ u32(w[t - 16]), 1)
+
+
+@kernel
 def compress(state, data, offset, nblocks):
     """Compress ``nblocks`` 64-byte blocks of ``data`` from byte ``offset`` into ``state`` (5 x u32)."""
     w = new_words(80, np.uint32)
@@ -37,9 +44,8 @@ def compress(state, data, offset, nblocks):
     for blk in range(nblocks):
         p = offset + 64 * blk
         load_be32(data[p:p + 64], 0, w, 16)     # a block view: indices provably >= 0
-        for t in range(16, 80):
-            w[t] = rotl32(u32(w[t - 3]) ^ u32(w[t - 8]) ^ u32(w[t - 14]) ^ u32(w[t - 16]), 1)
         a, b, c, d, e = h0, h1, h2, h3, h4
+        _expand(w, 16, 20)
         for t in range(0, 20, 5):               # 5 rounds per pass: names rotate, values stay
             e, b = _ch(a, b, c, d, e, w[t])
             d, a = _ch(e, a, b, c, d, w[t + 1])
@@ -47,18 +53,21 @@ def compress(state, data, offset, nblocks):
             b, d = _ch(c, d, e, a, b, w[t + 3])
             a, c = _ch(b, c, d, e, a, w[t + 4])
         for t in range(20, 40, 5):
+            _expand(w, t, t + 5)
             e, b = _parity(a, b, c, d, e, 0x6ed9eba1, w[t])
             d, a = _parity(e, a, b, c, d, 0x6ed9eba1, w[t + 1])
             c, e = _parity(d, e, a, b, c, 0x6ed9eba1, w[t + 2])
             b, d = _parity(c, d, e, a, b, 0x6ed9eba1, w[t + 3])
             a, c = _parity(b, c, d, e, a, 0x6ed9eba1, w[t + 4])
         for t in range(40, 60, 5):
+            _expand(w, t, t + 5)
             e, b = _maj(a, b, c, d, e, w[t])
             d, a = _maj(e, a, b, c, d, w[t + 1])
             c, e = _maj(d, e, a, b, c, w[t + 2])
             b, d = _maj(c, d, e, a, b, w[t + 3])
             a, c = _maj(b, c, d, e, a, w[t + 4])
         for t in range(60, 80, 5):
+            _expand(w, t, t + 5)
             e, b = _parity(a, b, c, d, e, 0xca62c1d6, w[t])
             d, a = _parity(e, a, b, c, d, 0xca62c1d6, w[t + 1])
             c, e = _parity(d, e, a, b, c, 0xca62c1d6, w[t + 2])

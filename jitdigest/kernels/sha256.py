@@ -20,11 +20,11 @@ K256 = const_words([
 
 
 @kernel
-def _round(a, b, c, d, e, f, g, h, kw, bc):
+def _round(a, b, c, d, e, f, g, h, k, w, bc):
     """One round; returns the new (d, h) and a ^ b, which is the next round's b ^ c."""
     s1 = rotr32(e, 6) ^ rotr32(e, 11) ^ rotr32(e, 25)
     ch = g ^ (e & (f ^ g))
-    t1 = add32(h, s1, ch, kw)
+    t1 = add32(h, s1, ch, k, w)
     s0 = rotr32(a, 2) ^ rotr32(a, 13) ^ rotr32(a, 22)
     ab = a ^ b
     maj = b ^ (ab & bc)
@@ -46,25 +46,24 @@ def compress(state, data, offset, nblocks):
     for blk in range(nblocks):
         p = offset + 64 * blk
         load_be32(data[p:p + 64], 0, w, 16)     # a block view: indices provably >= 0
-        for t in range(16, 64):
-            x = u32(w[t - 15])
-            y = u32(w[t - 2])
-            s0 = rotr32(x, 7) ^ rotr32(x, 18) ^ (x >> 3)
-            s1 = rotr32(y, 17) ^ rotr32(y, 19) ^ (y >> 10)
-            w[t] = add32(w[t - 16], s0, w[t - 7], s1)
-        for t in range(64):                     # fold in the round constants (vectorised)
-            w[t] = add32(w[t], K256[t])
         a, b, c, d, e, f, g, h = h0, h1, h2, h3, h4, h5, h6, h7
         bc = b ^ c
         for t in range(0, 64, 8):               # 8 rounds per pass: names rotate, values stay
-            d, h, bc = _round(a, b, c, d, e, f, g, h, w[t], bc)
-            c, g, bc = _round(h, a, b, c, d, e, f, g, w[t + 1], bc)
-            b, f, bc = _round(g, h, a, b, c, d, e, f, w[t + 2], bc)
-            a, e, bc = _round(f, g, h, a, b, c, d, e, w[t + 3], bc)
-            h, d, bc = _round(e, f, g, h, a, b, c, d, w[t + 4], bc)
-            g, c, bc = _round(d, e, f, g, h, a, b, c, w[t + 5], bc)
-            f, b, bc = _round(c, d, e, f, g, h, a, b, w[t + 6], bc)
-            e, a, bc = _round(b, c, d, e, f, g, h, a, w[t + 7], bc)
+            if t >= 16:                         # this pass's schedule words, next to its rounds
+                for i in range(t, t + 8):
+                    x = u32(w[i - 15])
+                    y = u32(w[i - 2])
+                    s0 = rotr32(x, 7) ^ rotr32(x, 18) ^ (x >> 3)
+                    s1 = rotr32(y, 17) ^ rotr32(y, 19) ^ (y >> 10)
+                    w[i] = add32(w[i - 16], s0, w[i - 7], s1)
+            d, h, bc = _round(a, b, c, d, e, f, g, h, K256[t], w[t], bc)
+            c, g, bc = _round(h, a, b, c, d, e, f, g, K256[t + 1], w[t + 1], bc)
+            b, f, bc = _round(g, h, a, b, c, d, e, f, K256[t + 2], w[t + 2], bc)
+            a, e, bc = _round(f, g, h, a, b, c, d, e, K256[t + 3], w[t + 3], bc)
+            h, d, bc = _round(e, f, g, h, a, b, c, d, K256[t + 4], w[t + 4], bc)
+            g, c, bc = _round(d, e, f, g, h, a, b, c, K256[t + 5], w[t + 5], bc)
+            f, b, bc = _round(c, d, e, f, g, h, a, b, K256[t + 6], w[t + 6], bc)
+            e, a, bc = _round(b, c, d, e, f, g, h, a, K256[t + 7], w[t + 7], bc)
         h0 = add32(h0, a)
         h1 = add32(h1, b)
         h2 = add32(h2, c)
