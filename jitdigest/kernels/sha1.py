@@ -3,7 +3,7 @@
 ``compress`` is the generic block function, kept in its own file so that a faster kernel
 (SHA-NI, lanes) with the same signature can stand in for it.
 """
-from ._jit import (add32, kernel, load_be32, new_words, rotl32, u32)
+from ._jit import (add32, inline_kernel, kernel, load_be32, new_words, rotl32, u32)
 from ._md import md_final, md_oneshot, md_update
 import numpy as np
 
@@ -25,9 +25,10 @@ def _maj(a, b, c, d, e, w):
     return add32(e, rotl32(a, 5), (b & c) | (d & (b | c)), 0x8f1bbcdc, w), rotl32(b, 30)
 
 
-@kernel
+@inline_kernel
 def _expand(w, start, stop):
-    """Message schedule words w[start:stop] (those below 16 are message words, already loaded)."""
+    """Message schedule words w[start:stop]. Inlined by Numba: left to LLVM, a helper with a loop
+    may stay a call in ``compress``'s own library (measured: 0.4x the speed)."""
     for t in range(start, stop):
         w[t] = rotl32(u32(w[t - 3]) ^ u32(w[t - 8]) ^ u32(w[t - 14]) ^ u32(w[t - 16]), 1)
 
@@ -52,22 +53,22 @@ def compress(state, data, offset, nblocks):
             c, e = _ch(d, e, a, b, c, w[t + 2])
             b, d = _ch(c, d, e, a, b, w[t + 3])
             a, c = _ch(b, c, d, e, a, w[t + 4])
+        _expand(w, 20, 40)
         for t in range(20, 40, 5):
-            _expand(w, t, t + 5)
             e, b = _parity(a, b, c, d, e, 0x6ed9eba1, w[t])
             d, a = _parity(e, a, b, c, d, 0x6ed9eba1, w[t + 1])
             c, e = _parity(d, e, a, b, c, 0x6ed9eba1, w[t + 2])
             b, d = _parity(c, d, e, a, b, 0x6ed9eba1, w[t + 3])
             a, c = _parity(b, c, d, e, a, 0x6ed9eba1, w[t + 4])
+        _expand(w, 40, 60)
         for t in range(40, 60, 5):
-            _expand(w, t, t + 5)
             e, b = _maj(a, b, c, d, e, w[t])
             d, a = _maj(e, a, b, c, d, w[t + 1])
             c, e = _maj(d, e, a, b, c, w[t + 2])
             b, d = _maj(c, d, e, a, b, w[t + 3])
             a, c = _maj(b, c, d, e, a, w[t + 4])
+        _expand(w, 60, 80)
         for t in range(60, 80, 5):
-            _expand(w, t, t + 5)
             e, b = _parity(a, b, c, d, e, 0xca62c1d6, w[t])
             d, a = _parity(e, a, b, c, d, 0xca62c1d6, w[t + 1])
             c, e = _parity(d, e, a, b, c, 0xca62c1d6, w[t + 2])
