@@ -3,7 +3,7 @@
 ``compress`` is the generic block function, kept in its own file so that a faster kernel
 (SHA-NI, lanes) with the same signature can stand in for it.
 """
-from ._jit import (add32, const_words, inline_kernel, kernel, load_be32, new_words, rotr32, u32)
+from ._jit import (add32, const_words, kernel, load_be32, new_words, rotr32, u32)
 from ._md import md_final, md_oneshot, md_update
 import numpy as np
 

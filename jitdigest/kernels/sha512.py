@@ -45,7 +45,7 @@ def _round(a, b, c, d, e, f, g, h, k, w, bc):
 
 @kernel
 def compress(state, data, offset, nblocks):
-    """Compress ``nblocks`` 128-byte blocks of ``data`` from byte ``offset`` into ``state`` (8 x u64)."""
+    """Compress ``nblocks`` 128-byte blocks of ``data`` from byte ``offset`` into ``state`` (8 u64)."""
     w = new_words(80, np.uint64)
     h0 = u64(state[0])
     h1 = u64(state[1])
