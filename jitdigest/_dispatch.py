@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from . import _cpu
 from .kernels._jit import JIT_ENABLED
 
-ENTRIES = ("update", "final", "oneshot")
+ENTRIES = ("update", "final", "oneshot", "hash_rows")
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,12 @@ REGISTRY = (
 )
 
 
+# Batch backends: multi-buffer kernels (messages across SIMD lanes) that serve only
+# ``hash_rows``; the per-message kernels above serve it too (a loop over the one-shot driver).
+BATCH_REGISTRY = (
+)
+
+
 def _signatures(word):
     from numba import types
     w = types.uint32 if word.__name__ == "uint32" else types.uint64
@@ -57,10 +63,14 @@ def _signatures(word):
     data = types.Array(types.uint8, 1, "C", readonly=True)
     message = types.Bytes(types.uint8, 1, "C", readonly=True)
     i64 = types.int64
+    index = types.Array(types.int64, 1, "C", readonly=True)
+    rows_out = types.Array(types.uint8, 2, "C")
     return {
         "update": (state, buf, i64, data),
         "final": (state, buf, i64, i64, buf),
         "oneshot": (iv, message, buf),      # the one-shot path serves immutable bytes only
+        # Batch: hash messages values[starts[r]:starts[r]+lengths[r]] for r in rows into out[r].
+        "hash_rows": (data, index, index, index, iv, rows_out),
     }
 
 
@@ -84,8 +94,8 @@ class KernelSet:
         setattr(self, entry, func)          # later lookups skip __getattr__
         return func
 
-    def compile_all(self):
-        for entry in ENTRIES:
+    def compile_all(self, entries=("update", "final", "oneshot")):
+        for entry in entries:
             getattr(self, entry)
 
     def __repr__(self):
@@ -106,6 +116,19 @@ def _kernel_set(backend, word):
 def backends(family):
     """Every registered backend of a family, usable or not, in preference order."""
     return [b for b in REGISTRY if b.family == family]
+
+
+def batch_kernel_sets(spec):
+    """Every kernel set able to serve ``hash_rows`` for an algorithm, lane kernels first."""
+    lanes = [_kernel_set(b, spec.word) for b in BATCH_REGISTRY
+             if b.family == spec.family and b.usable()]
+    return lanes + usable_kernel_sets(spec)
+
+
+def batch_kernels_for(spec, mean_length):
+    """The kernel set that should serve ``hash_rows`` for messages of about ``mean_length``
+    bytes (lane kernels where they beat the per-message kernels, measured per family)."""
+    return batch_kernel_sets(spec)[0]
 
 
 def usable_kernel_sets(spec):

@@ -44,7 +44,7 @@ The round sequence is Intel's reference one (Linux sha1_ni_asm.S / sha256_ni_asm
 Go): one straight-line basic block per 64-byte block, vectors held in XMM registers.
 """
 from ._jit import kernel
-from ._md import md_final, md_oneshot, md_update
+from ._md import md_final, md_hash_rows, md_oneshot, md_update
 from ._simd import (alignr, blend, c_blocks, pshufd, sha1msg1, sha1msg2, sha1nexte, sha1rnds4,
                     sha256msg1, sha256msg2, sha256rnds2, u32x4_add, u32x4_lane, u32x4_load,
                     u32x4_load_be, u32x4_set, u32x4_store, u32x4_xor)
@@ -152,6 +152,11 @@ def {n}_final(state, buf, buflen, total, out):
 @kernel
 def {n}_oneshot(iv, data, out):
     md_oneshot({n}_compress, 64, 8, False, iv, data, out)
+
+
+@kernel
+def {n}_hash_rows(values, starts, lengths, rows, iv, out):
+    md_hash_rows({n}_compress, 64, 8, False, values, starts, lengths, rows, iv, out)
 '''
 
 

@@ -76,3 +76,22 @@ def md_oneshot(compress, block_size, len_bytes, little, iv, data, out):
         compress(state, data, 0, nblocks)
     done = nblocks * block_size
     md_finish(compress, block_size, len_bytes, little, state, data, done, n - done, n, out)
+
+
+@inline_kernel
+def md_hash_rows(compress, block_size, len_bytes, little, values, starts, lengths, rows, iv, out):
+    """Batch fallback: digest of each message ``values[starts[r]:starts[r]+lengths[r]]`` for
+    ``r`` in ``rows`` into ``out[r]``, one message at a time."""
+    state = np.empty_like(iv)
+    for i in range(rows.shape[0]):
+        r = rows[i]
+        start = starts[r]
+        n = lengths[r]
+        for k in range(iv.shape[0]):
+            state[k] = iv[k]
+        nblocks = n // block_size
+        if nblocks > 0:
+            compress(state, values, start, nblocks)
+        done = nblocks * block_size
+        md_finish(compress, block_size, len_bytes, little, state, values, start + done,
+                  n - done, n, out[r])

@@ -4,7 +4,7 @@
 and length field, which the entry points below pass to the shared Merkle-Damgard driver.
 """
 from ._jit import (add32, const_words, kernel, load_le32, new_words, not32, rotl32, u32)
-from ._md import md_final, md_oneshot, md_update
+from ._md import md_final, md_hash_rows, md_oneshot, md_update
 import numpy as np
 
 # T[i] = floor(2**32 * abs(sin(i + 1))), RFC 1321 section 3.4.
@@ -96,3 +96,8 @@ def final(state, buf, buflen, total, out):
 @kernel
 def oneshot(iv, data, out):
     md_oneshot(compress, 64, 8, True, iv, data, out)
+
+
+@kernel
+def hash_rows(values, starts, lengths, rows, iv, out):
+    md_hash_rows(compress, 64, 8, True, values, starts, lengths, rows, iv, out)

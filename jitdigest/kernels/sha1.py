@@ -4,7 +4,7 @@
 (SHA-NI, lanes) with the same signature can stand in for it.
 """
 from ._jit import (add32, inline_kernel, kernel, load_be32, new_words, rotl32, u32)
-from ._md import md_final, md_oneshot, md_update
+from ._md import md_final, md_hash_rows, md_oneshot, md_update
 import numpy as np
 
 
@@ -99,3 +99,8 @@ def final(state, buf, buflen, total, out):
 @kernel
 def oneshot(iv, data, out):
     md_oneshot(compress, 64, 8, False, iv, data, out)
+
+
+@kernel
+def hash_rows(values, starts, lengths, rows, iv, out):
+    md_hash_rows(compress, 64, 8, False, values, starts, lengths, rows, iv, out)

@@ -4,7 +4,7 @@
 (SHA-NI, lanes) with the same signature can stand in for it.
 """
 from ._jit import (add32, const_words, kernel, load_be32, new_words, rotr32, u32)
-from ._md import md_final, md_oneshot, md_update
+from ._md import md_final, md_hash_rows, md_oneshot, md_update
 import numpy as np
 
 K256 = const_words([
@@ -95,3 +95,8 @@ def final(state, buf, buflen, total, out):
 @kernel
 def oneshot(iv, data, out):
     md_oneshot(compress, 64, 8, False, iv, data, out)
+
+
+@kernel
+def hash_rows(values, starts, lengths, rows, iv, out):
+    md_hash_rows(compress, 64, 8, False, values, starts, lengths, rows, iv, out)

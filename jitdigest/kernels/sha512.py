@@ -4,7 +4,7 @@
 SHA-512 variant, which differ only in their initial state and digest length.
 """
 from ._jit import (add64, const_words, kernel, load_be64, new_words, rotr64, shr64, u64)
-from ._md import md_final, md_oneshot, md_update
+from ._md import md_final, md_hash_rows, md_oneshot, md_update
 import numpy as np
 
 K512 = const_words([
@@ -107,3 +107,8 @@ def final(state, buf, buflen, total, out):
 @kernel
 def oneshot(iv, data, out):
     md_oneshot(compress, 128, 16, False, iv, data, out)
+
+
+@kernel
+def hash_rows(values, starts, lengths, rows, iv, out):
+    md_hash_rows(compress, 128, 16, False, values, starts, lengths, rows, iv, out)
