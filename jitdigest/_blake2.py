@@ -1,0 +1,231 @@
+"""hashlib's ``blake2b`` and ``blake2s`` classes over the BLAKE2 kernels.
+
+The parameters (digest size, key length, salt, personalisation, tree parameters) form the
+RFC 7693 / BLAKE2 parameter block, XORed into the IV here in Python: the kernels start from
+that state (h[0..7], counter t0, t1, last-node flag f1). A key is absorbed as a first,
+zero-padded block; so only an unkeyed object can take the one-shot kernel path.
+
+Argument conversion and validation follow CPython's ``_blake2`` module, in its order and with
+its exception types and messages (conversion of every argument first, then the range checks).
+"""
+import inspect
+import operator
+import struct
+from functools import lru_cache
+
+import numpy as np
+
+from . import _algorithms
+from ._hashobj import Hash
+
+_NO_DATA = object()
+_INT_MIN, _INT_MAX = -2 ** 31, 2 ** 31 - 1
+
+
+def _c_int(value):
+    """An argument converted as a C ``int`` (CPython's ``i`` converter)."""
+    if type(value) is not int:
+        value = operator.index(value)
+    if not _INT_MIN <= value <= _INT_MAX:
+        raise OverflowError("Python int too large to convert to C int")
+    return value
+
+
+def _c_unsigned(value, too_large):
+    """An argument converted as a C 64-bit unsigned integer (CPython's ``unsigned long`` /
+    ``unsigned long long`` converters, which differ only in the overflow message)."""
+    if not isinstance(value, int):
+        raise TypeError("an integer is required")
+    if value < 0:
+        raise ValueError("value must be positive")
+    if value >> 64:
+        raise OverflowError(too_large)
+    return value
+
+
+def _c_buffer(value):
+    """The bytes of a C-contiguous buffer (CPython's ``y*`` converter; its errors)."""
+    if type(value) is bytes:
+        return value
+    return np.frombuffer(value, np.uint8).tobytes()
+
+
+class _Blake2(Hash):
+    """Shared construction for blake2b and blake2s; subclasses set the size constants."""
+
+    __slots__ = ("_digest_size",)
+
+    _FMT = None               # struct format of the 8 parameter-block words
+    _IV = None                # the family's IV words
+    _NODE_OFFSET_BITS = None  # width of the node_offset field
+    _WORD_MASK = None         # all ones in a state word (the last-node flag)
+
+    def _setup(self, data, digest_size, key, salt, person, fanout, depth, leaf_size,
+               node_offset, node_depth, inner_size, last_node, usedforsecurity, kernels=None):
+        cls = type(self)
+        # Conversion, in signature order.
+        digest_size = _c_int(digest_size)
+        key = _c_buffer(key)
+        salt = _c_buffer(salt)
+        person = _c_buffer(person)
+        fanout = _c_int(fanout)
+        depth = _c_int(depth)
+        leaf_size = _c_unsigned(leaf_size, "Python int too large to convert to C unsigned long")
+        node_offset = _c_unsigned(node_offset, "int too big to convert")
+        node_depth = _c_int(node_depth)
+        inner_size = _c_int(inner_size)
+        last_node = bool(last_node)
+        bool(usedforsecurity)                 # converted (its truth value may raise), unused
+        # Range checks, in _blake2's order (the key's last).
+        max_digest = cls.MAX_DIGEST_SIZE
+        if not 1 <= digest_size <= max_digest:
+            raise ValueError(f"digest_size must be between 1 and {max_digest} bytes")
+        if len(salt) > cls.SALT_SIZE:
+            raise ValueError(f"maximum salt length is {cls.SALT_SIZE} bytes")
+        if len(person) > cls.PERSON_SIZE:
+            raise ValueError(f"maximum person length is {cls.PERSON_SIZE} bytes")
+        if not 0 <= fanout <= 255:
+            raise ValueError("fanout must be between 0 and 255")
+        if not 1 <= depth <= 255:
+            raise ValueError("depth must be between 1 and 255")
+        if leaf_size > 0xFFFFFFFF:
+            raise OverflowError("leaf_size is too large")
+        if node_offset >> cls._NODE_OFFSET_BITS:
+            raise OverflowError("node_offset is too large")
+        if not 0 <= node_depth <= 255:
+            raise ValueError("node_depth must be between 0 and 255")
+        if not 0 <= inner_size <= max_digest:
+            raise ValueError(f"inner_size must be between 0 and is {max_digest}")
+        if len(key) > cls.MAX_KEY_SIZE:
+            raise ValueError(f"maximum key length is {cls.MAX_KEY_SIZE} bytes")
+
+        iv = cls._initial_state(digest_size, len(key), salt, person, fanout, depth, leaf_size,
+                                node_offset, node_depth, inner_size, last_node)
+        self._digest_size = digest_size
+        spec = _algorithms.SPECS[cls.name]
+        if not key:
+            Hash.__init__(self, spec, b"" if data is _NO_DATA else data, iv, kernels)
+            return
+        Hash.__init__(self, spec, b"", iv, kernels)
+        self._materialise()
+        block = np.zeros(spec.block_size, np.uint8)
+        block[:len(key)] = np.frombuffer(key, np.uint8)
+        self._buflen = self._kernels.update(self._state, self._buf, self._buflen, block)
+        if data is not _NO_DATA:
+            self.update(data)
+
+    @classmethod
+    @lru_cache(maxsize=256)
+    def _initial_state(cls, digest_size, key_size, salt, person, fanout, depth, leaf_size,
+                       node_offset, node_depth, inner_size, last_node):
+        """The read-only initial state: IV XOR parameter block, zero counter, last-node flag."""
+        salt_size, person_size = cls.SALT_SIZE, cls.PERSON_SIZE
+        block = bytearray(2 * (salt_size + person_size))
+        block[0:4] = bytes((digest_size, key_size, fanout, depth))
+        block[4:8] = leaf_size.to_bytes(4, "little")
+        offset_bytes = cls._NODE_OFFSET_BITS // 8
+        block[8:8 + offset_bytes] = node_offset.to_bytes(offset_bytes, "little")
+        block[8 + offset_bytes] = node_depth
+        block[9 + offset_bytes] = inner_size
+        start = len(block) - salt_size - person_size
+        block[start:start + len(salt)] = salt
+        block[start + salt_size:start + salt_size + len(person)] = person
+        words = struct.unpack(cls._FMT, block)
+        flag = cls._WORD_MASK if last_node else 0
+        state = np.array([iv ^ w for iv, w in zip(cls._IV, words)] + [0, 0, flag],
+                         dtype=_algorithms.SPECS[cls.name].word)
+        state.setflags(write=False)
+        return state
+
+    @property
+    def digest_size(self):
+        return self._digest_size
+
+    def digest(self):
+        """The digest of the data passed so far, as bytes; the object stays usable."""
+        return self._digest_into(np.empty(self._digest_size, np.uint8))
+
+    def _copy_extra(self, other):
+        other._digest_size = self._digest_size
+
+    @classmethod
+    def _with_kernels(cls, kernels, data=b"", **params):
+        """An object served by the given kernel set (tests run every form); hashlib's parameters."""
+        self = object.__new__(cls)
+        bound = cls.__signature__.bind(data, **params)
+        bound.apply_defaults()
+        args = dict(bound.arguments)
+        self._setup(args.pop("data"), kernels=kernels, **args)
+        return self
+
+
+def _check_extra(name, args, kwargs):
+    """hashlib's TypeErrors for surplus positional or unknown keyword arguments."""
+    if args:
+        raise TypeError(f"{name}() takes at most 1 positional argument ({1 + len(args)} given)")
+    if kwargs:
+        raise TypeError(f"{next(iter(kwargs))!r} is an invalid keyword argument for {name}()")
+
+
+class blake2b(_Blake2):
+    """Return a new BLAKE2b hash object."""
+
+    __slots__ = ()
+
+    name = "blake2b"
+    SALT_SIZE = 16
+    PERSON_SIZE = 16
+    MAX_KEY_SIZE = 64
+    MAX_DIGEST_SIZE = 64
+    _FMT = "<8Q"
+    _IV = (0x6A09E667F3BCC908, 0xBB67AE8584CAA73B, 0x3C6EF372FE94F82B, 0xA54FF53A5F1D36F1,
+           0x510E527FADE682D1, 0x9B05688C2B3E6C1F, 0x1F83D9ABFB41BD6B, 0x5BE0CD19137E2179)
+    _NODE_OFFSET_BITS = 64
+    _WORD_MASK = 2 ** 64 - 1
+
+    def __init__(self, data=_NO_DATA, /, *args, digest_size=64, key=b"", salt=b"", person=b"",
+                 fanout=1, depth=1, leaf_size=0, node_offset=0, node_depth=0, inner_size=0,
+                 last_node=False, usedforsecurity=True, **kwargs):
+        if args or kwargs:
+            _check_extra("blake2b", args, kwargs)
+        self._setup(data, digest_size, key, salt, person, fanout, depth, leaf_size,
+                    node_offset, node_depth, inner_size, last_node, usedforsecurity)
+
+
+class blake2s(_Blake2):
+    """Return a new BLAKE2s hash object."""
+
+    __slots__ = ()
+
+    name = "blake2s"
+    SALT_SIZE = 8
+    PERSON_SIZE = 8
+    MAX_KEY_SIZE = 32
+    MAX_DIGEST_SIZE = 32
+    _FMT = "<8I"
+    _IV = (0x6A09E667, 0xBB67AE85, 0x3C6EF372, 0xA54FF53A,
+           0x510E527F, 0x9B05688C, 0x1F83D9AB, 0x5BE0CD19)
+    _NODE_OFFSET_BITS = 48
+    _WORD_MASK = 2 ** 32 - 1
+
+    def __init__(self, data=_NO_DATA, /, *args, digest_size=32, key=b"", salt=b"", person=b"",
+                 fanout=1, depth=1, leaf_size=0, node_offset=0, node_depth=0, inner_size=0,
+                 last_node=False, usedforsecurity=True, **kwargs):
+        if args or kwargs:
+            _check_extra("blake2s", args, kwargs)
+        self._setup(data, digest_size, key, salt, person, fanout, depth, leaf_size,
+                    node_offset, node_depth, inner_size, last_node, usedforsecurity)
+
+
+def _public_signature(cls):
+    """hashlib's signature: ``(data=b'', /, *, digest_size=..., ..., usedforsecurity=True)``."""
+    params = [p for p in inspect.signature(cls.__init__).parameters.values()
+              if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    params[0] = params[0].replace(default=b"")
+    return inspect.Signature(params)
+
+
+for _cls in (blake2b, blake2s):
+    _cls.__signature__ = _public_signature(_cls)
+
+CONSTRUCTORS = {"blake2b": blake2b, "blake2s": blake2s}
