@@ -60,11 +60,12 @@ def _data_from_keywords(func_name, data, kwargs):
 def _constructor(name):
     spec = _algorithms.SPECS[name]
     cls = _hashobj.ShakeHash if spec.digest_size == 0 else _hashobj.Hash
+    iv = spec.initial_state
 
     def constructor(data=_NO_DATA, /, *, usedforsecurity=True, **kwargs):
         if kwargs:
             data = _data_from_keywords(name, data, kwargs)
-        return cls(spec, b"" if data is _NO_DATA else data)
+        return cls(spec, b"" if data is _NO_DATA else data, iv)
 
     constructor.__name__ = constructor.__qualname__ = name
     constructor.__doc__ = f"Return a new {name} hash object; optionally initialized with a bytes-like object."

@@ -7,7 +7,10 @@ kernel call from the initial state (the one-shot path behind ``sha256(data).dige
 """
 import numpy as np
 
-from . import _algorithms, _dispatch
+from . import _algorithms, _cpu, _dispatch
+
+_U8 = np.dtype(np.uint8)            # a dtype object: np.empty(n, _U8) skips the type lookup
+_CHOSEN = _dispatch._chosen         # spec name -> (switches it was chosen under, kernel set)
 
 def as_bytes_view(data):
     """A C-contiguous uint8 view of any buffer, with hashlib's errors for everything else."""
@@ -28,7 +31,11 @@ class Hash:
     def __init__(self, spec, data=b"", iv=None, kernels=None):
         # kernels: the kernel set to use instead of dispatch's choice (tests run every one)
         self._spec = spec
-        self._kernels = kernels or _dispatch.kernels_for(spec)
+        if kernels is None:
+            chosen = _CHOSEN.get(spec.name)           # _dispatch.kernels_for, inlined
+            kernels = chosen[1] if chosen and chosen[0] is _cpu.DISABLED else \
+                _dispatch.kernels_for(spec)
+        self._kernels = kernels
         self._iv = spec.initial_state if iv is None else iv
         self._state = None            # state, buf, buflen, total: made on first update()/copy()
         if type(data) is bytes:
@@ -79,7 +86,12 @@ class Hash:
 
     def digest(self):
         """The digest of the data passed so far, as bytes; the object stays usable."""
-        return self._digest_into(np.empty(self._spec.digest_size, np.uint8))
+        out = np.empty(self._spec.digest_size, _U8)
+        if self._state is None:               # (the body of _digest_into, inlined: hot path)
+            self._kernels.oneshot(self._iv, self._pending, out)
+        else:
+            self._kernels.final(self._state, self._buf, self._buflen, self._total, out)
+        return out.tobytes()
 
     def hexdigest(self):
         """Like digest(), as a string of hexadecimal digits."""
@@ -118,7 +130,7 @@ class ShakeHash(Hash):
             raise TypeError(f"'{type(length).__name__}' object cannot be interpreted as an integer")
         if length < 0:
             raise ValueError("value must be positive")
-        return self._digest_into(np.empty(length, np.uint8))
+        return self._digest_into(np.empty(length, _U8))
 
     def hexdigest(self, length):
         """Like digest(length), as a string of hexadecimal digits."""

@@ -54,7 +54,7 @@ def md_finish(compress, block_size, len_bytes, little, state, src, start, count,
         pad[end - 9] = (total >> 61) & 0xFF
     compress(state, pad, 0, end // block_size)
     word_bytes = state.itemsize
-    for i in range(out.shape[0]):
+    for i in range(len(out)):
         k = i % word_bytes
         shift = 8 * k if little else 8 * (word_bytes - 1 - k)
         out[i] = (int(state[i // word_bytes]) >> shift) & 0xFF
