@@ -87,6 +87,8 @@ sha3_384 = _CONSTRUCTORS["sha3_384"]
 sha3_512 = _CONSTRUCTORS["sha3_512"]
 shake_128 = _CONSTRUCTORS["shake_128"]
 shake_256 = _CONSTRUCTORS["shake_256"]
+from ._blake2 import CONSTRUCTORS as _BLAKE2, blake2b, blake2s  # noqa: E402
+_CONSTRUCTORS.update(_BLAKE2)
 
 
 def new(name, data=b"", **kwargs):
