@@ -124,25 +124,10 @@ def file_digest(fileobj, digest, /, *, _bufsize=2 ** 18):
     return digestobj
 
 
+
 def info():
-    """What this process runs: versions, JIT on/off, CPU and target features, the switches in
-    force, and the kernel that serves each algorithm (a dict; ``python -m jitdigest info``)."""
-    import platform
-
-    import llvmlite
-    import numba
-    import numpy
-
-    from . import _cpu, _dispatch
-
-    return {
-        "versions": {"jitdigest": __version__, "python": platform.python_version(),
-                     "numba": numba.__version__, "llvmlite": llvmlite.__version__,
-                     "numpy": numpy.__version__},
-        "jit": _cpu.jit_enabled(),
-        "threading_layer": numba.config.THREADING_LAYER,
-        "cpu": _cpu.describe(),
-        "disabled": sorted(_cpu.DISABLED),
-        "kernels": {name: _dispatch.kernels_for(spec).name
-                    for name, spec in sorted(_algorithms.SPECS.items())},
-    }
+    """What this process runs: versions, JIT on/off, threading layer, CPU and target features,
+    the switches in force, and the kernel serving each algorithm (``python -m jitdigest info``
+    prints it, with HotSpot-style flag lines such as ``UseSHA256Intrinsics = true``)."""
+    from ._info import collect
+    return collect()

@@ -1,0 +1,59 @@
+"""``jitdigest.info()`` and its printed form: what this process runs, in the spirit of
+``java -XX:+PrintFlagsFinal | grep SHA``."""
+import platform
+
+from . import _algorithms, _cpu, _dispatch
+
+# Flag lines: name -> (algorithm family, backend name that makes it true)
+FLAGS = {
+    "UseSHA1Intrinsics": ("sha1", "sha_ni"),
+    "UseSHA256Intrinsics": ("sha256", "sha_ni"),
+}
+
+
+def collect():
+    """The info dict: versions, jit, threading layer, cpu, disabled switches, kernels, flags."""
+    import llvmlite
+    import numba
+    import numpy
+
+    from . import __version__
+
+    kernels = {name: _dispatch.kernels_for(spec).name
+               for name, spec in sorted(_algorithms.SPECS.items())}
+    batch = {name: _dispatch.batch_kernels_for(spec, 64).name
+             for name, spec in sorted(_algorithms.SPECS.items())}
+    by_family = {spec.family: kernels[name] for name, spec in _algorithms.SPECS.items()}
+    return {
+        "versions": {"jitdigest": __version__, "python": platform.python_version(),
+                     "numba": numba.__version__, "llvmlite": llvmlite.__version__,
+                     "numpy": numpy.__version__},
+        "jit": _cpu.jit_enabled(),
+        "threading_layer": numba.config.THREADING_LAYER,
+        "cpu": _cpu.describe(),
+        "disabled": sorted(_cpu.DISABLED),
+        "kernels": kernels,
+        "batch_kernels": batch,
+        "flags": {flag: by_family.get(family) == backend
+                  for flag, (family, backend) in FLAGS.items()},
+    }
+
+
+def format_lines(data=None):
+    """The info dict as lines of text, one fact per line."""
+    data = collect() if data is None else data
+    lines = [f"{k} {v}" for k, v in data["versions"].items()]
+    lines.append(f"jit = {'on' if data['jit'] else 'off (NUMBA_DISABLE_JIT=1: interpreted)'}")
+    lines.append(f"threading_layer = {data['threading_layer']}")
+    cpu = data["cpu"]
+    lines.append(f"host_cpu = {cpu['host_cpu']}")
+    lines.append(f"target_cpu = {cpu['target_cpu']}")
+    for feature, where in cpu["features"].items():
+        lines.append(f"feature {feature:<9} host={'yes' if where['host'] else 'no':<3} "
+                     f"target={'yes' if where['target'] else 'no'}")
+    lines.append(f"JITDIGEST_DISABLE = {','.join(data['disabled']) or '(none)'}")
+    for flag, value in data["flags"].items():
+        lines.append(f"{flag} = {'true' if value else 'false'}")
+    for name, kernel in data["kernels"].items():
+        lines.append(f"kernel {name:<11} {kernel:<9} batch {data['batch_kernels'][name]}")
+    return lines
