@@ -94,7 +94,8 @@ def generate():
     L = [HEADER.rstrip("\n"), *DOC.rstrip("\n").split("\n"), ""]
     L += ["import numpy as np", "",
           "from ._jit import M64, kernel, load_le64, new_words, u64",
-          "from .keccak import LANES, RC, sponge_final, sponge_oneshot, sponge_update",
+          ("from .keccak import LANES, RC, sponge_final, sponge_hash_rows, sponge_oneshot,"
+           " sponge_update"),
           "", ""]
 
     # the rounds on 25 values
@@ -147,7 +148,11 @@ def generate():
           "", "",
           "@kernel",
           "def oneshot(iv, data, out):",
-          "    sponge_oneshot(absorb, permute, iv, data, out)"]
+          "    sponge_oneshot(absorb, permute, iv, data, out)",
+          "", "",
+          "@kernel",
+          "def hash_rows(values, starts, lengths, rows, iv, out):",
+          "    sponge_hash_rows(absorb, permute, values, starts, lengths, rows, iv, out)"]
     return "\n".join(L) + "\n"
 
 

@@ -213,18 +213,35 @@ def sponge_final(absorb, permute, state, buf, buflen, out):
 
 
 @inline_kernel
-def sponge_oneshot(absorb, permute, iv, data, out):
-    """Output for ``data`` (a ``bytes`` object) from the initial state ``iv`` in one call."""
+def sponge_message(absorb, permute, iv, lanes, src, start, n, out):
+    """Output for the ``n``-byte message ``src[start:start+n]`` from the initial state ``iv``,
+    with ``lanes`` (25 words) as the working state: whole rate blocks absorbed straight from
+    ``src``, the tail padded and squeezed by ``sponge_finish``."""
     rate = param(iv, 25)
-    lanes = new_words(LANES, np.uint64)
     for i in range(LANES):
         lanes[i] = u64(iv[i])
-    n = len(data)
     nblocks = n // rate
     if nblocks > 0:
-        absorb(lanes, rate, data, 0, nblocks)
+        absorb(lanes, rate, src, start, nblocks)
     done = nblocks * rate
-    sponge_finish(absorb, permute, lanes, rate, param(iv, 26), data, done, n - done, out)
+    sponge_finish(absorb, permute, lanes, rate, param(iv, 26), src, start + done, n - done, out)
+
+
+@inline_kernel
+def sponge_oneshot(absorb, permute, iv, data, out):
+    """Output for ``data`` (a ``bytes`` object) from the initial state ``iv`` in one call."""
+    sponge_message(absorb, permute, iv, new_words(LANES, np.uint64), data, 0, len(data), out)
+
+
+@inline_kernel
+def sponge_hash_rows(absorb, permute, values, starts, lengths, rows, iv, out):
+    """Batch: output for each message ``values[starts[r]:starts[r]+lengths[r]]`` for ``r`` in
+    ``rows`` into ``out[r]`` (``out.shape[1]`` bytes: a digest, or that many SHAKE bytes), one
+    message at a time through the one-shot path."""
+    lanes = new_words(LANES, np.uint64)
+    for i in range(rows.shape[0]):
+        r = rows[i]
+        sponge_message(absorb, permute, iv, lanes, values, starts[r], lengths[r], out[r])
 
 
 # --- entry points (signatures in jitdigest._dispatch) ---------------------------------------
@@ -242,3 +259,8 @@ def final(state, buf, buflen, total, out):
 @kernel
 def oneshot(iv, data, out):
     sponge_oneshot(absorb, permute, iv, data, out)
+
+
+@kernel
+def hash_rows(values, starts, lengths, rows, iv, out):
+    sponge_hash_rows(absorb, permute, values, starts, lengths, rows, iv, out)

@@ -7,7 +7,7 @@ round written out. Same entry points as ``keccak.py`` (whose sponge functions it
 import numpy as np
 
 from ._jit import M64, kernel, load_le64, new_words, u64
-from .keccak import LANES, RC, sponge_final, sponge_oneshot, sponge_update
+from .keccak import LANES, RC, sponge_final, sponge_hash_rows, sponge_oneshot, sponge_update
 
 
 @kernel
@@ -245,3 +245,8 @@ def final(state, buf, buflen, total, out):
 @kernel
 def oneshot(iv, data, out):
     sponge_oneshot(absorb, permute, iv, data, out)
+
+
+@kernel
+def hash_rows(values, starts, lengths, rows, iv, out):
+    sponge_hash_rows(absorb, permute, values, starts, lengths, rows, iv, out)
