@@ -271,6 +271,16 @@ def b2_oneshot(compress, block_size, iv, data, out):
     b2_finish(compress, block_size, state, data, done, n - done, out)
 
 
+@inline_kernel
+def b2_hash_rows(compress, block_size, values, starts, lengths, rows, iv, out):
+    """Batch fallback: each message ``values[starts[r]:starts[r]+lengths[r]]`` for ``r`` in
+    ``rows`` hashed from ``iv`` (default or fixed parameters, no key) into ``out[r]``."""
+    for i in range(rows.shape[0]):
+        r = rows[i]
+        start = starts[r]
+        b2_oneshot(compress, block_size, iv, values[start:start + lengths[r]], out[r])
+
+
 # --- entry points (``final``'s ``total`` is unused: the counter lives in the state) ----------
 
 @kernel
@@ -289,6 +299,11 @@ def blake2b_oneshot(iv, data, out):
 
 
 @kernel
+def blake2b_hash_rows(values, starts, lengths, rows, iv, out):
+    b2_hash_rows(blake2b_compress, 128, values, starts, lengths, rows, iv, out)
+
+
+@kernel
 def blake2b_unrolled_update(state, buf, buflen, data):
     return b2_update(blake2b_compress_unrolled, 128, state, buf, buflen, data)
 
@@ -301,6 +316,11 @@ def blake2b_unrolled_final(state, buf, buflen, total, out):
 @kernel
 def blake2b_unrolled_oneshot(iv, data, out):
     b2_oneshot(blake2b_compress_unrolled, 128, iv, data, out)
+
+
+@kernel
+def blake2b_unrolled_hash_rows(values, starts, lengths, rows, iv, out):
+    b2_hash_rows(blake2b_compress_unrolled, 128, values, starts, lengths, rows, iv, out)
 
 
 @kernel
@@ -319,6 +339,11 @@ def blake2s_oneshot(iv, data, out):
 
 
 @kernel
+def blake2s_hash_rows(values, starts, lengths, rows, iv, out):
+    b2_hash_rows(blake2s_compress, 64, values, starts, lengths, rows, iv, out)
+
+
+@kernel
 def blake2s_unrolled_update(state, buf, buflen, data):
     return b2_update(blake2s_compress_unrolled, 64, state, buf, buflen, data)
 
@@ -331,3 +356,8 @@ def blake2s_unrolled_final(state, buf, buflen, total, out):
 @kernel
 def blake2s_unrolled_oneshot(iv, data, out):
     b2_oneshot(blake2s_compress_unrolled, 64, iv, data, out)
+
+
+@kernel
+def blake2s_unrolled_hash_rows(values, starts, lengths, rows, iv, out):
+    b2_hash_rows(blake2s_compress_unrolled, 64, values, starts, lengths, rows, iv, out)
