@@ -54,9 +54,6 @@ _INT64_MAX = np.iinfo(np.int64).max
 # Bytes that padding adds at least (0x80/domain byte + length field), for the block count key.
 _PAD = {"md5": 9, "sha1": 9, "sha256": 9, "sha512": 17, "keccak": 1}
 
-_HEX = np.frombuffer(b"0123456789abcdef", np.uint8)
-
-
 # --- threads --------------------------------------------------------------------------------
 
 def default_threads():
@@ -509,12 +506,13 @@ def _digest_array(digests, what="digests"):
     return digests
 
 
-def _ascii_to_str(ascii_rows):
-    """A (n, w) uint8 array of ASCII codes as a numpy array of n str of length w."""
-    n, width = ascii_rows.shape
-    if width == 0:
-        return np.zeros(n, dtype="<U1")
-    return np.ascontiguousarray(ascii_rows).view(f"S{width}").reshape(n).astype(f"<U{width}")
+# Byte value -> its two hex digits as two UCS4 code points, i.e. numpy's ``<U2`` layout: a
+# gather through this table gives the str array's memory directly (no S -> U conversion).
+_HEX_PAIRS = np.array([[ord(c) for c in "%02x" % i] for i in range(256)], "<u4").view("<u8")[:, 0]
+_DASH = ord("-")
+# a UUID string's 36 code points as indices into the 32 hex digits + a dash at index 32
+_UUID_LAYOUT = np.array([*range(0, 8), 32, *range(8, 12), 32, *range(12, 16), 32,
+                         *range(16, 20), 32, *range(20, 32)])
 
 
 def hexdigests(digests):
@@ -522,13 +520,9 @@ def hexdigests(digests):
     array of n str, like ``[bytes(row).hex() for row in digests]`` but vectorised."""
     digests = _digest_array(digests)
     n, size = digests.shape
-    ascii_rows = np.empty((n, 2 * size), np.uint8)
-    ascii_rows[:, 0::2] = _HEX[digests >> 4]
-    ascii_rows[:, 1::2] = _HEX[digests & 15]
-    return _ascii_to_str(ascii_rows)
-
-
-_UUID_HEX_POS = np.array([i for i in range(36) if i not in (8, 13, 18, 23)])
+    if size == 0:
+        return np.zeros(n, dtype="<U1")
+    return _HEX_PAIRS[digests].view(f"<U{2 * size}").reshape(n)
 
 
 def uuid_strings(uuids):
@@ -538,12 +532,11 @@ def uuid_strings(uuids):
     if uuids.shape[1] != 16:
         raise ValueError(f"uuids must have 16 bytes per row, not {uuids.shape[1]}")
     n = uuids.shape[0]
-    ascii_rows = np.full((n, 36), ord("-"), np.uint8)
-    hex_rows = np.empty((n, 32), np.uint8)
-    hex_rows[:, 0::2] = _HEX[uuids >> 4]
-    hex_rows[:, 1::2] = _HEX[uuids & 15]
-    ascii_rows[:, _UUID_HEX_POS] = hex_rows
-    return _ascii_to_str(ascii_rows)
+    pairs = np.empty((n, 17), "<u8")
+    pairs[:, :16] = _HEX_PAIRS[uuids]
+    points = pairs.view("<u4")                     # (n, 34): 32 digits, a dash, padding
+    points[:, 32] = _DASH
+    return np.take(points, _UUID_LAYOUT, axis=1).view("<U36").reshape(n)
 
 
 def _uuid_messages(namespace, names):
@@ -563,8 +556,7 @@ def _uuid_messages(namespace, names):
         text = None
     if text is not None and text.isascii():
         # all str, all ASCII: UTF-8 is Latin-1 there, so one join does it, namespace included
-        sep = ns.decode("latin-1")
-        joined = (sep + sep.join(names)).encode("latin-1")
+        joined = ns.decode("latin-1").join(["", *names]).encode("latin-1")
         lengths = np.fromiter(map(len, names), np.int64, n)
     else:
         encoded = [m.encode("utf-8") if isinstance(m, str) else m for m in names]
