@@ -35,6 +35,7 @@ Design:
   (Numba's parallel layers abort or serialise when two threads enter one at once). A batch
   under about 2048 blocks per thread runs on the calling thread alone.
 """
+import functools
 import operator
 import os
 import threading
@@ -67,7 +68,12 @@ def default_threads():
             pass
     if not JIT_ENABLED:
         return 1
-    count = getattr(os, "process_cpu_count", None)
+    return _cpus()
+
+
+@functools.lru_cache(maxsize=None)
+def _cpus():
+    count = getattr(os, "process_cpu_count", None)       # Python 3.13+
     if count is not None:
         return count() or 1
     try:
@@ -95,6 +101,7 @@ def _forget_pool():
     global _pool, _pool_lock
     _pool = None                 # a forked child has none of the parent's threads
     _pool_lock = threading.Lock()
+    _cpus.cache_clear()
 
 
 if hasattr(os, "register_at_fork"):

@@ -166,7 +166,10 @@ def test_hash_rows_contract(name, kernels):
     iv = batch.initial_state(spec)
     rng = np.random.default_rng(5)
     rows = rng.permutation(len(msgs))[:40].astype(np.int64)
-    widths = [out_length(name), 16] if spec.digest_size else [SHAKE_LENGTH, 3 * spec.block_size + 7]
+    if spec.digest_size:
+        widths = [spec.digest_size, 16]
+    else:
+        widths = [SHAKE_LENGTH, 3 * spec.block_size + 7]
     for width in widths:
         guard = np.full((len(msgs) + 2, width), 0xA5, np.uint8)
         out = guard[1:-1]
@@ -341,7 +344,8 @@ def test_arrow_strings_nulls_and_types():
 
 
 def test_arrow_is_not_imported():
-    code = "import sys, jitdigest; jitdigest.hash_many('md5', [b'x']); print('pyarrow' in sys.modules)"
+    code = ("import sys, jitdigest; jitdigest.hash_many('md5', [b'x']);"
+            "print('pyarrow' in sys.modules)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0, proc.stderr
@@ -411,6 +415,29 @@ def test_four_threads_calling_at_once(small_chunks):
     for w in workers:
         w.join()
     assert errors == []
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_threads_work_in_a_forked_child(small_chunks):
+    rows = np.random.default_rng(6).integers(0, 256, (500, 100), dtype=np.uint8)
+    want = jitdigest.hash_many("md5", rows, threads=3)           # the pool now has threads
+    pid = os.fork()
+    if pid == 0:                                                  # child: the pool is new
+        code = 1
+        try:
+            code = 0 if (jitdigest.hash_many("md5", rows, threads=3) == want).all() else 1
+        finally:
+            os._exit(code)
+    for _ in range(600):
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        threading.Event().wait(0.1)
+    else:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        pytest.fail("the forked child hung")
+    assert os.waitstatus_to_exitcode(status) == 0
 
 
 def test_default_threads(monkeypatch):
