@@ -190,3 +190,14 @@ def bytes_per_op(fn, ops=100):
         if not was_tracing:
             tracemalloc.stop()
     return statistics.median(peaks)
+
+
+def take_turns(fns, rounds=3, min_time=0.05, repeat=3):
+    """{name: median seconds per call} for a dict of callables timed in turn, ``rounds`` times
+    each (``seconds_per_call`` per turn, the median over every turn): a slow spell on a shared
+    machine then hits every contender instead of one."""
+    samples = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            samples[name].append(seconds_per_call(fn, min_time, repeat))
+    return {name: statistics.median(s) for name, s in samples.items()}
