@@ -1,13 +1,145 @@
-"""The ``jitdigest`` command line: ``sum`` (file fingerprints, coreutils-style output),
-``warmup`` (compile and cache kernels ahead of time) and ``info`` (what serves each algorithm)."""
+"""The ``jitdigest`` command line (also ``python -m jitdigest``): argument parsing and the
+subcommands' wiring. ``sum`` fingerprints files as coreutils' sha256sum/md5sum/b2sum do (the
+work is in _sum.py), ``warmup`` compiles and caches kernels, ``info`` says what serves each
+algorithm. A new subcommand is one entry in COMMANDS."""
 import argparse
 import sys
 
-from . import _algorithms
+PROG = "jitdigest"
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors as coreutils reports them: the message, a pointer to --help, exit 1."""
+
+    def error(self, message):
+        self.exit(1, f"{PROG}: {message}\nTry '{self.prog} --help' for more information.\n")
+
+
+# --- sum ----------------------------------------------------------------------------------------
+
+SUM_DESCRIPTION = """\
+Print or check message digests of FILEs, with the output of coreutils' sha256sum, md5sum,
+sha1sum, sha512sum and b2sum byte for byte. With no FILE, or when FILE is -, read standard
+input."""
+
+SUM_EPILOG = """\
+output: "HASH  NAME" lines (" *" before NAME with -b); --tag: "SHA256 (NAME) = HASH", the tag
+  being MD5, SHA1, SHA224, SHA256, SHA384, SHA512, SHA512-224, SHA512-256, SHA3-224 ...,
+  BLAKE2b or BLAKE2b-BITS, BLAKE2s or BLAKE2s-BITS, SHAKE128-BITS or SHAKE256-BITS. A name
+  holding a backslash, newline or carriage return is written escaped (\\\\, \\n, \\r) and
+  its line starts with a backslash, except with -z.
+
+--check reads lines of either form (and escaped names). A tagged line is checked with the
+  algorithm its tag names; an untagged one with -a (default sha256); for BLAKE2 and SHAKE the
+  digest's length gives the output length. Prints "NAME: OK", "NAME: FAILED" or
+  "NAME: FAILED open or read", then warnings on stderr.
+
+-r walks directories in byte order of the full paths (as "find DIR -type f | LC_ALL=C sort"),
+  hashing regular files and symlinks to files; directory symlinks are not followed, special
+  files are skipped. Without -r a directory is an error ("Is a directory"), as in coreutils.
+
+Errors (a missing or unreadable file, a directory) are reported on stderr and the run goes on.
+Exit status: 0 if every file was read (and, with --check, every checksum matched), else 1."""
+
+
+def _configure_sum(p):
+    p.add_argument("files", nargs="*", metavar="FILE",
+                   help="files (or directories, with -r) to hash; '-' or none: standard input")
+    g = p.add_argument_group("digest")
+    g.add_argument("-a", "--algorithm", default="sha256", metavar="ALGO",
+                   help="digest algorithm: any name jitdigest.new() takes (md5, sha1, sha224, "
+                        "sha256, sha384, sha512, sha512_224, sha512_256, sha3_224 ... "
+                        "sha3_512, shake_128, shake_256, blake2b, blake2s, and OpenSSL's "
+                        "spellings such as SHA-256), or sha3 with -l. Default: sha256")
+    g.add_argument("-l", "--length", metavar="BITS",
+                   help="digest length in bits for BLAKE2 and SHAKE, as b2sum -l: a multiple "
+                        "of 8, at most 512 for blake2b and 256 for blake2s (0 or absent: the "
+                        "maximum). SHAKE default: 256 bits for shake_128, 512 for shake_256. "
+                        "With -a sha3: 224, 256, 384 or 512")
+    g = p.add_argument_group("output")
+    g.add_argument("-b", "--binary", dest="binary", action="store_const", const=1,
+                   help="mark names with '*' (binary mode; no difference on POSIX systems)")
+    g.add_argument("-t", "--text", dest="binary", action="store_const", const=0,
+                   help="mark names with ' ' (text mode, the default)")
+    g.add_argument("--tag", action=_TagAction, nargs=0,
+                   help="write BSD-style lines: TAG (NAME) = HASH")
+    g.add_argument("-z", "--zero", action="store_true",
+                   help="end each output line with NUL, not newline, and do not escape names")
+    g.add_argument("--json", action="store_true",
+                   help="write one JSON object per line: path, algorithm, bits, hex, size "
+                        "(path_b64 when the name is not UTF-8); a file that cannot be read "
+                        "gives an object with 'error' and 'errno' instead of hex and size")
+    g = p.add_argument_group("files")
+    g.add_argument("-r", "--recursive", action="store_true",
+                   help="hash the files under directory operands (sorted; see below)")
+    g.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
+                   help="hash N files at once on threads, output still in input order "
+                        "(0: one per CPU; default 1)")
+    g.add_argument("--no-batch", action="store_true",
+                   help="hash every small file on its own, not in batches through "
+                        "jitdigest.hash_many")
+    g.add_argument("--no-progress", action="store_true",
+                   help="never show the progress line (shown on a terminal's stderr once a run "
+                        "has taken over a second)")
+    g = p.add_argument_group("checking")
+    g.add_argument("-c", "--check", action="store_true",
+                   help="read checksums from the FILEs and check them")
+    g.add_argument("--ignore-missing", action="store_true",
+                   help="don't fail or report status for missing files")
+    g.add_argument("--quiet", dest="verbosity", action="store_const", const="quiet",
+                   help="don't print OK for each successfully verified file")
+    g.add_argument("--status", dest="verbosity", action="store_const", const="status",
+                   help="don't output anything, status code shows success")
+    g.add_argument("--strict", action="store_true",
+                   help="exit non-zero for improperly formatted checksum lines")
+    g.add_argument("-w", "--warn", dest="verbosity", action="store_const", const="warn",
+                   help="warn about improperly formatted checksum lines")
+    p.set_defaults(tag=False)
+
+
+class _TagAction(argparse.Action):
+    """--tag implies binary mode, as in coreutils (so "-t --tag" is fine, "--tag -t" not)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        namespace.tag = True
+        namespace.binary = 1
+
+
+def _cmd_sum(args):
+    import os
+    import signal
+    from . import _sum
+    if hasattr(signal, "SIGPIPE"):
+        # A closed pipe ends the run quietly, as it ends sha256sum.
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    try:
+        return _sum.run(args)
+    except _sum.UsageError as exc:
+        sys.stderr.write(f"{PROG}: {exc}\nTry '{PROG} sum --help' for more information.\n")
+        return 1
+    except _sum.FatalError as exc:
+        sys.stderr.write("".join(f"{PROG}: {line}\n" for line in str(exc).split("\n")))
+        return 1
+    except BrokenPipeError:
+        # SIGPIPE ignored by our parent: stop quietly, without flushing into the closed pipe.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except KeyboardInterrupt:
+        try:
+            sys.stdout.flush()
+        finally:
+            os._exit(130)
+
+
+# --- warmup, info -----------------------------------------------------------------------
+
+def _configure_warmup(p):
+    p.add_argument("algorithms", nargs="*", metavar="ALGO",
+                   help="algorithms to compile (any name jitdigest.new() takes; default: all)")
 
 
 def _cmd_warmup(args):
-    from . import _dispatch
+    from . import _algorithms, _dispatch
     names = args.algorithms or sorted(_algorithms.SPECS)
     for name in names:
         spec = _algorithms.lookup(name)
@@ -15,6 +147,10 @@ def _cmd_warmup(args):
         ks.compile_all()
         print(f"{spec.name}: {ks.name} kernels compiled and cached")
     return 0
+
+
+def _configure_info(p):
+    pass
 
 
 def _cmd_info(args):
@@ -29,50 +165,48 @@ def _cmd_info(args):
     return 0
 
 
-def _cmd_sum(args):
-    from . import file_digest
-    status = 0
-    for path in args.files or ["-"]:
-        try:
-            if path == "-":
-                digest = file_digest(sys.stdin.buffer, args.algorithm)
-            else:
-                with open(path, "rb") as f:
-                    digest = file_digest(f, args.algorithm)
-        except OSError as exc:
-            print(f"jitdigest: {path}: {exc.strerror}", file=sys.stderr)
-            status = 1
-            continue
-        hexdigest = digest.hexdigest(args.length // 8) if not digest.digest_size else digest.hexdigest()
-        print(f"{hexdigest}  {path}")
-    return status
+# name: (one-line help, description, epilog, configure(parser), run(args) -> exit status)
+COMMANDS = {
+    "sum": ("print or check message digests of files, like sha256sum",
+            SUM_DESCRIPTION, SUM_EPILOG, _configure_sum, _cmd_sum),
+    "warmup": ("compile and cache the kernels of ALGOs (default: all)",
+               "Compile every kernel of the named algorithms and store them in Numba's cache, "
+               "so that later runs start fast.", None, _configure_warmup, _cmd_warmup),
+    "info": ("versions, CPU features, switches and the kernel serving each algorithm",
+             "Print versions, whether the JIT is on, CPU and target features, the "
+             "JITDIGEST_DISABLE switches in force and the kernel serving each algorithm.",
+             None, _configure_info, _cmd_info),
+}
 
 
 def build_parser():
-    parser = argparse.ArgumentParser(prog="jitdigest", description=__doc__.split("\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    p_sum = sub.add_parser("sum", help="print checksums of FILEs, like sha256sum")
-    p_sum.add_argument("files", nargs="*", metavar="FILE", help="files to hash ('-' or none: stdin)")
-    p_sum.add_argument("-a", "--algorithm", default="sha256",
-                       help="digest algorithm (default sha256); any name jitdigest.new() takes")
-    p_sum.add_argument("-l", "--length", type=int, default=256,
-                       help="output length in bits for SHAKE (default 256)")
-    p_sum.set_defaults(func=_cmd_sum)
-
-    p_warm = sub.add_parser("warmup", help="compile and cache the kernels of ALGOs (default: all)")
-    p_warm.add_argument("algorithms", nargs="*", metavar="ALGO")
-    p_warm.set_defaults(func=_cmd_warmup)
-
-    p_info = sub.add_parser("info", help="versions, CPU features, switches and kernels in use")
-    p_info.set_defaults(func=_cmd_info)
+    """The top-level parser; its subparsers are in ``parser.commands`` by name."""
+    from . import __version__
+    parser = _Parser(prog=PROG, description=__doc__.split("\n\n")[0].replace("\n", " "))
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True,
+                                parser_class=_Parser)
+    parser.commands = {}
+    for name, (help_, description, epilog, configure, run) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_, description=description, epilog=epilog,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        configure(p)
+        p.set_defaults(func=run)
+        parser.commands[name] = p
     return parser
 
 
 def main(argv=None):
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser()
+    if argv and argv[0] in parser.commands:
+        # Options and operands may be mixed after the command, as in coreutils.
+        args = parser.commands[argv[0]].parse_intermixed_args(argv[1:])
+        args.command = argv[0]
+    else:
+        args = parser.parse_args(argv)
     try:
         return args.func(args)
     except ValueError as exc:
-        print(f"jitdigest: {exc}", file=sys.stderr)
+        print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
