@@ -196,12 +196,31 @@ def build_parser():
     return parser
 
 
+def _split_at_double_dash(parser, argv):
+    """(arguments before the first "--" that is not an option's value, operands after it)."""
+    takes_value = {s for a in parser._actions if a.option_strings and a.nargs is None
+                   for s in a.option_strings}
+    for i, arg in enumerate(argv):
+        if arg == "--" and not (i and argv[i - 1] in takes_value):
+            return argv[:i], argv[i + 1:]
+    return argv, []
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
     if argv and argv[0] in parser.commands:
-        # Options and operands may be mixed after the command, as in coreutils.
-        args = parser.commands[argv[0]].parse_intermixed_args(argv[1:])
+        # Options and operands may be mixed after the command, as in coreutils; everything
+        # after "--" is an operand (argparse's intermixed parsing mishandles "--" itself).
+        sub = parser.commands[argv[0]]
+        rest, tail = _split_at_double_dash(sub, argv[1:])
+        args = sub.parse_intermixed_args(rest)
+        if tail:
+            positional = [a for a in sub._actions if not a.option_strings and a.nargs == "*"]
+            if not positional:
+                sub.error(f"unrecognized arguments: {' '.join(tail)}")
+            dest = positional[0].dest
+            setattr(args, dest, list(getattr(args, dest) or []) + tail)
         args.command = argv[0]
     else:
         args = parser.parse_args(argv)
