@@ -1,0 +1,162 @@
+"""What the notebooks share: paths, the quick switch, and measurements of kernel forms built on
+the benchmarks' timing helper (``benchmarks/_timing.py``; nothing here times anything itself).
+
+Importing this module puts the repository root and ``benchmarks/`` on ``sys.path``, so a
+notebook runs from a checkout without installing jitdigest.
+
+``JITDIGEST_NOTEBOOK_QUICK=1`` (read by each notebook's first cell through ``QUICK``) shrinks
+every measurement so that ``tests/test_notebooks.py`` runs all notebooks in about two minutes.
+
+Re-execute notebooks in place, keeping their outputs (what is committed)::
+
+    python notebooks/_helpers.py notebooks/*.ipynb
+"""
+import json
+import os
+import sys
+import tempfile
+
+NOTEBOOKS = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(NOTEBOOKS)
+BENCHMARKS = os.path.join(ROOT, "benchmarks")
+for _p in (BENCHMARKS, ROOT):
+    if _p not in sys.path:
+        sys.path.insert(0, _p)
+
+from _timing import machine, run_child, take_turns  # noqa: E402
+
+QUICK = os.environ.get("JITDIGEST_NOTEBOOK_QUICK", "").strip() not in ("", "0")
+
+# Kernel forms the notebooks compare: label -> (algorithm, backend name, kernels module, prefix)
+FORMS = {
+    "sha256 streamlined": ("sha256", "portable", "sha256", ""),
+    "sha256 helper-call": ("sha256", "helpercall", "sha256_helpercall", ""),
+    "keccak loop": ("sha3_256", "portable", "keccak", ""),
+    "keccak unrolled": ("sha3_256", "unrolled", "keccak_unrolled", ""),
+}
+
+
+def kernel_set(label):
+    """A KernelSet for a form in FORMS (registered with dispatch or not)."""
+    from jitdigest import _algorithms, _dispatch
+    algorithm, name, module, prefix = FORMS[label]
+    spec = _algorithms.SPECS[algorithm]
+    return _dispatch.KernelSet(_dispatch.Backend(name, spec.family, module, prefix), spec.word)
+
+
+def check_form(label, sizes=(0, 3, 64, 100, 1000)):
+    """Assert that a form gives hashlib's digests (one-shot and streaming)."""
+    import hashlib
+
+    import numpy as np
+
+    from jitdigest import _algorithms, _hashobj
+    algorithm = FORMS[label][0]
+    spec = _algorithms.SPECS[algorithm]
+    ks = kernel_set(label)
+    for n in sizes:
+        data = bytes(range(256)) * (n // 256) + bytes(range(n % 256))
+        assert _hashobj.Hash(spec, data, kernels=ks).digest() == hashlib.new(algorithm, data).digest()
+        h = _hashobj.Hash(spec, b"", kernels=ks)
+        h.update(np.frombuffer(data, np.uint8))
+        assert h.digest() == hashlib.new(algorithm, data).digest()
+
+
+def update_speeds(labels, nbytes, rounds=3, min_time=0.05, repeat=3):
+    """MB/s (10**6 bytes/s) of each form's ``update`` entry on ``nbytes`` bytes (whole blocks),
+    in this process's mode, the forms taking turns (``_timing.take_turns``)."""
+    import numpy as np
+
+    from jitdigest import _algorithms
+    fns = {}
+    for label in labels:
+        check_form(label, sizes=(0, 100))           # correct, and compiled (or cache loaded)
+        spec = _algorithms.SPECS[FORMS[label][0]]
+        n = max(spec.block_size, nbytes // spec.block_size * spec.block_size)
+        data = np.frombuffer(bytes(range(256)) * (n // 256 + 1), np.uint8)[:n].copy()
+        data.setflags(write=False)
+        state = spec.initial_state.copy()
+        buf = np.zeros(spec.block_size, np.uint8)
+        update = kernel_set(label).update
+        fns[label] = (lambda update=update, state=state, buf=buf, data=data:
+                      update(state, buf, 0, data))
+        fns[label].nbytes = n
+    seconds = take_turns(fns, rounds, min_time, repeat)
+    return {label: fns[label].nbytes / seconds[label] / 1e6 for label in labels}
+
+
+_SPEEDS_CHILD = """
+import json, os, sys
+sys.path.insert(0, os.path.join(os.environ["PYTHONPATH"].split(os.pathsep)[0], "notebooks"))
+import _helpers
+job = json.loads(sys.argv[1])
+print(json.dumps(_helpers.update_speeds(job["labels"], job["nbytes"], job["rounds"],
+                                        job["min_time"], job["repeat"])))
+"""
+
+
+def interpreted_update_speeds(labels, nbytes, rounds=3, min_time=0.05, repeat=3):
+    """``update_speeds`` in a child process with ``NUMBA_DISABLE_JIT=1`` (interpreted)."""
+    job = dict(labels=list(labels), nbytes=nbytes, rounds=rounds, min_time=min_time,
+               repeat=repeat)
+    return run_child(_SPEEDS_CHILD, [json.dumps(job)], env={"NUMBA_DISABLE_JIT": "1"})
+
+
+_COMPILE_CHILD = """
+import json, sys, time
+t0 = time.perf_counter()
+import numba
+numba.njit(lambda x: x + 1)(1)          # Numba's own first-use cost, not the kernel's
+t1 = time.perf_counter()
+from jitdigest import _algorithms, _dispatch
+algorithm, backend_name, entries = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
+spec = _algorithms.SPECS[algorithm]
+backend = next(b for b in _dispatch.backends(spec.family) if b.name == backend_name)
+t2 = time.perf_counter()
+_dispatch.KernelSet(backend, spec.word).compile_all(entries)
+t3 = time.perf_counter()
+print(json.dumps({"numba_start_s": t1 - t0, "import_s": t2 - t1, "kernels_s": t3 - t2}))
+"""
+
+
+def compile_cost(algorithm="sha256", backend="portable", entries=("update", "final", "oneshot"),
+                 warm_runs=2):
+    """Cold compile against warm cache load of one backend's entry points, each in a fresh
+    child process sharing one new, empty ``NUMBA_CACHE_DIR``: the first child compiles and
+    writes the cache, the next ``warm_runs`` load it. Returns {"cold": {...}, "warm": [{...}]},
+    each with numba_start_s (Numba's own first compile of a trivial function), import_s and
+    kernels_s (compiling or loading the entries)."""
+    with tempfile.TemporaryDirectory(prefix="jitdigest-notebook-cache-") as cache:
+        env = {"NUMBA_CACHE_DIR": cache, "NUMBA_DISABLE_JIT": "0"}
+        args = [algorithm, backend, ",".join(entries)]
+        cold = run_child(_COMPILE_CHILD, args, env=env)
+        warm = [run_child(_COMPILE_CHILD, args, env=env) for _ in range(warm_runs)]
+    return {"cold": cold, "warm": warm}
+
+
+def execute(path, timeout=600, quick=False):
+    """Run a notebook top to bottom with nbclient (kernel python3, working directory the
+    notebook's folder) and write it back with its outputs."""
+    import nbclient
+    import nbformat
+    nb = nbformat.read(path, as_version=4)
+    old = os.environ.get("JITDIGEST_NOTEBOOK_QUICK")
+    os.environ["JITDIGEST_NOTEBOOK_QUICK"] = "1" if quick else "0"
+    try:
+        nbclient.NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                                resources={"metadata": {"path": os.path.dirname(
+                                    os.path.abspath(path))}}).execute()
+    finally:
+        if old is None:
+            os.environ.pop("JITDIGEST_NOTEBOOK_QUICK")
+        else:
+            os.environ["JITDIGEST_NOTEBOOK_QUICK"] = old
+    nbformat.write(nb, path)
+
+
+if __name__ == "__main__":
+    import time
+    for notebook in sys.argv[1:]:
+        t0 = time.perf_counter()
+        execute(notebook)
+        print(f"{notebook}: {time.perf_counter() - t0:.0f} s")
