@@ -485,15 +485,21 @@ class Hasher:
         name = algo.batch_name
         if hm is not None and name is not None and len(datas) > 1 \
                 and name not in self._unbatchable:
-            kwargs = {}
+            # One thread: -j alone decides how many run (with -j N the batches are already
+            # spread over N workers; hash_many's own threads only contended with them).
+            kwargs = {"threads": 1}
             if algo.xof:
                 kwargs["length"] = algo.size
-            if self.jobs > 1:
-                kwargs["threads"] = 1           # the files are already spread over threads
-            try:
-                out = hm(name, datas, **kwargs)
-            except (TypeError, ValueError, NotImplementedError):
-                out = None
+            out = None
+            for _ in range(2):
+                try:
+                    out = hm(name, datas, **kwargs)
+                    break
+                except TypeError:
+                    if kwargs.pop("threads", None) is None:    # an older signature
+                        break
+                except (ValueError, NotImplementedError):
+                    break
             if getattr(out, "shape", None) == (len(datas), algo.size):
                 return [row.tobytes() for row in out]
             self._unbatchable.add(name)         # per-file hashing for it from now on
@@ -603,9 +609,10 @@ class Hasher:
         while window:
             yield from window.popleft().result()
 
-    def close(self):
+    def close(self, wait=True):
+        """Stop the pool; ``wait=False`` (on an exception) abandons the work in flight."""
         if self._pool is not None:
-            self._pool.shutdown(wait=True)
+            self._pool.shutdown(wait=wait, cancel_futures=not wait)
             self._pool = None
 
 
@@ -800,11 +807,15 @@ def run(args):
                       for cf in operands])
         else:
             ok = _sum(operands, args, algo, hasher, out)
-    finally:
-        hasher.close()
+    except BaseException:
+        hasher.close(wait=False)
         if progress is not None:
             progress.close()
-        out.out.flush()
+        raise
+    hasher.close()
+    if progress is not None:
+        progress.close()
+    out.out.flush()
     return 0 if ok else 1
 
 
