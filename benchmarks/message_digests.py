@@ -43,7 +43,7 @@ Outputs, in ``--out`` (default benchmarks/results/): a JMH-like text table (also
 JSON, CSV and a PNG chart of ops/ms by length per mode for ``--chart-algorithms``.
 
     python benchmarks/message_digests.py --quick               # about a minute
-    python benchmarks/message_digests.py                       # everything, ~10 minutes
+    python benchmarks/message_digests.py                       # everything, 10-15 minutes
     python benchmarks/message_digests.py --algorithms sha256 md5 --lengths 64 16384 \\
         --modes jit intrinsic hashlib --mib
 """
@@ -70,7 +70,8 @@ QUICK_ALGORITHMS = ["md5", "sha1", "sha256"]
 SHAKE_LENGTH = {"shake_128": 32, "shake_256": 64}
 CHART_ALGORITHMS = ["sha256", "md5"]
 
-# (warmup iterations, warmup seconds, iterations, seconds per iteration, ops for B/op)
+# Per cell: warm-up iterations and their seconds, measured iterations and their seconds, ops
+# measured for B/op; interp_*: the same for the interpreted mode (fewer, as its ops are slow).
 PRESETS = {
     "default": {"warmup": 2, "warmup_time": 0.2, "iterations": 5, "time": 0.2, "alloc_ops": 100,
                 "interp_warmup": 1, "interp_iterations": 3, "interp_time": 0.2,
@@ -171,13 +172,14 @@ class _Mode:
         return ks.name
 
 
-def measure(cells, params, mode_params="", log=None):
-    """Time ``cells`` [(benchmark, algorithm, length, mode)] in this process; every mode in
-    them must be runnable here (``interpreted`` only under NUMBA_DISABLE_JIT=1). Returns result
-    dicts (see COLUMNS). ``mode_params`` is "" or "interp_" (which preset keys to use)."""
-    p = {k: params[mode_params + k] if mode_params + k in params else params[k]
+def measure(cells, params, prefix="", log=None):
+    """Time ``cells`` [(benchmark, algorithm, length, mode)] in this process, skipping those
+    whose mode cannot run here (``interpreted`` runs only under NUMBA_DISABLE_JIT=1,
+    ``intrinsic`` only where SHA-NI kernels are usable). Returns result dicts (see COLUMNS).
+    ``prefix`` "interp_" takes the iteration settings from the preset's interp_* keys."""
+    p = {k: params.get(prefix + k, params[k])
          for k in ("warmup", "iterations", "time", "alloc_ops")}
-    warmup_time = params["warmup_time"] if not mode_params else p["time"]
+    warmup_time = p["time"] if prefix else params["warmup_time"]
     results = []
     by_mode = {}
     for cell in cells:
@@ -241,7 +243,7 @@ def run(algorithms=None, lengths=None, modes=MODES, benchmarks=BENCHMARKS, param
             print(f"# interpreted: {len(there)} cells in a child process with NUMBA_DISABLE_JIT=1",
                   file=sys.stderr, flush=True)
         results += run_child(INTERPRETED_CHILD,
-                             [json.dumps({"cells": there, "params": params, "verbose": False})],
+                             [json.dumps({"cells": there, "params": params})],
                              env={"NUMBA_DISABLE_JIT": "1"}, timeout=3600)
     order = {m: i for i, m in enumerate(MODES)}
     alg_order = {a: i for i, a in enumerate(algorithms)}
@@ -303,7 +305,8 @@ def plot(results, algorithms=None, benchmarks=BENCHMARKS, axes=None, title=None)
                 err = [0 if r["error"] != r["error"] else min(r["error"], 0.99 * r["score"])
                        for r in rows]
                 ax.errorbar([r["length"] for r in rows], [r["score"] for r in rows], yerr=err,
-                            fmt=styles[mode][0], color=styles[mode][1], label=f"{mode} ({rows[0]['kernel']})",
+                            fmt=styles[mode][0], color=styles[mode][1],
+                            label=f"{mode} ({rows[0]['kernel']})",
                             capsize=2, markersize=4)
             ax.set_xscale("log", base=2)
             ax.set_yscale("log")
@@ -361,7 +364,8 @@ def main(argv=None):
                     % ", ".join(QUICK_ALGORITHMS))
     ap.add_argument("--warmup", type=int, help="warm-up iterations per cell")
     ap.add_argument("--iterations", type=int, help="measured iterations per cell")
-    ap.add_argument("--time", type=float, help="seconds per iteration")
+    ap.add_argument("--time", type=float,
+                    help="seconds per iteration (warm-up and interpreted too)")
     ap.add_argument("--interpreted-iterations", type=int, help="measured iterations, interpreted")
     ap.add_argument("--interpreted-max-length", type=int, default=16384,
                     help="longest message timed interpreted (default 16384)")
