@@ -764,12 +764,17 @@ def _check_options(args):
         raise UsageError(f"invalid number of jobs: {quote(args.jobs)}")
 
 
-def _skip_blas_probe():
-    """Numba's array-math module, imported when the first cached kernel loads, probes SciPy's
-    BLAS by importing scipy.linalg (0.15-0.25 s when SciPy is installed). No kernel of ours
-    uses BLAS, and this process runs no other code: make that import fail fast instead."""
-    if "scipy.linalg" not in sys.modules and not os.environ.get("JITDIGEST_CLI_KEEP_SCIPY"):
-        sys.modules["scipy.linalg"] = None
+def _skip_optional_probes():
+    """Start-up: when the first cached kernel loads, Numba's CPU target imports its optional
+    helpers, among them scipy.linalg (a BLAS probe, 0.15-0.25 s when SciPy is installed) and
+    cffi with pycparser (~0.03 s). No kernel of ours uses either, and this process runs no
+    other code: make those imports fail fast, as if the packages were absent.
+    JITDIGEST_CLI_KEEP_PROBES=1 turns this off."""
+    if os.environ.get("JITDIGEST_CLI_KEEP_PROBES"):
+        return
+    for name in ("scipy.linalg", "cffi"):
+        if name not in sys.modules:
+            sys.modules[name] = None
 
 
 def _want_progress(args):
@@ -784,7 +789,7 @@ def _want_progress(args):
 def run(args):
     """``jitdigest sum``: the exit status (0 all good, 1 anything failed or mismatched)."""
     _check_options(args)
-    _skip_blas_probe()
+    _skip_optional_probes()
     algos = Algorithms()
     algo = algos.from_option(args.algorithm, args.length)
     operands = [os.fsencode(f) for f in args.files] or [b"-"]

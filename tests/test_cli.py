@@ -108,8 +108,9 @@ def assert_same(ours, theirs, tool):
 
 # --- output, byte for byte ------------------------------------------------------------------
 
-CASES = [(algo, mode) for algo in TOOLS for mode in ("plain", "tag", "zero")]
-CASES += [("blake2b-256", mode) for mode in ("plain", "tag", "zero")]
+CASES = [(algo, mode) for algo in TOOLS for mode in ("plain", "tag")]
+CASES += [("sha256", "zero"), ("blake2b", "zero"), ("blake2b-256", "plain"),
+          ("blake2b-256", "tag")]
 
 
 @pytest.mark.parametrize("algo,mode", CASES, ids=[f"{a}-{m}" for a, m in CASES])
@@ -377,8 +378,8 @@ def test_jobs_keep_input_order(tree):
     assert parallel.stdout == serial.stdout and parallel.returncode == serial.returncode == 0
     if have("sha256sum"):
         assert serial.stdout == cu("sha256sum", "--", *operands(), cwd=tree).stdout
-    auto = jd("-j", "0", "-r", ".", cwd=tree)
-    assert auto.stdout == jd("-r", ".", cwd=tree).stdout
+    auto = jd("-j", "0", "-r", "--", *operands(), cwd=tree)
+    assert auto.stdout == serial.stdout
 
 
 def test_stdin(tree):
