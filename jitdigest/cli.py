@@ -121,8 +121,13 @@ def _cmd_sum(args):
         sys.stderr.write("".join(f"{PROG}: {line}\n" for line in str(exc).split("\n")))
         return 1
     except BrokenPipeError:
-        # SIGPIPE ignored by our parent: stop quietly, without flushing into the closed pipe.
+        # No SIGPIPE here: stop quietly, without flushing into the closed pipe at exit.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except OSError as exc:
+        # Files that cannot be read are reported inside; what gets here failed to write.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.stderr.write(f"{PROG}: write error\n")          # as coreutils 9.1 says it
         return 1
     except KeyboardInterrupt:
         try:
@@ -182,7 +187,9 @@ COMMANDS = {
 def build_parser():
     """The top-level parser; its subparsers are in ``parser.commands`` by name."""
     from . import __version__
-    parser = _Parser(prog=PROG, description=__doc__.split("\n\n")[0].replace("\n", " "))
+    parser = _Parser(prog=PROG, description="Message digests of files and the kernels behind "
+                     "them (hashlib's algorithms as Numba kernels). 'jitdigest COMMAND --help' "
+                     "describes each command.")
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True,
                                 parser_class=_Parser)

@@ -324,11 +324,14 @@ def test_file_vanishing_mid_walk(tmp_path, capsysbinary):
     assert err == b"jitdigest: " + base + b"/b: No such file or directory\n"
 
 
-def test_broken_pipe_is_quiet(tree):
-    """`jitdigest sum ... | head -1`: no traceback, no message, like sha256sum."""
+def test_broken_pipe_is_quiet(tmp_path):
+    """`jitdigest sum ... | head -1`: no traceback, no message, like sha256sum (killed by
+    SIGPIPE). The output (~300 KB) is more than a pipe holds, so the reader's exit is seen."""
+    for i in range(3000):
+        (tmp_path / f"f{i:04d}").write_bytes(b"%d" % i)
     proc = subprocess.Popen([sys.executable, "-m", "jitdigest", "sum", "-r", "."],
-                            cwd=tree, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            bufsize=0)
+                            cwd=tmp_path, env=ENV, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, bufsize=0)
     first = proc.stdout.read(10)
     proc.stdout.close()
     err = proc.stderr.read()
@@ -336,6 +339,18 @@ def test_broken_pipe_is_quiet(tree):
     assert len(first) == 10
     assert err == b""
     assert status in (-signal.SIGPIPE, 1)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_write_error(tree):
+    with open("/dev/full", "wb") as full:
+        ours = subprocess.run([sys.executable, "-m", "jitdigest", "sum", "plain.txt"], cwd=tree,
+                              env=ENV, stdout=full, stderr=subprocess.PIPE)
+        assert ours.returncode == 1 and ours.stderr == b"jitdigest: write error\n"
+        if have("sha256sum"):
+            theirs = subprocess.run(["sha256sum", "plain.txt"], cwd=tree, env=ENV, stdout=full,
+                                    stderr=subprocess.PIPE)
+            assert ours.stderr == as_ours(theirs.stderr, "sha256sum")
 
 
 # --- beyond coreutils -----------------------------------------------------------------------
