@@ -351,7 +351,7 @@ def _walk(top):
             continue
         key = (st.st_dev, st.st_ino)
         if key in ancestors:
-            yield Item(ERROR, path, error=OSError(40, "File system loop detected"))
+            yield Item(ERROR, path, error=OSError(errno.ELOOP, "File system loop detected"))
             continue
         stack.append((iter(_sorted_entries(path)), ancestors | {key}))
 

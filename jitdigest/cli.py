@@ -35,8 +35,8 @@ output: "HASH  NAME" lines (" *" before NAME with -b); --tag: "SHA256 (NAME) = H
   "NAME: FAILED open or read", then warnings on stderr.
 
 -r walks directories in byte order of the full paths (as "find DIR -type f | LC_ALL=C sort"),
-  hashing regular files and symlinks to files; directory symlinks are not followed, special
-  files are skipped. Without -r a directory is an error ("Is a directory"), as in coreutils.
+  hashing regular files and symlinks to files; symlinks to directories below an operand are
+  not followed (so links cannot loop), special files are skipped. Without -r a directory is an error ("Is a directory"), as in coreutils.
 
 Errors (a missing or unreadable file, a directory) are reported on stderr and the run goes on.
 Exit status: 0 if every file was read (and, with --check, every checksum matched), else 1."""
