@@ -159,14 +159,8 @@ def _configure_info(p):
 
 
 def _cmd_info(args):
-    from . import info
-    for key, value in info().items():
-        if isinstance(value, dict):
-            print(f"{key}:")
-            for k, v in value.items():
-                print(f"  {k} = {v}")
-        else:
-            print(f"{key} = {value}")
+    from ._info import format_lines
+    print("\n".join(format_lines()))
     return 0
 
 

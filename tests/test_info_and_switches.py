@@ -57,3 +57,14 @@ def test_no_hardware_kernel_without_the_target_feature(monkeypatch):
     # The gate asks the target as well as the host: a target without "sha" gets no SHA-NI.
     monkeypatch.setattr(_cpu, "target_features", lambda: frozenset())
     assert not _cpu.usable("sha", "sha_ni")
+
+
+def test_python_m_jitdigest_info_names_features_and_kernels():
+    import subprocess
+    import sys
+    proc = subprocess.run([sys.executable, "-m", "jitdigest", "info"], capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    for name in _algorithms.SPECS:
+        assert f"kernel {name} " in proc.stdout
+    assert "feature sha " in proc.stdout and "UseSHA1Intrinsics = " in proc.stdout
