@@ -409,10 +409,10 @@ def md_kernel(alg, prefix, lw, groups, wide):
 # prefix: (lanes per vector group LW, groups G, wide). ``wide`` kernels ask LLVM for 512-bit
 # vectors (``_wide_vectors``): they are the AVX-512 variants; the others are the AVX2 ones.
 FAMILIES = {
-    "md5": (MD5, {"x16_": (16, 3, True), "x8_": (8, 3, False)}),
-    "sha1": (SHA1, {"x16_": (16, 2, True), "x8_": (8, 2, False)}),
-    "sha256": (SHA256, {"x16_": (16, 1, True), "x8_": (8, 2, False)}),
-    "sha512": (SHA512, {"x8_": (8, 1, True), "x4_": (4, 2, False)}),
+    "md5": (MD5, {"x16_": (16, 2, True), "x8_": (8, 2, False)}),
+    "sha1": (SHA1, {"x16_": (16, 1, True), "x8_": (8, 1, False)}),
+    "sha256": (SHA256, {"x16_": (16, 1, True), "x8_": (8, 1, False)}),
+    "sha512": (SHA512, {"x8_": (8, 1, True), "x4_": (4, 1, False)}),
 }
 
 WIDE = '''
@@ -471,6 +471,8 @@ def preamble(doc, variants, word_desc):
 def render_md(family):
     alg, variants = FAMILIES[family]
     L = preamble(alg.doc, variants, "uint%d" % alg.W.bits)
+    L.append("# messages in flight per call, per variant (G groups x LW lanes)")
+    L.append("LANES = {%s}" % ", ".join('"%s": %d' % (p, lw * g) for p, (lw, g, _) in variants.items()))
     L.extend(["_U%d = np.uint64(%d)" % (k, k) for k in range(1, alg.wb)])
     L.extend(["", ""])
     L.extend(loader(alg.wb, alg.little))

@@ -3,8 +3,8 @@
 
 Entries ``<variant>hash_rows(values, starts, lengths, rows, iv, out)``, signature
 ``jitdigest._dispatch._signatures(word)['hash_rows']``; variants:
-``x16_``: 32 lanes of uint32 (512-bit vectors, 2 groups of 16);
-``x8_``: 16 lanes of uint32 (2 groups of 8).
+``x16_``: 16 lanes of uint32 (512-bit vectors, 1 groups of 16);
+``x8_``: 8 lanes of uint32 (1 groups of 8).
 Compiled only (plain Numba code that LLVM vectorises); dispatch never runs them
 interpreted. Edit tools/gen_lanes.py, not this file.
 """
@@ -38,6 +38,8 @@ def _wide_vectors(typingctx):
     return types.none(), codegen
 
 
+# messages in flight per call, per variant (G groups x LW lanes)
+LANES = {"x16_": 16, "x8_": 8}
 _U1 = np.uint64(1)
 _U2 = np.uint64(2)
 _U3 = np.uint64(3)
@@ -52,875 +54,9 @@ def _word(a, p):
 
 @kernel
 def x16_hash_rows(values, starts, lengths, rows, iv, out):
-    """SHA1, 32 lanes (2 groups of 16): the digest of each message
+    """SHA1, 16 lanes (1 group of 16): the digest of each message
     ``values[starts[r]:starts[r] + lengths[r]]``, ``r`` in ``rows``, into ``out[r]``."""
     _wide_vectors()
-    # state words 0..4, then message words 0..15: word i of lane l at buf[i * 32 + l]
-    buf = np.zeros(672, np.uint32)
-    tail = np.zeros(1024, np.uint32)  # each lane's padded last 1-2 blocks: 32 words from lane * 32
-    row = np.full(32, -1, np.int64)  # row being hashed per lane, -1: idle
-    first = np.zeros(32, np.int64)  # its first byte in values
-    nfull = np.zeros(32, np.int64)  # its whole blocks, read from values
-    nblk = np.zeros(32, np.int64)  # its blocks in all (whole + tail)
-    blk = np.zeros(32, np.int64)  # blocks loaded so far
-    nrows = rows.shape[0]
-    nout = min(out.shape[1], 20)
-    nxt = 0
-    busy = 0
-    while True:
-        for lane in range(32):
-            if blk[lane] == nblk[lane]:
-                r = row[lane]
-                if r >= 0:  # finished: write the digest, free the lane
-                    for i in range(nout // 4):
-                        v = buf[i * 32 + lane]
-                        out[r, 4 * i + 0] = np.uint8((v >> 24) & np.uint32(0x000000ff))
-                        out[r, 4 * i + 1] = np.uint8((v >> 16) & np.uint32(0x000000ff))
-                        out[r, 4 * i + 2] = np.uint8((v >> 8) & np.uint32(0x000000ff))
-                        out[r, 4 * i + 3] = np.uint8((v >> 0) & np.uint32(0x000000ff))
-                    for i in range(nout - nout % 4, nout):
-                        v = buf[(i // 4) * 32 + lane]
-                        out[r, i] = np.uint8((v >> (8 * (3 - i % 4))) & np.uint32(0x000000ff))
-                    row[lane] = -1
-                    busy -= 1
-                if nxt < nrows:  # start the next row: initial state, padded tail
-                    r = rows[nxt]
-                    nxt += 1
-                    busy += 1
-                    row[lane] = r
-                    n = lengths[r]
-                    nf = n // 64
-                    rest = n - nf * 64  # bytes in the tail
-                    nt = 16 if rest < 56 else 32  # tail words: 1 or 2 blocks
-                    first[lane] = starts[r]
-                    nfull[lane] = nf
-                    nblk[lane] = nf + nt // 16
-                    blk[lane] = 0
-                    for i in range(5):
-                        buf[i * 32 + lane] = iv[i]
-                    t0 = lane * 32
-                    q = np.uint64(starts[r] + nf * 64)
-                    nd = rest // 4  # whole data words in the tail
-                    for j in range(32):  # fixed count: vector stores, no memset call
-                        tail[t0 + j] = 0
-                    for j in range(nd):
-                        tail[t0 + j] = _word(values, q + np.uint64(4 * j))
-                    q += np.uint64(nd * 4)
-                    v = np.uint32(0x80) << np.uint32(24 - 8 * (rest - nd * 4))
-                    for k in range(rest - nd * 4):  # the word with the 0x80 byte
-                        v |= np.uint32(values[q + np.uint64(k)]) << np.uint32(24 - 8 * k)
-                    tail[t0 + nd] = v
-                    tail[t0 + nt - 2] = np.uint32(n >> 29)  # bit count, big-endian
-                    tail[t0 + nt - 1] = np.uint32(n << 3)
-            if row[lane] >= 0:  # load the lane's next block into its column
-                b = blk[lane]
-                blk[lane] = b + 1
-                if b < nfull[lane]:
-                    q = np.uint64(first[lane] + b * 64)
-                    for j in range(16):
-                        buf[160 + j * 32 + lane] = _word(values, q + np.uint64(4 * j))
-                else:
-                    t0 = lane * 32 + (b - nfull[lane]) * 16
-                    for j in range(16):
-                        buf[160 + j * 32 + lane] = tail[t0 + j]
-        if busy == 0:
-            break
-        # the block function: lanes l + 16 * g of the 2 groups g side by side
-        for l in range(16):
-            a_0 = buf[0 + l]
-            a_1 = buf[16 + l]
-            b_0 = buf[32 + l]
-            b_1 = buf[48 + l]
-            c_0 = buf[64 + l]
-            c_1 = buf[80 + l]
-            d_0 = buf[96 + l]
-            d_1 = buf[112 + l]
-            e_0 = buf[128 + l]
-            e_1 = buf[144 + l]
-            x0_0 = buf[160 + l]
-            x0_1 = buf[176 + l]
-            x1_0 = buf[192 + l]
-            x1_1 = buf[208 + l]
-            x2_0 = buf[224 + l]
-            x2_1 = buf[240 + l]
-            x3_0 = buf[256 + l]
-            x3_1 = buf[272 + l]
-            x4_0 = buf[288 + l]
-            x4_1 = buf[304 + l]
-            x5_0 = buf[320 + l]
-            x5_1 = buf[336 + l]
-            x6_0 = buf[352 + l]
-            x6_1 = buf[368 + l]
-            x7_0 = buf[384 + l]
-            x7_1 = buf[400 + l]
-            x8_0 = buf[416 + l]
-            x8_1 = buf[432 + l]
-            x9_0 = buf[448 + l]
-            x9_1 = buf[464 + l]
-            x10_0 = buf[480 + l]
-            x10_1 = buf[496 + l]
-            x11_0 = buf[512 + l]
-            x11_1 = buf[528 + l]
-            x12_0 = buf[544 + l]
-            x12_1 = buf[560 + l]
-            x13_0 = buf[576 + l]
-            x13_1 = buf[592 + l]
-            x14_0 = buf[608 + l]
-            x14_1 = buf[624 + l]
-            x15_0 = buf[640 + l]
-            x15_1 = buf[656 + l]
-            e_0 = np.uint32(e_0 + (a_0 << 5 | a_0 >> 27) + (d_0 ^ (b_0 & (c_0 ^ d_0))) +
-                np.uint32(0x5a827999) + x0_0)
-            e_1 = np.uint32(e_1 + (a_1 << 5 | a_1 >> 27) + (d_1 ^ (b_1 & (c_1 ^ d_1))) +
-                np.uint32(0x5a827999) + x0_1)
-            b_0 = np.uint32(b_0 << 30 | b_0 >> 2)
-            b_1 = np.uint32(b_1 << 30 | b_1 >> 2)
-            d_0 = np.uint32(d_0 + (e_0 << 5 | e_0 >> 27) + (c_0 ^ (a_0 & (b_0 ^ c_0))) +
-                np.uint32(0x5a827999) + x1_0)
-            d_1 = np.uint32(d_1 + (e_1 << 5 | e_1 >> 27) + (c_1 ^ (a_1 & (b_1 ^ c_1))) +
-                np.uint32(0x5a827999) + x1_1)
-            a_0 = np.uint32(a_0 << 30 | a_0 >> 2)
-            a_1 = np.uint32(a_1 << 30 | a_1 >> 2)
-            c_0 = np.uint32(c_0 + (d_0 << 5 | d_0 >> 27) + (b_0 ^ (e_0 & (a_0 ^ b_0))) +
-                np.uint32(0x5a827999) + x2_0)
-            c_1 = np.uint32(c_1 + (d_1 << 5 | d_1 >> 27) + (b_1 ^ (e_1 & (a_1 ^ b_1))) +
-                np.uint32(0x5a827999) + x2_1)
-            e_0 = np.uint32(e_0 << 30 | e_0 >> 2)
-            e_1 = np.uint32(e_1 << 30 | e_1 >> 2)
-            b_0 = np.uint32(b_0 + (c_0 << 5 | c_0 >> 27) + (a_0 ^ (d_0 & (e_0 ^ a_0))) +
-                np.uint32(0x5a827999) + x3_0)
-            b_1 = np.uint32(b_1 + (c_1 << 5 | c_1 >> 27) + (a_1 ^ (d_1 & (e_1 ^ a_1))) +
-                np.uint32(0x5a827999) + x3_1)
-            d_0 = np.uint32(d_0 << 30 | d_0 >> 2)
-            d_1 = np.uint32(d_1 << 30 | d_1 >> 2)
-            a_0 = np.uint32(a_0 + (b_0 << 5 | b_0 >> 27) + (e_0 ^ (c_0 & (d_0 ^ e_0))) +
-                np.uint32(0x5a827999) + x4_0)
-            a_1 = np.uint32(a_1 + (b_1 << 5 | b_1 >> 27) + (e_1 ^ (c_1 & (d_1 ^ e_1))) +
-                np.uint32(0x5a827999) + x4_1)
-            c_0 = np.uint32(c_0 << 30 | c_0 >> 2)
-            c_1 = np.uint32(c_1 << 30 | c_1 >> 2)
-            e_0 = np.uint32(e_0 + (a_0 << 5 | a_0 >> 27) + (d_0 ^ (b_0 & (c_0 ^ d_0))) +
-                np.uint32(0x5a827999) + x5_0)
-            e_1 = np.uint32(e_1 + (a_1 << 5 | a_1 >> 27) + (d_1 ^ (b_1 & (c_1 ^ d_1))) +
-                np.uint32(0x5a827999) + x5_1)
-            b_0 = np.uint32(b_0 << 30 | b_0 >> 2)
-            b_1 = np.uint32(b_1 << 30 | b_1 >> 2)
-            d_0 = np.uint32(d_0 + (e_0 << 5 | e_0 >> 27) + (c_0 ^ (a_0 & (b_0 ^ c_0))) +
-                np.uint32(0x5a827999) + x6_0)
-            d_1 = np.uint32(d_1 + (e_1 << 5 | e_1 >> 27) + (c_1 ^ (a_1 & (b_1 ^ c_1))) +
-                np.uint32(0x5a827999) + x6_1)
-            a_0 = np.uint32(a_0 << 30 | a_0 >> 2)
-            a_1 = np.uint32(a_1 << 30 | a_1 >> 2)
-            c_0 = np.uint32(c_0 + (d_0 << 5 | d_0 >> 27) + (b_0 ^ (e_0 & (a_0 ^ b_0))) +
-                np.uint32(0x5a827999) + x7_0)
-            c_1 = np.uint32(c_1 + (d_1 << 5 | d_1 >> 27) + (b_1 ^ (e_1 & (a_1 ^ b_1))) +
-                np.uint32(0x5a827999) + x7_1)
-            e_0 = np.uint32(e_0 << 30 | e_0 >> 2)
-            e_1 = np.uint32(e_1 << 30 | e_1 >> 2)
-            b_0 = np.uint32(b_0 + (c_0 << 5 | c_0 >> 27) + (a_0 ^ (d_0 & (e_0 ^ a_0))) +
-                np.uint32(0x5a827999) + x8_0)
-            b_1 = np.uint32(b_1 + (c_1 << 5 | c_1 >> 27) + (a_1 ^ (d_1 & (e_1 ^ a_1))) +
-                np.uint32(0x5a827999) + x8_1)
-            d_0 = np.uint32(d_0 << 30 | d_0 >> 2)
-            d_1 = np.uint32(d_1 << 30 | d_1 >> 2)
-            a_0 = np.uint32(a_0 + (b_0 << 5 | b_0 >> 27) + (e_0 ^ (c_0 & (d_0 ^ e_0))) +
-                np.uint32(0x5a827999) + x9_0)
-            a_1 = np.uint32(a_1 + (b_1 << 5 | b_1 >> 27) + (e_1 ^ (c_1 & (d_1 ^ e_1))) +
-                np.uint32(0x5a827999) + x9_1)
-            c_0 = np.uint32(c_0 << 30 | c_0 >> 2)
-            c_1 = np.uint32(c_1 << 30 | c_1 >> 2)
-            e_0 = np.uint32(e_0 + (a_0 << 5 | a_0 >> 27) + (d_0 ^ (b_0 & (c_0 ^ d_0))) +
-                np.uint32(0x5a827999) + x10_0)
-            e_1 = np.uint32(e_1 + (a_1 << 5 | a_1 >> 27) + (d_1 ^ (b_1 & (c_1 ^ d_1))) +
-                np.uint32(0x5a827999) + x10_1)
-            b_0 = np.uint32(b_0 << 30 | b_0 >> 2)
-            b_1 = np.uint32(b_1 << 30 | b_1 >> 2)
-            d_0 = np.uint32(d_0 + (e_0 << 5 | e_0 >> 27) + (c_0 ^ (a_0 & (b_0 ^ c_0))) +
-                np.uint32(0x5a827999) + x11_0)
-            d_1 = np.uint32(d_1 + (e_1 << 5 | e_1 >> 27) + (c_1 ^ (a_1 & (b_1 ^ c_1))) +
-                np.uint32(0x5a827999) + x11_1)
-            a_0 = np.uint32(a_0 << 30 | a_0 >> 2)
-            a_1 = np.uint32(a_1 << 30 | a_1 >> 2)
-            c_0 = np.uint32(c_0 + (d_0 << 5 | d_0 >> 27) + (b_0 ^ (e_0 & (a_0 ^ b_0))) +
-                np.uint32(0x5a827999) + x12_0)
-            c_1 = np.uint32(c_1 + (d_1 << 5 | d_1 >> 27) + (b_1 ^ (e_1 & (a_1 ^ b_1))) +
-                np.uint32(0x5a827999) + x12_1)
-            e_0 = np.uint32(e_0 << 30 | e_0 >> 2)
-            e_1 = np.uint32(e_1 << 30 | e_1 >> 2)
-            b_0 = np.uint32(b_0 + (c_0 << 5 | c_0 >> 27) + (a_0 ^ (d_0 & (e_0 ^ a_0))) +
-                np.uint32(0x5a827999) + x13_0)
-            b_1 = np.uint32(b_1 + (c_1 << 5 | c_1 >> 27) + (a_1 ^ (d_1 & (e_1 ^ a_1))) +
-                np.uint32(0x5a827999) + x13_1)
-            d_0 = np.uint32(d_0 << 30 | d_0 >> 2)
-            d_1 = np.uint32(d_1 << 30 | d_1 >> 2)
-            a_0 = np.uint32(a_0 + (b_0 << 5 | b_0 >> 27) + (e_0 ^ (c_0 & (d_0 ^ e_0))) +
-                np.uint32(0x5a827999) + x14_0)
-            a_1 = np.uint32(a_1 + (b_1 << 5 | b_1 >> 27) + (e_1 ^ (c_1 & (d_1 ^ e_1))) +
-                np.uint32(0x5a827999) + x14_1)
-            c_0 = np.uint32(c_0 << 30 | c_0 >> 2)
-            c_1 = np.uint32(c_1 << 30 | c_1 >> 2)
-            e_0 = np.uint32(e_0 + (a_0 << 5 | a_0 >> 27) + (d_0 ^ (b_0 & (c_0 ^ d_0))) +
-                np.uint32(0x5a827999) + x15_0)
-            e_1 = np.uint32(e_1 + (a_1 << 5 | a_1 >> 27) + (d_1 ^ (b_1 & (c_1 ^ d_1))) +
-                np.uint32(0x5a827999) + x15_1)
-            b_0 = np.uint32(b_0 << 30 | b_0 >> 2)
-            b_1 = np.uint32(b_1 << 30 | b_1 >> 2)
-            y_0 = x13_0 ^ x8_0 ^ x2_0 ^ x0_0
-            y_1 = x13_1 ^ x8_1 ^ x2_1 ^ x0_1
-            x16_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x16_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            d_0 = np.uint32(d_0 + (e_0 << 5 | e_0 >> 27) + (c_0 ^ (a_0 & (b_0 ^ c_0))) +
-                np.uint32(0x5a827999) + x16_0)
-            d_1 = np.uint32(d_1 + (e_1 << 5 | e_1 >> 27) + (c_1 ^ (a_1 & (b_1 ^ c_1))) +
-                np.uint32(0x5a827999) + x16_1)
-            a_0 = np.uint32(a_0 << 30 | a_0 >> 2)
-            a_1 = np.uint32(a_1 << 30 | a_1 >> 2)
-            y_0 = x14_0 ^ x9_0 ^ x3_0 ^ x1_0
-            y_1 = x14_1 ^ x9_1 ^ x3_1 ^ x1_1
-            x17_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x17_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            c_0 = np.uint32(c_0 + (d_0 << 5 | d_0 >> 27) + (b_0 ^ (e_0 & (a_0 ^ b_0))) +
-                np.uint32(0x5a827999) + x17_0)
-            c_1 = np.uint32(c_1 + (d_1 << 5 | d_1 >> 27) + (b_1 ^ (e_1 & (a_1 ^ b_1))) +
-                np.uint32(0x5a827999) + x17_1)
-            e_0 = np.uint32(e_0 << 30 | e_0 >> 2)
-            e_1 = np.uint32(e_1 << 30 | e_1 >> 2)
-            y_0 = x15_0 ^ x10_0 ^ x4_0 ^ x2_0
-            y_1 = x15_1 ^ x10_1 ^ x4_1 ^ x2_1
-            x18_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x18_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            b_0 = np.uint32(b_0 + (c_0 << 5 | c_0 >> 27) + (a_0 ^ (d_0 & (e_0 ^ a_0))) +
-                np.uint32(0x5a827999) + x18_0)
-            b_1 = np.uint32(b_1 + (c_1 << 5 | c_1 >> 27) + (a_1 ^ (d_1 & (e_1 ^ a_1))) +
-                np.uint32(0x5a827999) + x18_1)
-            d_0 = np.uint32(d_0 << 30 | d_0 >> 2)
-            d_1 = np.uint32(d_1 << 30 | d_1 >> 2)
-            y_0 = x16_0 ^ x11_0 ^ x5_0 ^ x3_0
-            y_1 = x16_1 ^ x11_1 ^ x5_1 ^ x3_1
-            x19_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x19_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            a_0 = np.uint32(a_0 + (b_0 << 5 | b_0 >> 27) + (e_0 ^ (c_0 & (d_0 ^ e_0))) +
-                np.uint32(0x5a827999) + x19_0)
-            a_1 = np.uint32(a_1 + (b_1 << 5 | b_1 >> 27) + (e_1 ^ (c_1 & (d_1 ^ e_1))) +
-                np.uint32(0x5a827999) + x19_1)
-            c_0 = np.uint32(c_0 << 30 | c_0 >> 2)
-            c_1 = np.uint32(c_1 << 30 | c_1 >> 2)
-            y_0 = x17_0 ^ x12_0 ^ x6_0 ^ x4_0
-            y_1 = x17_1 ^ x12_1 ^ x6_1 ^ x4_1
-            x20_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x20_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            e_0 = np.uint32(e_0 + (a_0 << 5 | a_0 >> 27) + (b_0 ^ c_0 ^ d_0) +
-                np.uint32(0x6ed9eba1) + x20_0)
-            e_1 = np.uint32(e_1 + (a_1 << 5 | a_1 >> 27) + (b_1 ^ c_1 ^ d_1) +
-                np.uint32(0x6ed9eba1) + x20_1)
-            b_0 = np.uint32(b_0 << 30 | b_0 >> 2)
-            b_1 = np.uint32(b_1 << 30 | b_1 >> 2)
-            y_0 = x18_0 ^ x13_0 ^ x7_0 ^ x5_0
-            y_1 = x18_1 ^ x13_1 ^ x7_1 ^ x5_1
-            x21_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x21_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            d_0 = np.uint32(d_0 + (e_0 << 5 | e_0 >> 27) + (a_0 ^ b_0 ^ c_0) +
-                np.uint32(0x6ed9eba1) + x21_0)
-            d_1 = np.uint32(d_1 + (e_1 << 5 | e_1 >> 27) + (a_1 ^ b_1 ^ c_1) +
-                np.uint32(0x6ed9eba1) + x21_1)
-            a_0 = np.uint32(a_0 << 30 | a_0 >> 2)
-            a_1 = np.uint32(a_1 << 30 | a_1 >> 2)
-            y_0 = x19_0 ^ x14_0 ^ x8_0 ^ x6_0
-            y_1 = x19_1 ^ x14_1 ^ x8_1 ^ x6_1
-            x22_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x22_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            c_0 = np.uint32(c_0 + (d_0 << 5 | d_0 >> 27) + (e_0 ^ a_0 ^ b_0) +
-                np.uint32(0x6ed9eba1) + x22_0)
-            c_1 = np.uint32(c_1 + (d_1 << 5 | d_1 >> 27) + (e_1 ^ a_1 ^ b_1) +
-                np.uint32(0x6ed9eba1) + x22_1)
-            e_0 = np.uint32(e_0 << 30 | e_0 >> 2)
-            e_1 = np.uint32(e_1 << 30 | e_1 >> 2)
-            y_0 = x20_0 ^ x15_0 ^ x9_0 ^ x7_0
-            y_1 = x20_1 ^ x15_1 ^ x9_1 ^ x7_1
-            x23_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x23_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            b_0 = np.uint32(b_0 + (c_0 << 5 | c_0 >> 27) + (d_0 ^ e_0 ^ a_0) +
-                np.uint32(0x6ed9eba1) + x23_0)
-            b_1 = np.uint32(b_1 + (c_1 << 5 | c_1 >> 27) + (d_1 ^ e_1 ^ a_1) +
-                np.uint32(0x6ed9eba1) + x23_1)
-            d_0 = np.uint32(d_0 << 30 | d_0 >> 2)
-            d_1 = np.uint32(d_1 << 30 | d_1 >> 2)
-            y_0 = x21_0 ^ x16_0 ^ x10_0 ^ x8_0
-            y_1 = x21_1 ^ x16_1 ^ x10_1 ^ x8_1
-            x24_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x24_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            a_0 = np.uint32(a_0 + (b_0 << 5 | b_0 >> 27) + (c_0 ^ d_0 ^ e_0) +
-                np.uint32(0x6ed9eba1) + x24_0)
-            a_1 = np.uint32(a_1 + (b_1 << 5 | b_1 >> 27) + (c_1 ^ d_1 ^ e_1) +
-                np.uint32(0x6ed9eba1) + x24_1)
-            c_0 = np.uint32(c_0 << 30 | c_0 >> 2)
-            c_1 = np.uint32(c_1 << 30 | c_1 >> 2)
-            y_0 = x22_0 ^ x17_0 ^ x11_0 ^ x9_0
-            y_1 = x22_1 ^ x17_1 ^ x11_1 ^ x9_1
-            x25_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x25_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            e_0 = np.uint32(e_0 + (a_0 << 5 | a_0 >> 27) + (b_0 ^ c_0 ^ d_0) +
-                np.uint32(0x6ed9eba1) + x25_0)
-            e_1 = np.uint32(e_1 + (a_1 << 5 | a_1 >> 27) + (b_1 ^ c_1 ^ d_1) +
-                np.uint32(0x6ed9eba1) + x25_1)
-            b_0 = np.uint32(b_0 << 30 | b_0 >> 2)
-            b_1 = np.uint32(b_1 << 30 | b_1 >> 2)
-            y_0 = x23_0 ^ x18_0 ^ x12_0 ^ x10_0
-            y_1 = x23_1 ^ x18_1 ^ x12_1 ^ x10_1
-            x26_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x26_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            d_0 = np.uint32(d_0 + (e_0 << 5 | e_0 >> 27) + (a_0 ^ b_0 ^ c_0) +
-                np.uint32(0x6ed9eba1) + x26_0)
-            d_1 = np.uint32(d_1 + (e_1 << 5 | e_1 >> 27) + (a_1 ^ b_1 ^ c_1) +
-                np.uint32(0x6ed9eba1) + x26_1)
-            a_0 = np.uint32(a_0 << 30 | a_0 >> 2)
-            a_1 = np.uint32(a_1 << 30 | a_1 >> 2)
-            y_0 = x24_0 ^ x19_0 ^ x13_0 ^ x11_0
-            y_1 = x24_1 ^ x19_1 ^ x13_1 ^ x11_1
-            x27_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x27_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            c_0 = np.uint32(c_0 + (d_0 << 5 | d_0 >> 27) + (e_0 ^ a_0 ^ b_0) +
-                np.uint32(0x6ed9eba1) + x27_0)
-            c_1 = np.uint32(c_1 + (d_1 << 5 | d_1 >> 27) + (e_1 ^ a_1 ^ b_1) +
-                np.uint32(0x6ed9eba1) + x27_1)
-            e_0 = np.uint32(e_0 << 30 | e_0 >> 2)
-            e_1 = np.uint32(e_1 << 30 | e_1 >> 2)
-            y_0 = x25_0 ^ x20_0 ^ x14_0 ^ x12_0
-            y_1 = x25_1 ^ x20_1 ^ x14_1 ^ x12_1
-            x28_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x28_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            b_0 = np.uint32(b_0 + (c_0 << 5 | c_0 >> 27) + (d_0 ^ e_0 ^ a_0) +
-                np.uint32(0x6ed9eba1) + x28_0)
-            b_1 = np.uint32(b_1 + (c_1 << 5 | c_1 >> 27) + (d_1 ^ e_1 ^ a_1) +
-                np.uint32(0x6ed9eba1) + x28_1)
-            d_0 = np.uint32(d_0 << 30 | d_0 >> 2)
-            d_1 = np.uint32(d_1 << 30 | d_1 >> 2)
-            y_0 = x26_0 ^ x21_0 ^ x15_0 ^ x13_0
-            y_1 = x26_1 ^ x21_1 ^ x15_1 ^ x13_1
-            x29_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x29_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            a_0 = np.uint32(a_0 + (b_0 << 5 | b_0 >> 27) + (c_0 ^ d_0 ^ e_0) +
-                np.uint32(0x6ed9eba1) + x29_0)
-            a_1 = np.uint32(a_1 + (b_1 << 5 | b_1 >> 27) + (c_1 ^ d_1 ^ e_1) +
-                np.uint32(0x6ed9eba1) + x29_1)
-            c_0 = np.uint32(c_0 << 30 | c_0 >> 2)
-            c_1 = np.uint32(c_1 << 30 | c_1 >> 2)
-            y_0 = x27_0 ^ x22_0 ^ x16_0 ^ x14_0
-            y_1 = x27_1 ^ x22_1 ^ x16_1 ^ x14_1
-            x30_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x30_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            e_0 = np.uint32(e_0 + (a_0 << 5 | a_0 >> 27) + (b_0 ^ c_0 ^ d_0) +
-                np.uint32(0x6ed9eba1) + x30_0)
-            e_1 = np.uint32(e_1 + (a_1 << 5 | a_1 >> 27) + (b_1 ^ c_1 ^ d_1) +
-                np.uint32(0x6ed9eba1) + x30_1)
-            b_0 = np.uint32(b_0 << 30 | b_0 >> 2)
-            b_1 = np.uint32(b_1 << 30 | b_1 >> 2)
-            y_0 = x28_0 ^ x23_0 ^ x17_0 ^ x15_0
-            y_1 = x28_1 ^ x23_1 ^ x17_1 ^ x15_1
-            x31_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x31_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            d_0 = np.uint32(d_0 + (e_0 << 5 | e_0 >> 27) + (a_0 ^ b_0 ^ c_0) +
-                np.uint32(0x6ed9eba1) + x31_0)
-            d_1 = np.uint32(d_1 + (e_1 << 5 | e_1 >> 27) + (a_1 ^ b_1 ^ c_1) +
-                np.uint32(0x6ed9eba1) + x31_1)
-            a_0 = np.uint32(a_0 << 30 | a_0 >> 2)
-            a_1 = np.uint32(a_1 << 30 | a_1 >> 2)
-            y_0 = x29_0 ^ x24_0 ^ x18_0 ^ x16_0
-            y_1 = x29_1 ^ x24_1 ^ x18_1 ^ x16_1
-            x32_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x32_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            c_0 = np.uint32(c_0 + (d_0 << 5 | d_0 >> 27) + (e_0 ^ a_0 ^ b_0) +
-                np.uint32(0x6ed9eba1) + x32_0)
-            c_1 = np.uint32(c_1 + (d_1 << 5 | d_1 >> 27) + (e_1 ^ a_1 ^ b_1) +
-                np.uint32(0x6ed9eba1) + x32_1)
-            e_0 = np.uint32(e_0 << 30 | e_0 >> 2)
-            e_1 = np.uint32(e_1 << 30 | e_1 >> 2)
-            y_0 = x30_0 ^ x25_0 ^ x19_0 ^ x17_0
-            y_1 = x30_1 ^ x25_1 ^ x19_1 ^ x17_1
-            x33_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x33_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            b_0 = np.uint32(b_0 + (c_0 << 5 | c_0 >> 27) + (d_0 ^ e_0 ^ a_0) +
-                np.uint32(0x6ed9eba1) + x33_0)
-            b_1 = np.uint32(b_1 + (c_1 << 5 | c_1 >> 27) + (d_1 ^ e_1 ^ a_1) +
-                np.uint32(0x6ed9eba1) + x33_1)
-            d_0 = np.uint32(d_0 << 30 | d_0 >> 2)
-            d_1 = np.uint32(d_1 << 30 | d_1 >> 2)
-            y_0 = x31_0 ^ x26_0 ^ x20_0 ^ x18_0
-            y_1 = x31_1 ^ x26_1 ^ x20_1 ^ x18_1
-            x34_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x34_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            a_0 = np.uint32(a_0 + (b_0 << 5 | b_0 >> 27) + (c_0 ^ d_0 ^ e_0) +
-                np.uint32(0x6ed9eba1) + x34_0)
-            a_1 = np.uint32(a_1 + (b_1 << 5 | b_1 >> 27) + (c_1 ^ d_1 ^ e_1) +
-                np.uint32(0x6ed9eba1) + x34_1)
-            c_0 = np.uint32(c_0 << 30 | c_0 >> 2)
-            c_1 = np.uint32(c_1 << 30 | c_1 >> 2)
-            y_0 = x32_0 ^ x27_0 ^ x21_0 ^ x19_0
-            y_1 = x32_1 ^ x27_1 ^ x21_1 ^ x19_1
-            x35_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x35_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            e_0 = np.uint32(e_0 + (a_0 << 5 | a_0 >> 27) + (b_0 ^ c_0 ^ d_0) +
-                np.uint32(0x6ed9eba1) + x35_0)
-            e_1 = np.uint32(e_1 + (a_1 << 5 | a_1 >> 27) + (b_1 ^ c_1 ^ d_1) +
-                np.uint32(0x6ed9eba1) + x35_1)
-            b_0 = np.uint32(b_0 << 30 | b_0 >> 2)
-            b_1 = np.uint32(b_1 << 30 | b_1 >> 2)
-            y_0 = x33_0 ^ x28_0 ^ x22_0 ^ x20_0
-            y_1 = x33_1 ^ x28_1 ^ x22_1 ^ x20_1
-            x36_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x36_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            d_0 = np.uint32(d_0 + (e_0 << 5 | e_0 >> 27) + (a_0 ^ b_0 ^ c_0) +
-                np.uint32(0x6ed9eba1) + x36_0)
-            d_1 = np.uint32(d_1 + (e_1 << 5 | e_1 >> 27) + (a_1 ^ b_1 ^ c_1) +
-                np.uint32(0x6ed9eba1) + x36_1)
-            a_0 = np.uint32(a_0 << 30 | a_0 >> 2)
-            a_1 = np.uint32(a_1 << 30 | a_1 >> 2)
-            y_0 = x34_0 ^ x29_0 ^ x23_0 ^ x21_0
-            y_1 = x34_1 ^ x29_1 ^ x23_1 ^ x21_1
-            x37_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x37_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            c_0 = np.uint32(c_0 + (d_0 << 5 | d_0 >> 27) + (e_0 ^ a_0 ^ b_0) +
-                np.uint32(0x6ed9eba1) + x37_0)
-            c_1 = np.uint32(c_1 + (d_1 << 5 | d_1 >> 27) + (e_1 ^ a_1 ^ b_1) +
-                np.uint32(0x6ed9eba1) + x37_1)
-            e_0 = np.uint32(e_0 << 30 | e_0 >> 2)
-            e_1 = np.uint32(e_1 << 30 | e_1 >> 2)
-            y_0 = x35_0 ^ x30_0 ^ x24_0 ^ x22_0
-            y_1 = x35_1 ^ x30_1 ^ x24_1 ^ x22_1
-            x38_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x38_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            b_0 = np.uint32(b_0 + (c_0 << 5 | c_0 >> 27) + (d_0 ^ e_0 ^ a_0) +
-                np.uint32(0x6ed9eba1) + x38_0)
-            b_1 = np.uint32(b_1 + (c_1 << 5 | c_1 >> 27) + (d_1 ^ e_1 ^ a_1) +
-                np.uint32(0x6ed9eba1) + x38_1)
-            d_0 = np.uint32(d_0 << 30 | d_0 >> 2)
-            d_1 = np.uint32(d_1 << 30 | d_1 >> 2)
-            y_0 = x36_0 ^ x31_0 ^ x25_0 ^ x23_0
-            y_1 = x36_1 ^ x31_1 ^ x25_1 ^ x23_1
-            x39_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x39_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            a_0 = np.uint32(a_0 + (b_0 << 5 | b_0 >> 27) + (c_0 ^ d_0 ^ e_0) +
-                np.uint32(0x6ed9eba1) + x39_0)
-            a_1 = np.uint32(a_1 + (b_1 << 5 | b_1 >> 27) + (c_1 ^ d_1 ^ e_1) +
-                np.uint32(0x6ed9eba1) + x39_1)
-            c_0 = np.uint32(c_0 << 30 | c_0 >> 2)
-            c_1 = np.uint32(c_1 << 30 | c_1 >> 2)
-            y_0 = x37_0 ^ x32_0 ^ x26_0 ^ x24_0
-            y_1 = x37_1 ^ x32_1 ^ x26_1 ^ x24_1
-            x40_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x40_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            e_0 = np.uint32(e_0 + (a_0 << 5 | a_0 >> 27) + ((b_0 & c_0) | (d_0 & (b_0 | c_0))) +
-                np.uint32(0x8f1bbcdc) + x40_0)
-            e_1 = np.uint32(e_1 + (a_1 << 5 | a_1 >> 27) + ((b_1 & c_1) | (d_1 & (b_1 | c_1))) +
-                np.uint32(0x8f1bbcdc) + x40_1)
-            b_0 = np.uint32(b_0 << 30 | b_0 >> 2)
-            b_1 = np.uint32(b_1 << 30 | b_1 >> 2)
-            y_0 = x38_0 ^ x33_0 ^ x27_0 ^ x25_0
-            y_1 = x38_1 ^ x33_1 ^ x27_1 ^ x25_1
-            x41_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x41_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            d_0 = np.uint32(d_0 + (e_0 << 5 | e_0 >> 27) + ((a_0 & b_0) | (c_0 & (a_0 | b_0))) +
-                np.uint32(0x8f1bbcdc) + x41_0)
-            d_1 = np.uint32(d_1 + (e_1 << 5 | e_1 >> 27) + ((a_1 & b_1) | (c_1 & (a_1 | b_1))) +
-                np.uint32(0x8f1bbcdc) + x41_1)
-            a_0 = np.uint32(a_0 << 30 | a_0 >> 2)
-            a_1 = np.uint32(a_1 << 30 | a_1 >> 2)
-            y_0 = x39_0 ^ x34_0 ^ x28_0 ^ x26_0
-            y_1 = x39_1 ^ x34_1 ^ x28_1 ^ x26_1
-            x42_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x42_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            c_0 = np.uint32(c_0 + (d_0 << 5 | d_0 >> 27) + ((e_0 & a_0) | (b_0 & (e_0 | a_0))) +
-                np.uint32(0x8f1bbcdc) + x42_0)
-            c_1 = np.uint32(c_1 + (d_1 << 5 | d_1 >> 27) + ((e_1 & a_1) | (b_1 & (e_1 | a_1))) +
-                np.uint32(0x8f1bbcdc) + x42_1)
-            e_0 = np.uint32(e_0 << 30 | e_0 >> 2)
-            e_1 = np.uint32(e_1 << 30 | e_1 >> 2)
-            y_0 = x40_0 ^ x35_0 ^ x29_0 ^ x27_0
-            y_1 = x40_1 ^ x35_1 ^ x29_1 ^ x27_1
-            x43_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x43_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            b_0 = np.uint32(b_0 + (c_0 << 5 | c_0 >> 27) + ((d_0 & e_0) | (a_0 & (d_0 | e_0))) +
-                np.uint32(0x8f1bbcdc) + x43_0)
-            b_1 = np.uint32(b_1 + (c_1 << 5 | c_1 >> 27) + ((d_1 & e_1) | (a_1 & (d_1 | e_1))) +
-                np.uint32(0x8f1bbcdc) + x43_1)
-            d_0 = np.uint32(d_0 << 30 | d_0 >> 2)
-            d_1 = np.uint32(d_1 << 30 | d_1 >> 2)
-            y_0 = x41_0 ^ x36_0 ^ x30_0 ^ x28_0
-            y_1 = x41_1 ^ x36_1 ^ x30_1 ^ x28_1
-            x44_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x44_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            a_0 = np.uint32(a_0 + (b_0 << 5 | b_0 >> 27) + ((c_0 & d_0) | (e_0 & (c_0 | d_0))) +
-                np.uint32(0x8f1bbcdc) + x44_0)
-            a_1 = np.uint32(a_1 + (b_1 << 5 | b_1 >> 27) + ((c_1 & d_1) | (e_1 & (c_1 | d_1))) +
-                np.uint32(0x8f1bbcdc) + x44_1)
-            c_0 = np.uint32(c_0 << 30 | c_0 >> 2)
-            c_1 = np.uint32(c_1 << 30 | c_1 >> 2)
-            y_0 = x42_0 ^ x37_0 ^ x31_0 ^ x29_0
-            y_1 = x42_1 ^ x37_1 ^ x31_1 ^ x29_1
-            x45_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x45_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            e_0 = np.uint32(e_0 + (a_0 << 5 | a_0 >> 27) + ((b_0 & c_0) | (d_0 & (b_0 | c_0))) +
-                np.uint32(0x8f1bbcdc) + x45_0)
-            e_1 = np.uint32(e_1 + (a_1 << 5 | a_1 >> 27) + ((b_1 & c_1) | (d_1 & (b_1 | c_1))) +
-                np.uint32(0x8f1bbcdc) + x45_1)
-            b_0 = np.uint32(b_0 << 30 | b_0 >> 2)
-            b_1 = np.uint32(b_1 << 30 | b_1 >> 2)
-            y_0 = x43_0 ^ x38_0 ^ x32_0 ^ x30_0
-            y_1 = x43_1 ^ x38_1 ^ x32_1 ^ x30_1
-            x46_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x46_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            d_0 = np.uint32(d_0 + (e_0 << 5 | e_0 >> 27) + ((a_0 & b_0) | (c_0 & (a_0 | b_0))) +
-                np.uint32(0x8f1bbcdc) + x46_0)
-            d_1 = np.uint32(d_1 + (e_1 << 5 | e_1 >> 27) + ((a_1 & b_1) | (c_1 & (a_1 | b_1))) +
-                np.uint32(0x8f1bbcdc) + x46_1)
-            a_0 = np.uint32(a_0 << 30 | a_0 >> 2)
-            a_1 = np.uint32(a_1 << 30 | a_1 >> 2)
-            y_0 = x44_0 ^ x39_0 ^ x33_0 ^ x31_0
-            y_1 = x44_1 ^ x39_1 ^ x33_1 ^ x31_1
-            x47_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x47_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            c_0 = np.uint32(c_0 + (d_0 << 5 | d_0 >> 27) + ((e_0 & a_0) | (b_0 & (e_0 | a_0))) +
-                np.uint32(0x8f1bbcdc) + x47_0)
-            c_1 = np.uint32(c_1 + (d_1 << 5 | d_1 >> 27) + ((e_1 & a_1) | (b_1 & (e_1 | a_1))) +
-                np.uint32(0x8f1bbcdc) + x47_1)
-            e_0 = np.uint32(e_0 << 30 | e_0 >> 2)
-            e_1 = np.uint32(e_1 << 30 | e_1 >> 2)
-            y_0 = x45_0 ^ x40_0 ^ x34_0 ^ x32_0
-            y_1 = x45_1 ^ x40_1 ^ x34_1 ^ x32_1
-            x48_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x48_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            b_0 = np.uint32(b_0 + (c_0 << 5 | c_0 >> 27) + ((d_0 & e_0) | (a_0 & (d_0 | e_0))) +
-                np.uint32(0x8f1bbcdc) + x48_0)
-            b_1 = np.uint32(b_1 + (c_1 << 5 | c_1 >> 27) + ((d_1 & e_1) | (a_1 & (d_1 | e_1))) +
-                np.uint32(0x8f1bbcdc) + x48_1)
-            d_0 = np.uint32(d_0 << 30 | d_0 >> 2)
-            d_1 = np.uint32(d_1 << 30 | d_1 >> 2)
-            y_0 = x46_0 ^ x41_0 ^ x35_0 ^ x33_0
-            y_1 = x46_1 ^ x41_1 ^ x35_1 ^ x33_1
-            x49_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x49_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            a_0 = np.uint32(a_0 + (b_0 << 5 | b_0 >> 27) + ((c_0 & d_0) | (e_0 & (c_0 | d_0))) +
-                np.uint32(0x8f1bbcdc) + x49_0)
-            a_1 = np.uint32(a_1 + (b_1 << 5 | b_1 >> 27) + ((c_1 & d_1) | (e_1 & (c_1 | d_1))) +
-                np.uint32(0x8f1bbcdc) + x49_1)
-            c_0 = np.uint32(c_0 << 30 | c_0 >> 2)
-            c_1 = np.uint32(c_1 << 30 | c_1 >> 2)
-            y_0 = x47_0 ^ x42_0 ^ x36_0 ^ x34_0
-            y_1 = x47_1 ^ x42_1 ^ x36_1 ^ x34_1
-            x50_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x50_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            e_0 = np.uint32(e_0 + (a_0 << 5 | a_0 >> 27) + ((b_0 & c_0) | (d_0 & (b_0 | c_0))) +
-                np.uint32(0x8f1bbcdc) + x50_0)
-            e_1 = np.uint32(e_1 + (a_1 << 5 | a_1 >> 27) + ((b_1 & c_1) | (d_1 & (b_1 | c_1))) +
-                np.uint32(0x8f1bbcdc) + x50_1)
-            b_0 = np.uint32(b_0 << 30 | b_0 >> 2)
-            b_1 = np.uint32(b_1 << 30 | b_1 >> 2)
-            y_0 = x48_0 ^ x43_0 ^ x37_0 ^ x35_0
-            y_1 = x48_1 ^ x43_1 ^ x37_1 ^ x35_1
-            x51_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x51_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            d_0 = np.uint32(d_0 + (e_0 << 5 | e_0 >> 27) + ((a_0 & b_0) | (c_0 & (a_0 | b_0))) +
-                np.uint32(0x8f1bbcdc) + x51_0)
-            d_1 = np.uint32(d_1 + (e_1 << 5 | e_1 >> 27) + ((a_1 & b_1) | (c_1 & (a_1 | b_1))) +
-                np.uint32(0x8f1bbcdc) + x51_1)
-            a_0 = np.uint32(a_0 << 30 | a_0 >> 2)
-            a_1 = np.uint32(a_1 << 30 | a_1 >> 2)
-            y_0 = x49_0 ^ x44_0 ^ x38_0 ^ x36_0
-            y_1 = x49_1 ^ x44_1 ^ x38_1 ^ x36_1
-            x52_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x52_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            c_0 = np.uint32(c_0 + (d_0 << 5 | d_0 >> 27) + ((e_0 & a_0) | (b_0 & (e_0 | a_0))) +
-                np.uint32(0x8f1bbcdc) + x52_0)
-            c_1 = np.uint32(c_1 + (d_1 << 5 | d_1 >> 27) + ((e_1 & a_1) | (b_1 & (e_1 | a_1))) +
-                np.uint32(0x8f1bbcdc) + x52_1)
-            e_0 = np.uint32(e_0 << 30 | e_0 >> 2)
-            e_1 = np.uint32(e_1 << 30 | e_1 >> 2)
-            y_0 = x50_0 ^ x45_0 ^ x39_0 ^ x37_0
-            y_1 = x50_1 ^ x45_1 ^ x39_1 ^ x37_1
-            x53_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x53_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            b_0 = np.uint32(b_0 + (c_0 << 5 | c_0 >> 27) + ((d_0 & e_0) | (a_0 & (d_0 | e_0))) +
-                np.uint32(0x8f1bbcdc) + x53_0)
-            b_1 = np.uint32(b_1 + (c_1 << 5 | c_1 >> 27) + ((d_1 & e_1) | (a_1 & (d_1 | e_1))) +
-                np.uint32(0x8f1bbcdc) + x53_1)
-            d_0 = np.uint32(d_0 << 30 | d_0 >> 2)
-            d_1 = np.uint32(d_1 << 30 | d_1 >> 2)
-            y_0 = x51_0 ^ x46_0 ^ x40_0 ^ x38_0
-            y_1 = x51_1 ^ x46_1 ^ x40_1 ^ x38_1
-            x54_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x54_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            a_0 = np.uint32(a_0 + (b_0 << 5 | b_0 >> 27) + ((c_0 & d_0) | (e_0 & (c_0 | d_0))) +
-                np.uint32(0x8f1bbcdc) + x54_0)
-            a_1 = np.uint32(a_1 + (b_1 << 5 | b_1 >> 27) + ((c_1 & d_1) | (e_1 & (c_1 | d_1))) +
-                np.uint32(0x8f1bbcdc) + x54_1)
-            c_0 = np.uint32(c_0 << 30 | c_0 >> 2)
-            c_1 = np.uint32(c_1 << 30 | c_1 >> 2)
-            y_0 = x52_0 ^ x47_0 ^ x41_0 ^ x39_0
-            y_1 = x52_1 ^ x47_1 ^ x41_1 ^ x39_1
-            x55_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x55_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            e_0 = np.uint32(e_0 + (a_0 << 5 | a_0 >> 27) + ((b_0 & c_0) | (d_0 & (b_0 | c_0))) +
-                np.uint32(0x8f1bbcdc) + x55_0)
-            e_1 = np.uint32(e_1 + (a_1 << 5 | a_1 >> 27) + ((b_1 & c_1) | (d_1 & (b_1 | c_1))) +
-                np.uint32(0x8f1bbcdc) + x55_1)
-            b_0 = np.uint32(b_0 << 30 | b_0 >> 2)
-            b_1 = np.uint32(b_1 << 30 | b_1 >> 2)
-            y_0 = x53_0 ^ x48_0 ^ x42_0 ^ x40_0
-            y_1 = x53_1 ^ x48_1 ^ x42_1 ^ x40_1
-            x56_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x56_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            d_0 = np.uint32(d_0 + (e_0 << 5 | e_0 >> 27) + ((a_0 & b_0) | (c_0 & (a_0 | b_0))) +
-                np.uint32(0x8f1bbcdc) + x56_0)
-            d_1 = np.uint32(d_1 + (e_1 << 5 | e_1 >> 27) + ((a_1 & b_1) | (c_1 & (a_1 | b_1))) +
-                np.uint32(0x8f1bbcdc) + x56_1)
-            a_0 = np.uint32(a_0 << 30 | a_0 >> 2)
-            a_1 = np.uint32(a_1 << 30 | a_1 >> 2)
-            y_0 = x54_0 ^ x49_0 ^ x43_0 ^ x41_0
-            y_1 = x54_1 ^ x49_1 ^ x43_1 ^ x41_1
-            x57_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x57_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            c_0 = np.uint32(c_0 + (d_0 << 5 | d_0 >> 27) + ((e_0 & a_0) | (b_0 & (e_0 | a_0))) +
-                np.uint32(0x8f1bbcdc) + x57_0)
-            c_1 = np.uint32(c_1 + (d_1 << 5 | d_1 >> 27) + ((e_1 & a_1) | (b_1 & (e_1 | a_1))) +
-                np.uint32(0x8f1bbcdc) + x57_1)
-            e_0 = np.uint32(e_0 << 30 | e_0 >> 2)
-            e_1 = np.uint32(e_1 << 30 | e_1 >> 2)
-            y_0 = x55_0 ^ x50_0 ^ x44_0 ^ x42_0
-            y_1 = x55_1 ^ x50_1 ^ x44_1 ^ x42_1
-            x58_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x58_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            b_0 = np.uint32(b_0 + (c_0 << 5 | c_0 >> 27) + ((d_0 & e_0) | (a_0 & (d_0 | e_0))) +
-                np.uint32(0x8f1bbcdc) + x58_0)
-            b_1 = np.uint32(b_1 + (c_1 << 5 | c_1 >> 27) + ((d_1 & e_1) | (a_1 & (d_1 | e_1))) +
-                np.uint32(0x8f1bbcdc) + x58_1)
-            d_0 = np.uint32(d_0 << 30 | d_0 >> 2)
-            d_1 = np.uint32(d_1 << 30 | d_1 >> 2)
-            y_0 = x56_0 ^ x51_0 ^ x45_0 ^ x43_0
-            y_1 = x56_1 ^ x51_1 ^ x45_1 ^ x43_1
-            x59_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x59_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            a_0 = np.uint32(a_0 + (b_0 << 5 | b_0 >> 27) + ((c_0 & d_0) | (e_0 & (c_0 | d_0))) +
-                np.uint32(0x8f1bbcdc) + x59_0)
-            a_1 = np.uint32(a_1 + (b_1 << 5 | b_1 >> 27) + ((c_1 & d_1) | (e_1 & (c_1 | d_1))) +
-                np.uint32(0x8f1bbcdc) + x59_1)
-            c_0 = np.uint32(c_0 << 30 | c_0 >> 2)
-            c_1 = np.uint32(c_1 << 30 | c_1 >> 2)
-            y_0 = x57_0 ^ x52_0 ^ x46_0 ^ x44_0
-            y_1 = x57_1 ^ x52_1 ^ x46_1 ^ x44_1
-            x60_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x60_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            e_0 = np.uint32(e_0 + (a_0 << 5 | a_0 >> 27) + (b_0 ^ c_0 ^ d_0) +
-                np.uint32(0xca62c1d6) + x60_0)
-            e_1 = np.uint32(e_1 + (a_1 << 5 | a_1 >> 27) + (b_1 ^ c_1 ^ d_1) +
-                np.uint32(0xca62c1d6) + x60_1)
-            b_0 = np.uint32(b_0 << 30 | b_0 >> 2)
-            b_1 = np.uint32(b_1 << 30 | b_1 >> 2)
-            y_0 = x58_0 ^ x53_0 ^ x47_0 ^ x45_0
-            y_1 = x58_1 ^ x53_1 ^ x47_1 ^ x45_1
-            x61_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x61_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            d_0 = np.uint32(d_0 + (e_0 << 5 | e_0 >> 27) + (a_0 ^ b_0 ^ c_0) +
-                np.uint32(0xca62c1d6) + x61_0)
-            d_1 = np.uint32(d_1 + (e_1 << 5 | e_1 >> 27) + (a_1 ^ b_1 ^ c_1) +
-                np.uint32(0xca62c1d6) + x61_1)
-            a_0 = np.uint32(a_0 << 30 | a_0 >> 2)
-            a_1 = np.uint32(a_1 << 30 | a_1 >> 2)
-            y_0 = x59_0 ^ x54_0 ^ x48_0 ^ x46_0
-            y_1 = x59_1 ^ x54_1 ^ x48_1 ^ x46_1
-            x62_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x62_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            c_0 = np.uint32(c_0 + (d_0 << 5 | d_0 >> 27) + (e_0 ^ a_0 ^ b_0) +
-                np.uint32(0xca62c1d6) + x62_0)
-            c_1 = np.uint32(c_1 + (d_1 << 5 | d_1 >> 27) + (e_1 ^ a_1 ^ b_1) +
-                np.uint32(0xca62c1d6) + x62_1)
-            e_0 = np.uint32(e_0 << 30 | e_0 >> 2)
-            e_1 = np.uint32(e_1 << 30 | e_1 >> 2)
-            y_0 = x60_0 ^ x55_0 ^ x49_0 ^ x47_0
-            y_1 = x60_1 ^ x55_1 ^ x49_1 ^ x47_1
-            x63_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x63_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            b_0 = np.uint32(b_0 + (c_0 << 5 | c_0 >> 27) + (d_0 ^ e_0 ^ a_0) +
-                np.uint32(0xca62c1d6) + x63_0)
-            b_1 = np.uint32(b_1 + (c_1 << 5 | c_1 >> 27) + (d_1 ^ e_1 ^ a_1) +
-                np.uint32(0xca62c1d6) + x63_1)
-            d_0 = np.uint32(d_0 << 30 | d_0 >> 2)
-            d_1 = np.uint32(d_1 << 30 | d_1 >> 2)
-            y_0 = x61_0 ^ x56_0 ^ x50_0 ^ x48_0
-            y_1 = x61_1 ^ x56_1 ^ x50_1 ^ x48_1
-            x64_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x64_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            a_0 = np.uint32(a_0 + (b_0 << 5 | b_0 >> 27) + (c_0 ^ d_0 ^ e_0) +
-                np.uint32(0xca62c1d6) + x64_0)
-            a_1 = np.uint32(a_1 + (b_1 << 5 | b_1 >> 27) + (c_1 ^ d_1 ^ e_1) +
-                np.uint32(0xca62c1d6) + x64_1)
-            c_0 = np.uint32(c_0 << 30 | c_0 >> 2)
-            c_1 = np.uint32(c_1 << 30 | c_1 >> 2)
-            y_0 = x62_0 ^ x57_0 ^ x51_0 ^ x49_0
-            y_1 = x62_1 ^ x57_1 ^ x51_1 ^ x49_1
-            x65_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x65_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            e_0 = np.uint32(e_0 + (a_0 << 5 | a_0 >> 27) + (b_0 ^ c_0 ^ d_0) +
-                np.uint32(0xca62c1d6) + x65_0)
-            e_1 = np.uint32(e_1 + (a_1 << 5 | a_1 >> 27) + (b_1 ^ c_1 ^ d_1) +
-                np.uint32(0xca62c1d6) + x65_1)
-            b_0 = np.uint32(b_0 << 30 | b_0 >> 2)
-            b_1 = np.uint32(b_1 << 30 | b_1 >> 2)
-            y_0 = x63_0 ^ x58_0 ^ x52_0 ^ x50_0
-            y_1 = x63_1 ^ x58_1 ^ x52_1 ^ x50_1
-            x66_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x66_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            d_0 = np.uint32(d_0 + (e_0 << 5 | e_0 >> 27) + (a_0 ^ b_0 ^ c_0) +
-                np.uint32(0xca62c1d6) + x66_0)
-            d_1 = np.uint32(d_1 + (e_1 << 5 | e_1 >> 27) + (a_1 ^ b_1 ^ c_1) +
-                np.uint32(0xca62c1d6) + x66_1)
-            a_0 = np.uint32(a_0 << 30 | a_0 >> 2)
-            a_1 = np.uint32(a_1 << 30 | a_1 >> 2)
-            y_0 = x64_0 ^ x59_0 ^ x53_0 ^ x51_0
-            y_1 = x64_1 ^ x59_1 ^ x53_1 ^ x51_1
-            x67_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x67_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            c_0 = np.uint32(c_0 + (d_0 << 5 | d_0 >> 27) + (e_0 ^ a_0 ^ b_0) +
-                np.uint32(0xca62c1d6) + x67_0)
-            c_1 = np.uint32(c_1 + (d_1 << 5 | d_1 >> 27) + (e_1 ^ a_1 ^ b_1) +
-                np.uint32(0xca62c1d6) + x67_1)
-            e_0 = np.uint32(e_0 << 30 | e_0 >> 2)
-            e_1 = np.uint32(e_1 << 30 | e_1 >> 2)
-            y_0 = x65_0 ^ x60_0 ^ x54_0 ^ x52_0
-            y_1 = x65_1 ^ x60_1 ^ x54_1 ^ x52_1
-            x68_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x68_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            b_0 = np.uint32(b_0 + (c_0 << 5 | c_0 >> 27) + (d_0 ^ e_0 ^ a_0) +
-                np.uint32(0xca62c1d6) + x68_0)
-            b_1 = np.uint32(b_1 + (c_1 << 5 | c_1 >> 27) + (d_1 ^ e_1 ^ a_1) +
-                np.uint32(0xca62c1d6) + x68_1)
-            d_0 = np.uint32(d_0 << 30 | d_0 >> 2)
-            d_1 = np.uint32(d_1 << 30 | d_1 >> 2)
-            y_0 = x66_0 ^ x61_0 ^ x55_0 ^ x53_0
-            y_1 = x66_1 ^ x61_1 ^ x55_1 ^ x53_1
-            x69_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x69_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            a_0 = np.uint32(a_0 + (b_0 << 5 | b_0 >> 27) + (c_0 ^ d_0 ^ e_0) +
-                np.uint32(0xca62c1d6) + x69_0)
-            a_1 = np.uint32(a_1 + (b_1 << 5 | b_1 >> 27) + (c_1 ^ d_1 ^ e_1) +
-                np.uint32(0xca62c1d6) + x69_1)
-            c_0 = np.uint32(c_0 << 30 | c_0 >> 2)
-            c_1 = np.uint32(c_1 << 30 | c_1 >> 2)
-            y_0 = x67_0 ^ x62_0 ^ x56_0 ^ x54_0
-            y_1 = x67_1 ^ x62_1 ^ x56_1 ^ x54_1
-            x70_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x70_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            e_0 = np.uint32(e_0 + (a_0 << 5 | a_0 >> 27) + (b_0 ^ c_0 ^ d_0) +
-                np.uint32(0xca62c1d6) + x70_0)
-            e_1 = np.uint32(e_1 + (a_1 << 5 | a_1 >> 27) + (b_1 ^ c_1 ^ d_1) +
-                np.uint32(0xca62c1d6) + x70_1)
-            b_0 = np.uint32(b_0 << 30 | b_0 >> 2)
-            b_1 = np.uint32(b_1 << 30 | b_1 >> 2)
-            y_0 = x68_0 ^ x63_0 ^ x57_0 ^ x55_0
-            y_1 = x68_1 ^ x63_1 ^ x57_1 ^ x55_1
-            x71_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x71_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            d_0 = np.uint32(d_0 + (e_0 << 5 | e_0 >> 27) + (a_0 ^ b_0 ^ c_0) +
-                np.uint32(0xca62c1d6) + x71_0)
-            d_1 = np.uint32(d_1 + (e_1 << 5 | e_1 >> 27) + (a_1 ^ b_1 ^ c_1) +
-                np.uint32(0xca62c1d6) + x71_1)
-            a_0 = np.uint32(a_0 << 30 | a_0 >> 2)
-            a_1 = np.uint32(a_1 << 30 | a_1 >> 2)
-            y_0 = x69_0 ^ x64_0 ^ x58_0 ^ x56_0
-            y_1 = x69_1 ^ x64_1 ^ x58_1 ^ x56_1
-            x72_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x72_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            c_0 = np.uint32(c_0 + (d_0 << 5 | d_0 >> 27) + (e_0 ^ a_0 ^ b_0) +
-                np.uint32(0xca62c1d6) + x72_0)
-            c_1 = np.uint32(c_1 + (d_1 << 5 | d_1 >> 27) + (e_1 ^ a_1 ^ b_1) +
-                np.uint32(0xca62c1d6) + x72_1)
-            e_0 = np.uint32(e_0 << 30 | e_0 >> 2)
-            e_1 = np.uint32(e_1 << 30 | e_1 >> 2)
-            y_0 = x70_0 ^ x65_0 ^ x59_0 ^ x57_0
-            y_1 = x70_1 ^ x65_1 ^ x59_1 ^ x57_1
-            x73_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x73_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            b_0 = np.uint32(b_0 + (c_0 << 5 | c_0 >> 27) + (d_0 ^ e_0 ^ a_0) +
-                np.uint32(0xca62c1d6) + x73_0)
-            b_1 = np.uint32(b_1 + (c_1 << 5 | c_1 >> 27) + (d_1 ^ e_1 ^ a_1) +
-                np.uint32(0xca62c1d6) + x73_1)
-            d_0 = np.uint32(d_0 << 30 | d_0 >> 2)
-            d_1 = np.uint32(d_1 << 30 | d_1 >> 2)
-            y_0 = x71_0 ^ x66_0 ^ x60_0 ^ x58_0
-            y_1 = x71_1 ^ x66_1 ^ x60_1 ^ x58_1
-            x74_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x74_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            a_0 = np.uint32(a_0 + (b_0 << 5 | b_0 >> 27) + (c_0 ^ d_0 ^ e_0) +
-                np.uint32(0xca62c1d6) + x74_0)
-            a_1 = np.uint32(a_1 + (b_1 << 5 | b_1 >> 27) + (c_1 ^ d_1 ^ e_1) +
-                np.uint32(0xca62c1d6) + x74_1)
-            c_0 = np.uint32(c_0 << 30 | c_0 >> 2)
-            c_1 = np.uint32(c_1 << 30 | c_1 >> 2)
-            y_0 = x72_0 ^ x67_0 ^ x61_0 ^ x59_0
-            y_1 = x72_1 ^ x67_1 ^ x61_1 ^ x59_1
-            x75_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x75_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            e_0 = np.uint32(e_0 + (a_0 << 5 | a_0 >> 27) + (b_0 ^ c_0 ^ d_0) +
-                np.uint32(0xca62c1d6) + x75_0)
-            e_1 = np.uint32(e_1 + (a_1 << 5 | a_1 >> 27) + (b_1 ^ c_1 ^ d_1) +
-                np.uint32(0xca62c1d6) + x75_1)
-            b_0 = np.uint32(b_0 << 30 | b_0 >> 2)
-            b_1 = np.uint32(b_1 << 30 | b_1 >> 2)
-            y_0 = x73_0 ^ x68_0 ^ x62_0 ^ x60_0
-            y_1 = x73_1 ^ x68_1 ^ x62_1 ^ x60_1
-            x76_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x76_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            d_0 = np.uint32(d_0 + (e_0 << 5 | e_0 >> 27) + (a_0 ^ b_0 ^ c_0) +
-                np.uint32(0xca62c1d6) + x76_0)
-            d_1 = np.uint32(d_1 + (e_1 << 5 | e_1 >> 27) + (a_1 ^ b_1 ^ c_1) +
-                np.uint32(0xca62c1d6) + x76_1)
-            a_0 = np.uint32(a_0 << 30 | a_0 >> 2)
-            a_1 = np.uint32(a_1 << 30 | a_1 >> 2)
-            y_0 = x74_0 ^ x69_0 ^ x63_0 ^ x61_0
-            y_1 = x74_1 ^ x69_1 ^ x63_1 ^ x61_1
-            x77_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x77_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            c_0 = np.uint32(c_0 + (d_0 << 5 | d_0 >> 27) + (e_0 ^ a_0 ^ b_0) +
-                np.uint32(0xca62c1d6) + x77_0)
-            c_1 = np.uint32(c_1 + (d_1 << 5 | d_1 >> 27) + (e_1 ^ a_1 ^ b_1) +
-                np.uint32(0xca62c1d6) + x77_1)
-            e_0 = np.uint32(e_0 << 30 | e_0 >> 2)
-            e_1 = np.uint32(e_1 << 30 | e_1 >> 2)
-            y_0 = x75_0 ^ x70_0 ^ x64_0 ^ x62_0
-            y_1 = x75_1 ^ x70_1 ^ x64_1 ^ x62_1
-            x78_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x78_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            b_0 = np.uint32(b_0 + (c_0 << 5 | c_0 >> 27) + (d_0 ^ e_0 ^ a_0) +
-                np.uint32(0xca62c1d6) + x78_0)
-            b_1 = np.uint32(b_1 + (c_1 << 5 | c_1 >> 27) + (d_1 ^ e_1 ^ a_1) +
-                np.uint32(0xca62c1d6) + x78_1)
-            d_0 = np.uint32(d_0 << 30 | d_0 >> 2)
-            d_1 = np.uint32(d_1 << 30 | d_1 >> 2)
-            y_0 = x76_0 ^ x71_0 ^ x65_0 ^ x63_0
-            y_1 = x76_1 ^ x71_1 ^ x65_1 ^ x63_1
-            x79_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x79_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            a_0 = np.uint32(a_0 + (b_0 << 5 | b_0 >> 27) + (c_0 ^ d_0 ^ e_0) +
-                np.uint32(0xca62c1d6) + x79_0)
-            a_1 = np.uint32(a_1 + (b_1 << 5 | b_1 >> 27) + (c_1 ^ d_1 ^ e_1) +
-                np.uint32(0xca62c1d6) + x79_1)
-            c_0 = np.uint32(c_0 << 30 | c_0 >> 2)
-            c_1 = np.uint32(c_1 << 30 | c_1 >> 2)
-            buf[0 + l] = np.uint32(buf[0 + l] + a_0)
-            buf[16 + l] = np.uint32(buf[16 + l] + a_1)
-            buf[32 + l] = np.uint32(buf[32 + l] + b_0)
-            buf[48 + l] = np.uint32(buf[48 + l] + b_1)
-            buf[64 + l] = np.uint32(buf[64 + l] + c_0)
-            buf[80 + l] = np.uint32(buf[80 + l] + c_1)
-            buf[96 + l] = np.uint32(buf[96 + l] + d_0)
-            buf[112 + l] = np.uint32(buf[112 + l] + d_1)
-            buf[128 + l] = np.uint32(buf[128 + l] + e_0)
-            buf[144 + l] = np.uint32(buf[144 + l] + e_1)
-
-
-@kernel
-def x8_hash_rows(values, starts, lengths, rows, iv, out):
-    """SHA1, 16 lanes (2 groups of 8): the digest of each message
-    ``values[starts[r]:starts[r] + lengths[r]]``, ``r`` in ``rows``, into ``out[r]``."""
     # state words 0..4, then message words 0..15: word i of lane l at buf[i * 16 + l]
     buf = np.zeros(336, np.uint32)
     tail = np.zeros(512, np.uint32)  # each lane's padded last 1-2 blocks: 32 words from lane * 32
@@ -991,793 +127,791 @@ def x8_hash_rows(values, starts, lengths, rows, iv, out):
                         buf[80 + j * 16 + lane] = tail[t0 + j]
         if busy == 0:
             break
-        # the block function: lanes l + 8 * g of the 2 groups g side by side
+        # the block function: lanes l + 16 * g of the 1 groups g side by side
+        for l in range(16):
+            a = buf[0 + l]
+            b = buf[16 + l]
+            c = buf[32 + l]
+            d = buf[48 + l]
+            e = buf[64 + l]
+            x0 = buf[80 + l]
+            x1 = buf[96 + l]
+            x2 = buf[112 + l]
+            x3 = buf[128 + l]
+            x4 = buf[144 + l]
+            x5 = buf[160 + l]
+            x6 = buf[176 + l]
+            x7 = buf[192 + l]
+            x8 = buf[208 + l]
+            x9 = buf[224 + l]
+            x10 = buf[240 + l]
+            x11 = buf[256 + l]
+            x12 = buf[272 + l]
+            x13 = buf[288 + l]
+            x14 = buf[304 + l]
+            x15 = buf[320 + l]
+            e = np.uint32(e + (a << 5 | a >> 27) + (d ^ (b & (c ^ d))) + np.uint32(0x5a827999) +
+                x0)
+            b = np.uint32(b << 30 | b >> 2)
+            d = np.uint32(d + (e << 5 | e >> 27) + (c ^ (a & (b ^ c))) + np.uint32(0x5a827999) +
+                x1)
+            a = np.uint32(a << 30 | a >> 2)
+            c = np.uint32(c + (d << 5 | d >> 27) + (b ^ (e & (a ^ b))) + np.uint32(0x5a827999) +
+                x2)
+            e = np.uint32(e << 30 | e >> 2)
+            b = np.uint32(b + (c << 5 | c >> 27) + (a ^ (d & (e ^ a))) + np.uint32(0x5a827999) +
+                x3)
+            d = np.uint32(d << 30 | d >> 2)
+            a = np.uint32(a + (b << 5 | b >> 27) + (e ^ (c & (d ^ e))) + np.uint32(0x5a827999) +
+                x4)
+            c = np.uint32(c << 30 | c >> 2)
+            e = np.uint32(e + (a << 5 | a >> 27) + (d ^ (b & (c ^ d))) + np.uint32(0x5a827999) +
+                x5)
+            b = np.uint32(b << 30 | b >> 2)
+            d = np.uint32(d + (e << 5 | e >> 27) + (c ^ (a & (b ^ c))) + np.uint32(0x5a827999) +
+                x6)
+            a = np.uint32(a << 30 | a >> 2)
+            c = np.uint32(c + (d << 5 | d >> 27) + (b ^ (e & (a ^ b))) + np.uint32(0x5a827999) +
+                x7)
+            e = np.uint32(e << 30 | e >> 2)
+            b = np.uint32(b + (c << 5 | c >> 27) + (a ^ (d & (e ^ a))) + np.uint32(0x5a827999) +
+                x8)
+            d = np.uint32(d << 30 | d >> 2)
+            a = np.uint32(a + (b << 5 | b >> 27) + (e ^ (c & (d ^ e))) + np.uint32(0x5a827999) +
+                x9)
+            c = np.uint32(c << 30 | c >> 2)
+            e = np.uint32(e + (a << 5 | a >> 27) + (d ^ (b & (c ^ d))) + np.uint32(0x5a827999) +
+                x10)
+            b = np.uint32(b << 30 | b >> 2)
+            d = np.uint32(d + (e << 5 | e >> 27) + (c ^ (a & (b ^ c))) + np.uint32(0x5a827999) +
+                x11)
+            a = np.uint32(a << 30 | a >> 2)
+            c = np.uint32(c + (d << 5 | d >> 27) + (b ^ (e & (a ^ b))) + np.uint32(0x5a827999) +
+                x12)
+            e = np.uint32(e << 30 | e >> 2)
+            b = np.uint32(b + (c << 5 | c >> 27) + (a ^ (d & (e ^ a))) + np.uint32(0x5a827999) +
+                x13)
+            d = np.uint32(d << 30 | d >> 2)
+            a = np.uint32(a + (b << 5 | b >> 27) + (e ^ (c & (d ^ e))) + np.uint32(0x5a827999) +
+                x14)
+            c = np.uint32(c << 30 | c >> 2)
+            e = np.uint32(e + (a << 5 | a >> 27) + (d ^ (b & (c ^ d))) + np.uint32(0x5a827999) +
+                x15)
+            b = np.uint32(b << 30 | b >> 2)
+            y = x13 ^ x8 ^ x2 ^ x0
+            x16 = np.uint32(y << 1 | y >> 31)
+            d = np.uint32(d + (e << 5 | e >> 27) + (c ^ (a & (b ^ c))) + np.uint32(0x5a827999) +
+                x16)
+            a = np.uint32(a << 30 | a >> 2)
+            y = x14 ^ x9 ^ x3 ^ x1
+            x17 = np.uint32(y << 1 | y >> 31)
+            c = np.uint32(c + (d << 5 | d >> 27) + (b ^ (e & (a ^ b))) + np.uint32(0x5a827999) +
+                x17)
+            e = np.uint32(e << 30 | e >> 2)
+            y = x15 ^ x10 ^ x4 ^ x2
+            x18 = np.uint32(y << 1 | y >> 31)
+            b = np.uint32(b + (c << 5 | c >> 27) + (a ^ (d & (e ^ a))) + np.uint32(0x5a827999) +
+                x18)
+            d = np.uint32(d << 30 | d >> 2)
+            y = x16 ^ x11 ^ x5 ^ x3
+            x19 = np.uint32(y << 1 | y >> 31)
+            a = np.uint32(a + (b << 5 | b >> 27) + (e ^ (c & (d ^ e))) + np.uint32(0x5a827999) +
+                x19)
+            c = np.uint32(c << 30 | c >> 2)
+            y = x17 ^ x12 ^ x6 ^ x4
+            x20 = np.uint32(y << 1 | y >> 31)
+            e = np.uint32(e + (a << 5 | a >> 27) + (b ^ c ^ d) + np.uint32(0x6ed9eba1) + x20)
+            b = np.uint32(b << 30 | b >> 2)
+            y = x18 ^ x13 ^ x7 ^ x5
+            x21 = np.uint32(y << 1 | y >> 31)
+            d = np.uint32(d + (e << 5 | e >> 27) + (a ^ b ^ c) + np.uint32(0x6ed9eba1) + x21)
+            a = np.uint32(a << 30 | a >> 2)
+            y = x19 ^ x14 ^ x8 ^ x6
+            x22 = np.uint32(y << 1 | y >> 31)
+            c = np.uint32(c + (d << 5 | d >> 27) + (e ^ a ^ b) + np.uint32(0x6ed9eba1) + x22)
+            e = np.uint32(e << 30 | e >> 2)
+            y = x20 ^ x15 ^ x9 ^ x7
+            x23 = np.uint32(y << 1 | y >> 31)
+            b = np.uint32(b + (c << 5 | c >> 27) + (d ^ e ^ a) + np.uint32(0x6ed9eba1) + x23)
+            d = np.uint32(d << 30 | d >> 2)
+            y = x21 ^ x16 ^ x10 ^ x8
+            x24 = np.uint32(y << 1 | y >> 31)
+            a = np.uint32(a + (b << 5 | b >> 27) + (c ^ d ^ e) + np.uint32(0x6ed9eba1) + x24)
+            c = np.uint32(c << 30 | c >> 2)
+            y = x22 ^ x17 ^ x11 ^ x9
+            x25 = np.uint32(y << 1 | y >> 31)
+            e = np.uint32(e + (a << 5 | a >> 27) + (b ^ c ^ d) + np.uint32(0x6ed9eba1) + x25)
+            b = np.uint32(b << 30 | b >> 2)
+            y = x23 ^ x18 ^ x12 ^ x10
+            x26 = np.uint32(y << 1 | y >> 31)
+            d = np.uint32(d + (e << 5 | e >> 27) + (a ^ b ^ c) + np.uint32(0x6ed9eba1) + x26)
+            a = np.uint32(a << 30 | a >> 2)
+            y = x24 ^ x19 ^ x13 ^ x11
+            x27 = np.uint32(y << 1 | y >> 31)
+            c = np.uint32(c + (d << 5 | d >> 27) + (e ^ a ^ b) + np.uint32(0x6ed9eba1) + x27)
+            e = np.uint32(e << 30 | e >> 2)
+            y = x25 ^ x20 ^ x14 ^ x12
+            x28 = np.uint32(y << 1 | y >> 31)
+            b = np.uint32(b + (c << 5 | c >> 27) + (d ^ e ^ a) + np.uint32(0x6ed9eba1) + x28)
+            d = np.uint32(d << 30 | d >> 2)
+            y = x26 ^ x21 ^ x15 ^ x13
+            x29 = np.uint32(y << 1 | y >> 31)
+            a = np.uint32(a + (b << 5 | b >> 27) + (c ^ d ^ e) + np.uint32(0x6ed9eba1) + x29)
+            c = np.uint32(c << 30 | c >> 2)
+            y = x27 ^ x22 ^ x16 ^ x14
+            x30 = np.uint32(y << 1 | y >> 31)
+            e = np.uint32(e + (a << 5 | a >> 27) + (b ^ c ^ d) + np.uint32(0x6ed9eba1) + x30)
+            b = np.uint32(b << 30 | b >> 2)
+            y = x28 ^ x23 ^ x17 ^ x15
+            x31 = np.uint32(y << 1 | y >> 31)
+            d = np.uint32(d + (e << 5 | e >> 27) + (a ^ b ^ c) + np.uint32(0x6ed9eba1) + x31)
+            a = np.uint32(a << 30 | a >> 2)
+            y = x29 ^ x24 ^ x18 ^ x16
+            x32 = np.uint32(y << 1 | y >> 31)
+            c = np.uint32(c + (d << 5 | d >> 27) + (e ^ a ^ b) + np.uint32(0x6ed9eba1) + x32)
+            e = np.uint32(e << 30 | e >> 2)
+            y = x30 ^ x25 ^ x19 ^ x17
+            x33 = np.uint32(y << 1 | y >> 31)
+            b = np.uint32(b + (c << 5 | c >> 27) + (d ^ e ^ a) + np.uint32(0x6ed9eba1) + x33)
+            d = np.uint32(d << 30 | d >> 2)
+            y = x31 ^ x26 ^ x20 ^ x18
+            x34 = np.uint32(y << 1 | y >> 31)
+            a = np.uint32(a + (b << 5 | b >> 27) + (c ^ d ^ e) + np.uint32(0x6ed9eba1) + x34)
+            c = np.uint32(c << 30 | c >> 2)
+            y = x32 ^ x27 ^ x21 ^ x19
+            x35 = np.uint32(y << 1 | y >> 31)
+            e = np.uint32(e + (a << 5 | a >> 27) + (b ^ c ^ d) + np.uint32(0x6ed9eba1) + x35)
+            b = np.uint32(b << 30 | b >> 2)
+            y = x33 ^ x28 ^ x22 ^ x20
+            x36 = np.uint32(y << 1 | y >> 31)
+            d = np.uint32(d + (e << 5 | e >> 27) + (a ^ b ^ c) + np.uint32(0x6ed9eba1) + x36)
+            a = np.uint32(a << 30 | a >> 2)
+            y = x34 ^ x29 ^ x23 ^ x21
+            x37 = np.uint32(y << 1 | y >> 31)
+            c = np.uint32(c + (d << 5 | d >> 27) + (e ^ a ^ b) + np.uint32(0x6ed9eba1) + x37)
+            e = np.uint32(e << 30 | e >> 2)
+            y = x35 ^ x30 ^ x24 ^ x22
+            x38 = np.uint32(y << 1 | y >> 31)
+            b = np.uint32(b + (c << 5 | c >> 27) + (d ^ e ^ a) + np.uint32(0x6ed9eba1) + x38)
+            d = np.uint32(d << 30 | d >> 2)
+            y = x36 ^ x31 ^ x25 ^ x23
+            x39 = np.uint32(y << 1 | y >> 31)
+            a = np.uint32(a + (b << 5 | b >> 27) + (c ^ d ^ e) + np.uint32(0x6ed9eba1) + x39)
+            c = np.uint32(c << 30 | c >> 2)
+            y = x37 ^ x32 ^ x26 ^ x24
+            x40 = np.uint32(y << 1 | y >> 31)
+            e = np.uint32(e + (a << 5 | a >> 27) + ((b & c) | (d & (b | c))) +
+                np.uint32(0x8f1bbcdc) + x40)
+            b = np.uint32(b << 30 | b >> 2)
+            y = x38 ^ x33 ^ x27 ^ x25
+            x41 = np.uint32(y << 1 | y >> 31)
+            d = np.uint32(d + (e << 5 | e >> 27) + ((a & b) | (c & (a | b))) +
+                np.uint32(0x8f1bbcdc) + x41)
+            a = np.uint32(a << 30 | a >> 2)
+            y = x39 ^ x34 ^ x28 ^ x26
+            x42 = np.uint32(y << 1 | y >> 31)
+            c = np.uint32(c + (d << 5 | d >> 27) + ((e & a) | (b & (e | a))) +
+                np.uint32(0x8f1bbcdc) + x42)
+            e = np.uint32(e << 30 | e >> 2)
+            y = x40 ^ x35 ^ x29 ^ x27
+            x43 = np.uint32(y << 1 | y >> 31)
+            b = np.uint32(b + (c << 5 | c >> 27) + ((d & e) | (a & (d | e))) +
+                np.uint32(0x8f1bbcdc) + x43)
+            d = np.uint32(d << 30 | d >> 2)
+            y = x41 ^ x36 ^ x30 ^ x28
+            x44 = np.uint32(y << 1 | y >> 31)
+            a = np.uint32(a + (b << 5 | b >> 27) + ((c & d) | (e & (c | d))) +
+                np.uint32(0x8f1bbcdc) + x44)
+            c = np.uint32(c << 30 | c >> 2)
+            y = x42 ^ x37 ^ x31 ^ x29
+            x45 = np.uint32(y << 1 | y >> 31)
+            e = np.uint32(e + (a << 5 | a >> 27) + ((b & c) | (d & (b | c))) +
+                np.uint32(0x8f1bbcdc) + x45)
+            b = np.uint32(b << 30 | b >> 2)
+            y = x43 ^ x38 ^ x32 ^ x30
+            x46 = np.uint32(y << 1 | y >> 31)
+            d = np.uint32(d + (e << 5 | e >> 27) + ((a & b) | (c & (a | b))) +
+                np.uint32(0x8f1bbcdc) + x46)
+            a = np.uint32(a << 30 | a >> 2)
+            y = x44 ^ x39 ^ x33 ^ x31
+            x47 = np.uint32(y << 1 | y >> 31)
+            c = np.uint32(c + (d << 5 | d >> 27) + ((e & a) | (b & (e | a))) +
+                np.uint32(0x8f1bbcdc) + x47)
+            e = np.uint32(e << 30 | e >> 2)
+            y = x45 ^ x40 ^ x34 ^ x32
+            x48 = np.uint32(y << 1 | y >> 31)
+            b = np.uint32(b + (c << 5 | c >> 27) + ((d & e) | (a & (d | e))) +
+                np.uint32(0x8f1bbcdc) + x48)
+            d = np.uint32(d << 30 | d >> 2)
+            y = x46 ^ x41 ^ x35 ^ x33
+            x49 = np.uint32(y << 1 | y >> 31)
+            a = np.uint32(a + (b << 5 | b >> 27) + ((c & d) | (e & (c | d))) +
+                np.uint32(0x8f1bbcdc) + x49)
+            c = np.uint32(c << 30 | c >> 2)
+            y = x47 ^ x42 ^ x36 ^ x34
+            x50 = np.uint32(y << 1 | y >> 31)
+            e = np.uint32(e + (a << 5 | a >> 27) + ((b & c) | (d & (b | c))) +
+                np.uint32(0x8f1bbcdc) + x50)
+            b = np.uint32(b << 30 | b >> 2)
+            y = x48 ^ x43 ^ x37 ^ x35
+            x51 = np.uint32(y << 1 | y >> 31)
+            d = np.uint32(d + (e << 5 | e >> 27) + ((a & b) | (c & (a | b))) +
+                np.uint32(0x8f1bbcdc) + x51)
+            a = np.uint32(a << 30 | a >> 2)
+            y = x49 ^ x44 ^ x38 ^ x36
+            x52 = np.uint32(y << 1 | y >> 31)
+            c = np.uint32(c + (d << 5 | d >> 27) + ((e & a) | (b & (e | a))) +
+                np.uint32(0x8f1bbcdc) + x52)
+            e = np.uint32(e << 30 | e >> 2)
+            y = x50 ^ x45 ^ x39 ^ x37
+            x53 = np.uint32(y << 1 | y >> 31)
+            b = np.uint32(b + (c << 5 | c >> 27) + ((d & e) | (a & (d | e))) +
+                np.uint32(0x8f1bbcdc) + x53)
+            d = np.uint32(d << 30 | d >> 2)
+            y = x51 ^ x46 ^ x40 ^ x38
+            x54 = np.uint32(y << 1 | y >> 31)
+            a = np.uint32(a + (b << 5 | b >> 27) + ((c & d) | (e & (c | d))) +
+                np.uint32(0x8f1bbcdc) + x54)
+            c = np.uint32(c << 30 | c >> 2)
+            y = x52 ^ x47 ^ x41 ^ x39
+            x55 = np.uint32(y << 1 | y >> 31)
+            e = np.uint32(e + (a << 5 | a >> 27) + ((b & c) | (d & (b | c))) +
+                np.uint32(0x8f1bbcdc) + x55)
+            b = np.uint32(b << 30 | b >> 2)
+            y = x53 ^ x48 ^ x42 ^ x40
+            x56 = np.uint32(y << 1 | y >> 31)
+            d = np.uint32(d + (e << 5 | e >> 27) + ((a & b) | (c & (a | b))) +
+                np.uint32(0x8f1bbcdc) + x56)
+            a = np.uint32(a << 30 | a >> 2)
+            y = x54 ^ x49 ^ x43 ^ x41
+            x57 = np.uint32(y << 1 | y >> 31)
+            c = np.uint32(c + (d << 5 | d >> 27) + ((e & a) | (b & (e | a))) +
+                np.uint32(0x8f1bbcdc) + x57)
+            e = np.uint32(e << 30 | e >> 2)
+            y = x55 ^ x50 ^ x44 ^ x42
+            x58 = np.uint32(y << 1 | y >> 31)
+            b = np.uint32(b + (c << 5 | c >> 27) + ((d & e) | (a & (d | e))) +
+                np.uint32(0x8f1bbcdc) + x58)
+            d = np.uint32(d << 30 | d >> 2)
+            y = x56 ^ x51 ^ x45 ^ x43
+            x59 = np.uint32(y << 1 | y >> 31)
+            a = np.uint32(a + (b << 5 | b >> 27) + ((c & d) | (e & (c | d))) +
+                np.uint32(0x8f1bbcdc) + x59)
+            c = np.uint32(c << 30 | c >> 2)
+            y = x57 ^ x52 ^ x46 ^ x44
+            x60 = np.uint32(y << 1 | y >> 31)
+            e = np.uint32(e + (a << 5 | a >> 27) + (b ^ c ^ d) + np.uint32(0xca62c1d6) + x60)
+            b = np.uint32(b << 30 | b >> 2)
+            y = x58 ^ x53 ^ x47 ^ x45
+            x61 = np.uint32(y << 1 | y >> 31)
+            d = np.uint32(d + (e << 5 | e >> 27) + (a ^ b ^ c) + np.uint32(0xca62c1d6) + x61)
+            a = np.uint32(a << 30 | a >> 2)
+            y = x59 ^ x54 ^ x48 ^ x46
+            x62 = np.uint32(y << 1 | y >> 31)
+            c = np.uint32(c + (d << 5 | d >> 27) + (e ^ a ^ b) + np.uint32(0xca62c1d6) + x62)
+            e = np.uint32(e << 30 | e >> 2)
+            y = x60 ^ x55 ^ x49 ^ x47
+            x63 = np.uint32(y << 1 | y >> 31)
+            b = np.uint32(b + (c << 5 | c >> 27) + (d ^ e ^ a) + np.uint32(0xca62c1d6) + x63)
+            d = np.uint32(d << 30 | d >> 2)
+            y = x61 ^ x56 ^ x50 ^ x48
+            x64 = np.uint32(y << 1 | y >> 31)
+            a = np.uint32(a + (b << 5 | b >> 27) + (c ^ d ^ e) + np.uint32(0xca62c1d6) + x64)
+            c = np.uint32(c << 30 | c >> 2)
+            y = x62 ^ x57 ^ x51 ^ x49
+            x65 = np.uint32(y << 1 | y >> 31)
+            e = np.uint32(e + (a << 5 | a >> 27) + (b ^ c ^ d) + np.uint32(0xca62c1d6) + x65)
+            b = np.uint32(b << 30 | b >> 2)
+            y = x63 ^ x58 ^ x52 ^ x50
+            x66 = np.uint32(y << 1 | y >> 31)
+            d = np.uint32(d + (e << 5 | e >> 27) + (a ^ b ^ c) + np.uint32(0xca62c1d6) + x66)
+            a = np.uint32(a << 30 | a >> 2)
+            y = x64 ^ x59 ^ x53 ^ x51
+            x67 = np.uint32(y << 1 | y >> 31)
+            c = np.uint32(c + (d << 5 | d >> 27) + (e ^ a ^ b) + np.uint32(0xca62c1d6) + x67)
+            e = np.uint32(e << 30 | e >> 2)
+            y = x65 ^ x60 ^ x54 ^ x52
+            x68 = np.uint32(y << 1 | y >> 31)
+            b = np.uint32(b + (c << 5 | c >> 27) + (d ^ e ^ a) + np.uint32(0xca62c1d6) + x68)
+            d = np.uint32(d << 30 | d >> 2)
+            y = x66 ^ x61 ^ x55 ^ x53
+            x69 = np.uint32(y << 1 | y >> 31)
+            a = np.uint32(a + (b << 5 | b >> 27) + (c ^ d ^ e) + np.uint32(0xca62c1d6) + x69)
+            c = np.uint32(c << 30 | c >> 2)
+            y = x67 ^ x62 ^ x56 ^ x54
+            x70 = np.uint32(y << 1 | y >> 31)
+            e = np.uint32(e + (a << 5 | a >> 27) + (b ^ c ^ d) + np.uint32(0xca62c1d6) + x70)
+            b = np.uint32(b << 30 | b >> 2)
+            y = x68 ^ x63 ^ x57 ^ x55
+            x71 = np.uint32(y << 1 | y >> 31)
+            d = np.uint32(d + (e << 5 | e >> 27) + (a ^ b ^ c) + np.uint32(0xca62c1d6) + x71)
+            a = np.uint32(a << 30 | a >> 2)
+            y = x69 ^ x64 ^ x58 ^ x56
+            x72 = np.uint32(y << 1 | y >> 31)
+            c = np.uint32(c + (d << 5 | d >> 27) + (e ^ a ^ b) + np.uint32(0xca62c1d6) + x72)
+            e = np.uint32(e << 30 | e >> 2)
+            y = x70 ^ x65 ^ x59 ^ x57
+            x73 = np.uint32(y << 1 | y >> 31)
+            b = np.uint32(b + (c << 5 | c >> 27) + (d ^ e ^ a) + np.uint32(0xca62c1d6) + x73)
+            d = np.uint32(d << 30 | d >> 2)
+            y = x71 ^ x66 ^ x60 ^ x58
+            x74 = np.uint32(y << 1 | y >> 31)
+            a = np.uint32(a + (b << 5 | b >> 27) + (c ^ d ^ e) + np.uint32(0xca62c1d6) + x74)
+            c = np.uint32(c << 30 | c >> 2)
+            y = x72 ^ x67 ^ x61 ^ x59
+            x75 = np.uint32(y << 1 | y >> 31)
+            e = np.uint32(e + (a << 5 | a >> 27) + (b ^ c ^ d) + np.uint32(0xca62c1d6) + x75)
+            b = np.uint32(b << 30 | b >> 2)
+            y = x73 ^ x68 ^ x62 ^ x60
+            x76 = np.uint32(y << 1 | y >> 31)
+            d = np.uint32(d + (e << 5 | e >> 27) + (a ^ b ^ c) + np.uint32(0xca62c1d6) + x76)
+            a = np.uint32(a << 30 | a >> 2)
+            y = x74 ^ x69 ^ x63 ^ x61
+            x77 = np.uint32(y << 1 | y >> 31)
+            c = np.uint32(c + (d << 5 | d >> 27) + (e ^ a ^ b) + np.uint32(0xca62c1d6) + x77)
+            e = np.uint32(e << 30 | e >> 2)
+            y = x75 ^ x70 ^ x64 ^ x62
+            x78 = np.uint32(y << 1 | y >> 31)
+            b = np.uint32(b + (c << 5 | c >> 27) + (d ^ e ^ a) + np.uint32(0xca62c1d6) + x78)
+            d = np.uint32(d << 30 | d >> 2)
+            y = x76 ^ x71 ^ x65 ^ x63
+            x79 = np.uint32(y << 1 | y >> 31)
+            a = np.uint32(a + (b << 5 | b >> 27) + (c ^ d ^ e) + np.uint32(0xca62c1d6) + x79)
+            c = np.uint32(c << 30 | c >> 2)
+            buf[0 + l] = np.uint32(buf[0 + l] + a)
+            buf[16 + l] = np.uint32(buf[16 + l] + b)
+            buf[32 + l] = np.uint32(buf[32 + l] + c)
+            buf[48 + l] = np.uint32(buf[48 + l] + d)
+            buf[64 + l] = np.uint32(buf[64 + l] + e)
+
+
+@kernel
+def x8_hash_rows(values, starts, lengths, rows, iv, out):
+    """SHA1, 8 lanes (1 group of 8): the digest of each message
+    ``values[starts[r]:starts[r] + lengths[r]]``, ``r`` in ``rows``, into ``out[r]``."""
+    # state words 0..4, then message words 0..15: word i of lane l at buf[i * 8 + l]
+    buf = np.zeros(168, np.uint32)
+    tail = np.zeros(256, np.uint32)  # each lane's padded last 1-2 blocks: 32 words from lane * 32
+    row = np.full(8, -1, np.int64)  # row being hashed per lane, -1: idle
+    first = np.zeros(8, np.int64)  # its first byte in values
+    nfull = np.zeros(8, np.int64)  # its whole blocks, read from values
+    nblk = np.zeros(8, np.int64)  # its blocks in all (whole + tail)
+    blk = np.zeros(8, np.int64)  # blocks loaded so far
+    nrows = rows.shape[0]
+    nout = min(out.shape[1], 20)
+    nxt = 0
+    busy = 0
+    while True:
+        for lane in range(8):
+            if blk[lane] == nblk[lane]:
+                r = row[lane]
+                if r >= 0:  # finished: write the digest, free the lane
+                    for i in range(nout // 4):
+                        v = buf[i * 8 + lane]
+                        out[r, 4 * i + 0] = np.uint8((v >> 24) & np.uint32(0x000000ff))
+                        out[r, 4 * i + 1] = np.uint8((v >> 16) & np.uint32(0x000000ff))
+                        out[r, 4 * i + 2] = np.uint8((v >> 8) & np.uint32(0x000000ff))
+                        out[r, 4 * i + 3] = np.uint8((v >> 0) & np.uint32(0x000000ff))
+                    for i in range(nout - nout % 4, nout):
+                        v = buf[(i // 4) * 8 + lane]
+                        out[r, i] = np.uint8((v >> (8 * (3 - i % 4))) & np.uint32(0x000000ff))
+                    row[lane] = -1
+                    busy -= 1
+                if nxt < nrows:  # start the next row: initial state, padded tail
+                    r = rows[nxt]
+                    nxt += 1
+                    busy += 1
+                    row[lane] = r
+                    n = lengths[r]
+                    nf = n // 64
+                    rest = n - nf * 64  # bytes in the tail
+                    nt = 16 if rest < 56 else 32  # tail words: 1 or 2 blocks
+                    first[lane] = starts[r]
+                    nfull[lane] = nf
+                    nblk[lane] = nf + nt // 16
+                    blk[lane] = 0
+                    for i in range(5):
+                        buf[i * 8 + lane] = iv[i]
+                    t0 = lane * 32
+                    q = np.uint64(starts[r] + nf * 64)
+                    nd = rest // 4  # whole data words in the tail
+                    for j in range(32):  # fixed count: vector stores, no memset call
+                        tail[t0 + j] = 0
+                    for j in range(nd):
+                        tail[t0 + j] = _word(values, q + np.uint64(4 * j))
+                    q += np.uint64(nd * 4)
+                    v = np.uint32(0x80) << np.uint32(24 - 8 * (rest - nd * 4))
+                    for k in range(rest - nd * 4):  # the word with the 0x80 byte
+                        v |= np.uint32(values[q + np.uint64(k)]) << np.uint32(24 - 8 * k)
+                    tail[t0 + nd] = v
+                    tail[t0 + nt - 2] = np.uint32(n >> 29)  # bit count, big-endian
+                    tail[t0 + nt - 1] = np.uint32(n << 3)
+            if row[lane] >= 0:  # load the lane's next block into its column
+                b = blk[lane]
+                blk[lane] = b + 1
+                if b < nfull[lane]:
+                    q = np.uint64(first[lane] + b * 64)
+                    for j in range(16):
+                        buf[40 + j * 8 + lane] = _word(values, q + np.uint64(4 * j))
+                else:
+                    t0 = lane * 32 + (b - nfull[lane]) * 16
+                    for j in range(16):
+                        buf[40 + j * 8 + lane] = tail[t0 + j]
+        if busy == 0:
+            break
+        # the block function: lanes l + 8 * g of the 1 groups g side by side
         for l in range(8):
-            a_0 = buf[0 + l]
-            a_1 = buf[8 + l]
-            b_0 = buf[16 + l]
-            b_1 = buf[24 + l]
-            c_0 = buf[32 + l]
-            c_1 = buf[40 + l]
-            d_0 = buf[48 + l]
-            d_1 = buf[56 + l]
-            e_0 = buf[64 + l]
-            e_1 = buf[72 + l]
-            x0_0 = buf[80 + l]
-            x0_1 = buf[88 + l]
-            x1_0 = buf[96 + l]
-            x1_1 = buf[104 + l]
-            x2_0 = buf[112 + l]
-            x2_1 = buf[120 + l]
-            x3_0 = buf[128 + l]
-            x3_1 = buf[136 + l]
-            x4_0 = buf[144 + l]
-            x4_1 = buf[152 + l]
-            x5_0 = buf[160 + l]
-            x5_1 = buf[168 + l]
-            x6_0 = buf[176 + l]
-            x6_1 = buf[184 + l]
-            x7_0 = buf[192 + l]
-            x7_1 = buf[200 + l]
-            x8_0 = buf[208 + l]
-            x8_1 = buf[216 + l]
-            x9_0 = buf[224 + l]
-            x9_1 = buf[232 + l]
-            x10_0 = buf[240 + l]
-            x10_1 = buf[248 + l]
-            x11_0 = buf[256 + l]
-            x11_1 = buf[264 + l]
-            x12_0 = buf[272 + l]
-            x12_1 = buf[280 + l]
-            x13_0 = buf[288 + l]
-            x13_1 = buf[296 + l]
-            x14_0 = buf[304 + l]
-            x14_1 = buf[312 + l]
-            x15_0 = buf[320 + l]
-            x15_1 = buf[328 + l]
-            e_0 = np.uint32(e_0 + (a_0 << 5 | a_0 >> 27) + (d_0 ^ (b_0 & (c_0 ^ d_0))) +
-                np.uint32(0x5a827999) + x0_0)
-            e_1 = np.uint32(e_1 + (a_1 << 5 | a_1 >> 27) + (d_1 ^ (b_1 & (c_1 ^ d_1))) +
-                np.uint32(0x5a827999) + x0_1)
-            b_0 = np.uint32(b_0 << 30 | b_0 >> 2)
-            b_1 = np.uint32(b_1 << 30 | b_1 >> 2)
-            d_0 = np.uint32(d_0 + (e_0 << 5 | e_0 >> 27) + (c_0 ^ (a_0 & (b_0 ^ c_0))) +
-                np.uint32(0x5a827999) + x1_0)
-            d_1 = np.uint32(d_1 + (e_1 << 5 | e_1 >> 27) + (c_1 ^ (a_1 & (b_1 ^ c_1))) +
-                np.uint32(0x5a827999) + x1_1)
-            a_0 = np.uint32(a_0 << 30 | a_0 >> 2)
-            a_1 = np.uint32(a_1 << 30 | a_1 >> 2)
-            c_0 = np.uint32(c_0 + (d_0 << 5 | d_0 >> 27) + (b_0 ^ (e_0 & (a_0 ^ b_0))) +
-                np.uint32(0x5a827999) + x2_0)
-            c_1 = np.uint32(c_1 + (d_1 << 5 | d_1 >> 27) + (b_1 ^ (e_1 & (a_1 ^ b_1))) +
-                np.uint32(0x5a827999) + x2_1)
-            e_0 = np.uint32(e_0 << 30 | e_0 >> 2)
-            e_1 = np.uint32(e_1 << 30 | e_1 >> 2)
-            b_0 = np.uint32(b_0 + (c_0 << 5 | c_0 >> 27) + (a_0 ^ (d_0 & (e_0 ^ a_0))) +
-                np.uint32(0x5a827999) + x3_0)
-            b_1 = np.uint32(b_1 + (c_1 << 5 | c_1 >> 27) + (a_1 ^ (d_1 & (e_1 ^ a_1))) +
-                np.uint32(0x5a827999) + x3_1)
-            d_0 = np.uint32(d_0 << 30 | d_0 >> 2)
-            d_1 = np.uint32(d_1 << 30 | d_1 >> 2)
-            a_0 = np.uint32(a_0 + (b_0 << 5 | b_0 >> 27) + (e_0 ^ (c_0 & (d_0 ^ e_0))) +
-                np.uint32(0x5a827999) + x4_0)
-            a_1 = np.uint32(a_1 + (b_1 << 5 | b_1 >> 27) + (e_1 ^ (c_1 & (d_1 ^ e_1))) +
-                np.uint32(0x5a827999) + x4_1)
-            c_0 = np.uint32(c_0 << 30 | c_0 >> 2)
-            c_1 = np.uint32(c_1 << 30 | c_1 >> 2)
-            e_0 = np.uint32(e_0 + (a_0 << 5 | a_0 >> 27) + (d_0 ^ (b_0 & (c_0 ^ d_0))) +
-                np.uint32(0x5a827999) + x5_0)
-            e_1 = np.uint32(e_1 + (a_1 << 5 | a_1 >> 27) + (d_1 ^ (b_1 & (c_1 ^ d_1))) +
-                np.uint32(0x5a827999) + x5_1)
-            b_0 = np.uint32(b_0 << 30 | b_0 >> 2)
-            b_1 = np.uint32(b_1 << 30 | b_1 >> 2)
-            d_0 = np.uint32(d_0 + (e_0 << 5 | e_0 >> 27) + (c_0 ^ (a_0 & (b_0 ^ c_0))) +
-                np.uint32(0x5a827999) + x6_0)
-            d_1 = np.uint32(d_1 + (e_1 << 5 | e_1 >> 27) + (c_1 ^ (a_1 & (b_1 ^ c_1))) +
-                np.uint32(0x5a827999) + x6_1)
-            a_0 = np.uint32(a_0 << 30 | a_0 >> 2)
-            a_1 = np.uint32(a_1 << 30 | a_1 >> 2)
-            c_0 = np.uint32(c_0 + (d_0 << 5 | d_0 >> 27) + (b_0 ^ (e_0 & (a_0 ^ b_0))) +
-                np.uint32(0x5a827999) + x7_0)
-            c_1 = np.uint32(c_1 + (d_1 << 5 | d_1 >> 27) + (b_1 ^ (e_1 & (a_1 ^ b_1))) +
-                np.uint32(0x5a827999) + x7_1)
-            e_0 = np.uint32(e_0 << 30 | e_0 >> 2)
-            e_1 = np.uint32(e_1 << 30 | e_1 >> 2)
-            b_0 = np.uint32(b_0 + (c_0 << 5 | c_0 >> 27) + (a_0 ^ (d_0 & (e_0 ^ a_0))) +
-                np.uint32(0x5a827999) + x8_0)
-            b_1 = np.uint32(b_1 + (c_1 << 5 | c_1 >> 27) + (a_1 ^ (d_1 & (e_1 ^ a_1))) +
-                np.uint32(0x5a827999) + x8_1)
-            d_0 = np.uint32(d_0 << 30 | d_0 >> 2)
-            d_1 = np.uint32(d_1 << 30 | d_1 >> 2)
-            a_0 = np.uint32(a_0 + (b_0 << 5 | b_0 >> 27) + (e_0 ^ (c_0 & (d_0 ^ e_0))) +
-                np.uint32(0x5a827999) + x9_0)
-            a_1 = np.uint32(a_1 + (b_1 << 5 | b_1 >> 27) + (e_1 ^ (c_1 & (d_1 ^ e_1))) +
-                np.uint32(0x5a827999) + x9_1)
-            c_0 = np.uint32(c_0 << 30 | c_0 >> 2)
-            c_1 = np.uint32(c_1 << 30 | c_1 >> 2)
-            e_0 = np.uint32(e_0 + (a_0 << 5 | a_0 >> 27) + (d_0 ^ (b_0 & (c_0 ^ d_0))) +
-                np.uint32(0x5a827999) + x10_0)
-            e_1 = np.uint32(e_1 + (a_1 << 5 | a_1 >> 27) + (d_1 ^ (b_1 & (c_1 ^ d_1))) +
-                np.uint32(0x5a827999) + x10_1)
-            b_0 = np.uint32(b_0 << 30 | b_0 >> 2)
-            b_1 = np.uint32(b_1 << 30 | b_1 >> 2)
-            d_0 = np.uint32(d_0 + (e_0 << 5 | e_0 >> 27) + (c_0 ^ (a_0 & (b_0 ^ c_0))) +
-                np.uint32(0x5a827999) + x11_0)
-            d_1 = np.uint32(d_1 + (e_1 << 5 | e_1 >> 27) + (c_1 ^ (a_1 & (b_1 ^ c_1))) +
-                np.uint32(0x5a827999) + x11_1)
-            a_0 = np.uint32(a_0 << 30 | a_0 >> 2)
-            a_1 = np.uint32(a_1 << 30 | a_1 >> 2)
-            c_0 = np.uint32(c_0 + (d_0 << 5 | d_0 >> 27) + (b_0 ^ (e_0 & (a_0 ^ b_0))) +
-                np.uint32(0x5a827999) + x12_0)
-            c_1 = np.uint32(c_1 + (d_1 << 5 | d_1 >> 27) + (b_1 ^ (e_1 & (a_1 ^ b_1))) +
-                np.uint32(0x5a827999) + x12_1)
-            e_0 = np.uint32(e_0 << 30 | e_0 >> 2)
-            e_1 = np.uint32(e_1 << 30 | e_1 >> 2)
-            b_0 = np.uint32(b_0 + (c_0 << 5 | c_0 >> 27) + (a_0 ^ (d_0 & (e_0 ^ a_0))) +
-                np.uint32(0x5a827999) + x13_0)
-            b_1 = np.uint32(b_1 + (c_1 << 5 | c_1 >> 27) + (a_1 ^ (d_1 & (e_1 ^ a_1))) +
-                np.uint32(0x5a827999) + x13_1)
-            d_0 = np.uint32(d_0 << 30 | d_0 >> 2)
-            d_1 = np.uint32(d_1 << 30 | d_1 >> 2)
-            a_0 = np.uint32(a_0 + (b_0 << 5 | b_0 >> 27) + (e_0 ^ (c_0 & (d_0 ^ e_0))) +
-                np.uint32(0x5a827999) + x14_0)
-            a_1 = np.uint32(a_1 + (b_1 << 5 | b_1 >> 27) + (e_1 ^ (c_1 & (d_1 ^ e_1))) +
-                np.uint32(0x5a827999) + x14_1)
-            c_0 = np.uint32(c_0 << 30 | c_0 >> 2)
-            c_1 = np.uint32(c_1 << 30 | c_1 >> 2)
-            e_0 = np.uint32(e_0 + (a_0 << 5 | a_0 >> 27) + (d_0 ^ (b_0 & (c_0 ^ d_0))) +
-                np.uint32(0x5a827999) + x15_0)
-            e_1 = np.uint32(e_1 + (a_1 << 5 | a_1 >> 27) + (d_1 ^ (b_1 & (c_1 ^ d_1))) +
-                np.uint32(0x5a827999) + x15_1)
-            b_0 = np.uint32(b_0 << 30 | b_0 >> 2)
-            b_1 = np.uint32(b_1 << 30 | b_1 >> 2)
-            y_0 = x13_0 ^ x8_0 ^ x2_0 ^ x0_0
-            y_1 = x13_1 ^ x8_1 ^ x2_1 ^ x0_1
-            x16_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x16_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            d_0 = np.uint32(d_0 + (e_0 << 5 | e_0 >> 27) + (c_0 ^ (a_0 & (b_0 ^ c_0))) +
-                np.uint32(0x5a827999) + x16_0)
-            d_1 = np.uint32(d_1 + (e_1 << 5 | e_1 >> 27) + (c_1 ^ (a_1 & (b_1 ^ c_1))) +
-                np.uint32(0x5a827999) + x16_1)
-            a_0 = np.uint32(a_0 << 30 | a_0 >> 2)
-            a_1 = np.uint32(a_1 << 30 | a_1 >> 2)
-            y_0 = x14_0 ^ x9_0 ^ x3_0 ^ x1_0
-            y_1 = x14_1 ^ x9_1 ^ x3_1 ^ x1_1
-            x17_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x17_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            c_0 = np.uint32(c_0 + (d_0 << 5 | d_0 >> 27) + (b_0 ^ (e_0 & (a_0 ^ b_0))) +
-                np.uint32(0x5a827999) + x17_0)
-            c_1 = np.uint32(c_1 + (d_1 << 5 | d_1 >> 27) + (b_1 ^ (e_1 & (a_1 ^ b_1))) +
-                np.uint32(0x5a827999) + x17_1)
-            e_0 = np.uint32(e_0 << 30 | e_0 >> 2)
-            e_1 = np.uint32(e_1 << 30 | e_1 >> 2)
-            y_0 = x15_0 ^ x10_0 ^ x4_0 ^ x2_0
-            y_1 = x15_1 ^ x10_1 ^ x4_1 ^ x2_1
-            x18_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x18_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            b_0 = np.uint32(b_0 + (c_0 << 5 | c_0 >> 27) + (a_0 ^ (d_0 & (e_0 ^ a_0))) +
-                np.uint32(0x5a827999) + x18_0)
-            b_1 = np.uint32(b_1 + (c_1 << 5 | c_1 >> 27) + (a_1 ^ (d_1 & (e_1 ^ a_1))) +
-                np.uint32(0x5a827999) + x18_1)
-            d_0 = np.uint32(d_0 << 30 | d_0 >> 2)
-            d_1 = np.uint32(d_1 << 30 | d_1 >> 2)
-            y_0 = x16_0 ^ x11_0 ^ x5_0 ^ x3_0
-            y_1 = x16_1 ^ x11_1 ^ x5_1 ^ x3_1
-            x19_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x19_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            a_0 = np.uint32(a_0 + (b_0 << 5 | b_0 >> 27) + (e_0 ^ (c_0 & (d_0 ^ e_0))) +
-                np.uint32(0x5a827999) + x19_0)
-            a_1 = np.uint32(a_1 + (b_1 << 5 | b_1 >> 27) + (e_1 ^ (c_1 & (d_1 ^ e_1))) +
-                np.uint32(0x5a827999) + x19_1)
-            c_0 = np.uint32(c_0 << 30 | c_0 >> 2)
-            c_1 = np.uint32(c_1 << 30 | c_1 >> 2)
-            y_0 = x17_0 ^ x12_0 ^ x6_0 ^ x4_0
-            y_1 = x17_1 ^ x12_1 ^ x6_1 ^ x4_1
-            x20_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x20_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            e_0 = np.uint32(e_0 + (a_0 << 5 | a_0 >> 27) + (b_0 ^ c_0 ^ d_0) +
-                np.uint32(0x6ed9eba1) + x20_0)
-            e_1 = np.uint32(e_1 + (a_1 << 5 | a_1 >> 27) + (b_1 ^ c_1 ^ d_1) +
-                np.uint32(0x6ed9eba1) + x20_1)
-            b_0 = np.uint32(b_0 << 30 | b_0 >> 2)
-            b_1 = np.uint32(b_1 << 30 | b_1 >> 2)
-            y_0 = x18_0 ^ x13_0 ^ x7_0 ^ x5_0
-            y_1 = x18_1 ^ x13_1 ^ x7_1 ^ x5_1
-            x21_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x21_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            d_0 = np.uint32(d_0 + (e_0 << 5 | e_0 >> 27) + (a_0 ^ b_0 ^ c_0) +
-                np.uint32(0x6ed9eba1) + x21_0)
-            d_1 = np.uint32(d_1 + (e_1 << 5 | e_1 >> 27) + (a_1 ^ b_1 ^ c_1) +
-                np.uint32(0x6ed9eba1) + x21_1)
-            a_0 = np.uint32(a_0 << 30 | a_0 >> 2)
-            a_1 = np.uint32(a_1 << 30 | a_1 >> 2)
-            y_0 = x19_0 ^ x14_0 ^ x8_0 ^ x6_0
-            y_1 = x19_1 ^ x14_1 ^ x8_1 ^ x6_1
-            x22_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x22_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            c_0 = np.uint32(c_0 + (d_0 << 5 | d_0 >> 27) + (e_0 ^ a_0 ^ b_0) +
-                np.uint32(0x6ed9eba1) + x22_0)
-            c_1 = np.uint32(c_1 + (d_1 << 5 | d_1 >> 27) + (e_1 ^ a_1 ^ b_1) +
-                np.uint32(0x6ed9eba1) + x22_1)
-            e_0 = np.uint32(e_0 << 30 | e_0 >> 2)
-            e_1 = np.uint32(e_1 << 30 | e_1 >> 2)
-            y_0 = x20_0 ^ x15_0 ^ x9_0 ^ x7_0
-            y_1 = x20_1 ^ x15_1 ^ x9_1 ^ x7_1
-            x23_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x23_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            b_0 = np.uint32(b_0 + (c_0 << 5 | c_0 >> 27) + (d_0 ^ e_0 ^ a_0) +
-                np.uint32(0x6ed9eba1) + x23_0)
-            b_1 = np.uint32(b_1 + (c_1 << 5 | c_1 >> 27) + (d_1 ^ e_1 ^ a_1) +
-                np.uint32(0x6ed9eba1) + x23_1)
-            d_0 = np.uint32(d_0 << 30 | d_0 >> 2)
-            d_1 = np.uint32(d_1 << 30 | d_1 >> 2)
-            y_0 = x21_0 ^ x16_0 ^ x10_0 ^ x8_0
-            y_1 = x21_1 ^ x16_1 ^ x10_1 ^ x8_1
-            x24_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x24_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            a_0 = np.uint32(a_0 + (b_0 << 5 | b_0 >> 27) + (c_0 ^ d_0 ^ e_0) +
-                np.uint32(0x6ed9eba1) + x24_0)
-            a_1 = np.uint32(a_1 + (b_1 << 5 | b_1 >> 27) + (c_1 ^ d_1 ^ e_1) +
-                np.uint32(0x6ed9eba1) + x24_1)
-            c_0 = np.uint32(c_0 << 30 | c_0 >> 2)
-            c_1 = np.uint32(c_1 << 30 | c_1 >> 2)
-            y_0 = x22_0 ^ x17_0 ^ x11_0 ^ x9_0
-            y_1 = x22_1 ^ x17_1 ^ x11_1 ^ x9_1
-            x25_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x25_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            e_0 = np.uint32(e_0 + (a_0 << 5 | a_0 >> 27) + (b_0 ^ c_0 ^ d_0) +
-                np.uint32(0x6ed9eba1) + x25_0)
-            e_1 = np.uint32(e_1 + (a_1 << 5 | a_1 >> 27) + (b_1 ^ c_1 ^ d_1) +
-                np.uint32(0x6ed9eba1) + x25_1)
-            b_0 = np.uint32(b_0 << 30 | b_0 >> 2)
-            b_1 = np.uint32(b_1 << 30 | b_1 >> 2)
-            y_0 = x23_0 ^ x18_0 ^ x12_0 ^ x10_0
-            y_1 = x23_1 ^ x18_1 ^ x12_1 ^ x10_1
-            x26_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x26_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            d_0 = np.uint32(d_0 + (e_0 << 5 | e_0 >> 27) + (a_0 ^ b_0 ^ c_0) +
-                np.uint32(0x6ed9eba1) + x26_0)
-            d_1 = np.uint32(d_1 + (e_1 << 5 | e_1 >> 27) + (a_1 ^ b_1 ^ c_1) +
-                np.uint32(0x6ed9eba1) + x26_1)
-            a_0 = np.uint32(a_0 << 30 | a_0 >> 2)
-            a_1 = np.uint32(a_1 << 30 | a_1 >> 2)
-            y_0 = x24_0 ^ x19_0 ^ x13_0 ^ x11_0
-            y_1 = x24_1 ^ x19_1 ^ x13_1 ^ x11_1
-            x27_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x27_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            c_0 = np.uint32(c_0 + (d_0 << 5 | d_0 >> 27) + (e_0 ^ a_0 ^ b_0) +
-                np.uint32(0x6ed9eba1) + x27_0)
-            c_1 = np.uint32(c_1 + (d_1 << 5 | d_1 >> 27) + (e_1 ^ a_1 ^ b_1) +
-                np.uint32(0x6ed9eba1) + x27_1)
-            e_0 = np.uint32(e_0 << 30 | e_0 >> 2)
-            e_1 = np.uint32(e_1 << 30 | e_1 >> 2)
-            y_0 = x25_0 ^ x20_0 ^ x14_0 ^ x12_0
-            y_1 = x25_1 ^ x20_1 ^ x14_1 ^ x12_1
-            x28_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x28_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            b_0 = np.uint32(b_0 + (c_0 << 5 | c_0 >> 27) + (d_0 ^ e_0 ^ a_0) +
-                np.uint32(0x6ed9eba1) + x28_0)
-            b_1 = np.uint32(b_1 + (c_1 << 5 | c_1 >> 27) + (d_1 ^ e_1 ^ a_1) +
-                np.uint32(0x6ed9eba1) + x28_1)
-            d_0 = np.uint32(d_0 << 30 | d_0 >> 2)
-            d_1 = np.uint32(d_1 << 30 | d_1 >> 2)
-            y_0 = x26_0 ^ x21_0 ^ x15_0 ^ x13_0
-            y_1 = x26_1 ^ x21_1 ^ x15_1 ^ x13_1
-            x29_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x29_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            a_0 = np.uint32(a_0 + (b_0 << 5 | b_0 >> 27) + (c_0 ^ d_0 ^ e_0) +
-                np.uint32(0x6ed9eba1) + x29_0)
-            a_1 = np.uint32(a_1 + (b_1 << 5 | b_1 >> 27) + (c_1 ^ d_1 ^ e_1) +
-                np.uint32(0x6ed9eba1) + x29_1)
-            c_0 = np.uint32(c_0 << 30 | c_0 >> 2)
-            c_1 = np.uint32(c_1 << 30 | c_1 >> 2)
-            y_0 = x27_0 ^ x22_0 ^ x16_0 ^ x14_0
-            y_1 = x27_1 ^ x22_1 ^ x16_1 ^ x14_1
-            x30_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x30_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            e_0 = np.uint32(e_0 + (a_0 << 5 | a_0 >> 27) + (b_0 ^ c_0 ^ d_0) +
-                np.uint32(0x6ed9eba1) + x30_0)
-            e_1 = np.uint32(e_1 + (a_1 << 5 | a_1 >> 27) + (b_1 ^ c_1 ^ d_1) +
-                np.uint32(0x6ed9eba1) + x30_1)
-            b_0 = np.uint32(b_0 << 30 | b_0 >> 2)
-            b_1 = np.uint32(b_1 << 30 | b_1 >> 2)
-            y_0 = x28_0 ^ x23_0 ^ x17_0 ^ x15_0
-            y_1 = x28_1 ^ x23_1 ^ x17_1 ^ x15_1
-            x31_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x31_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            d_0 = np.uint32(d_0 + (e_0 << 5 | e_0 >> 27) + (a_0 ^ b_0 ^ c_0) +
-                np.uint32(0x6ed9eba1) + x31_0)
-            d_1 = np.uint32(d_1 + (e_1 << 5 | e_1 >> 27) + (a_1 ^ b_1 ^ c_1) +
-                np.uint32(0x6ed9eba1) + x31_1)
-            a_0 = np.uint32(a_0 << 30 | a_0 >> 2)
-            a_1 = np.uint32(a_1 << 30 | a_1 >> 2)
-            y_0 = x29_0 ^ x24_0 ^ x18_0 ^ x16_0
-            y_1 = x29_1 ^ x24_1 ^ x18_1 ^ x16_1
-            x32_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x32_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            c_0 = np.uint32(c_0 + (d_0 << 5 | d_0 >> 27) + (e_0 ^ a_0 ^ b_0) +
-                np.uint32(0x6ed9eba1) + x32_0)
-            c_1 = np.uint32(c_1 + (d_1 << 5 | d_1 >> 27) + (e_1 ^ a_1 ^ b_1) +
-                np.uint32(0x6ed9eba1) + x32_1)
-            e_0 = np.uint32(e_0 << 30 | e_0 >> 2)
-            e_1 = np.uint32(e_1 << 30 | e_1 >> 2)
-            y_0 = x30_0 ^ x25_0 ^ x19_0 ^ x17_0
-            y_1 = x30_1 ^ x25_1 ^ x19_1 ^ x17_1
-            x33_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x33_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            b_0 = np.uint32(b_0 + (c_0 << 5 | c_0 >> 27) + (d_0 ^ e_0 ^ a_0) +
-                np.uint32(0x6ed9eba1) + x33_0)
-            b_1 = np.uint32(b_1 + (c_1 << 5 | c_1 >> 27) + (d_1 ^ e_1 ^ a_1) +
-                np.uint32(0x6ed9eba1) + x33_1)
-            d_0 = np.uint32(d_0 << 30 | d_0 >> 2)
-            d_1 = np.uint32(d_1 << 30 | d_1 >> 2)
-            y_0 = x31_0 ^ x26_0 ^ x20_0 ^ x18_0
-            y_1 = x31_1 ^ x26_1 ^ x20_1 ^ x18_1
-            x34_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x34_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            a_0 = np.uint32(a_0 + (b_0 << 5 | b_0 >> 27) + (c_0 ^ d_0 ^ e_0) +
-                np.uint32(0x6ed9eba1) + x34_0)
-            a_1 = np.uint32(a_1 + (b_1 << 5 | b_1 >> 27) + (c_1 ^ d_1 ^ e_1) +
-                np.uint32(0x6ed9eba1) + x34_1)
-            c_0 = np.uint32(c_0 << 30 | c_0 >> 2)
-            c_1 = np.uint32(c_1 << 30 | c_1 >> 2)
-            y_0 = x32_0 ^ x27_0 ^ x21_0 ^ x19_0
-            y_1 = x32_1 ^ x27_1 ^ x21_1 ^ x19_1
-            x35_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x35_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            e_0 = np.uint32(e_0 + (a_0 << 5 | a_0 >> 27) + (b_0 ^ c_0 ^ d_0) +
-                np.uint32(0x6ed9eba1) + x35_0)
-            e_1 = np.uint32(e_1 + (a_1 << 5 | a_1 >> 27) + (b_1 ^ c_1 ^ d_1) +
-                np.uint32(0x6ed9eba1) + x35_1)
-            b_0 = np.uint32(b_0 << 30 | b_0 >> 2)
-            b_1 = np.uint32(b_1 << 30 | b_1 >> 2)
-            y_0 = x33_0 ^ x28_0 ^ x22_0 ^ x20_0
-            y_1 = x33_1 ^ x28_1 ^ x22_1 ^ x20_1
-            x36_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x36_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            d_0 = np.uint32(d_0 + (e_0 << 5 | e_0 >> 27) + (a_0 ^ b_0 ^ c_0) +
-                np.uint32(0x6ed9eba1) + x36_0)
-            d_1 = np.uint32(d_1 + (e_1 << 5 | e_1 >> 27) + (a_1 ^ b_1 ^ c_1) +
-                np.uint32(0x6ed9eba1) + x36_1)
-            a_0 = np.uint32(a_0 << 30 | a_0 >> 2)
-            a_1 = np.uint32(a_1 << 30 | a_1 >> 2)
-            y_0 = x34_0 ^ x29_0 ^ x23_0 ^ x21_0
-            y_1 = x34_1 ^ x29_1 ^ x23_1 ^ x21_1
-            x37_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x37_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            c_0 = np.uint32(c_0 + (d_0 << 5 | d_0 >> 27) + (e_0 ^ a_0 ^ b_0) +
-                np.uint32(0x6ed9eba1) + x37_0)
-            c_1 = np.uint32(c_1 + (d_1 << 5 | d_1 >> 27) + (e_1 ^ a_1 ^ b_1) +
-                np.uint32(0x6ed9eba1) + x37_1)
-            e_0 = np.uint32(e_0 << 30 | e_0 >> 2)
-            e_1 = np.uint32(e_1 << 30 | e_1 >> 2)
-            y_0 = x35_0 ^ x30_0 ^ x24_0 ^ x22_0
-            y_1 = x35_1 ^ x30_1 ^ x24_1 ^ x22_1
-            x38_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x38_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            b_0 = np.uint32(b_0 + (c_0 << 5 | c_0 >> 27) + (d_0 ^ e_0 ^ a_0) +
-                np.uint32(0x6ed9eba1) + x38_0)
-            b_1 = np.uint32(b_1 + (c_1 << 5 | c_1 >> 27) + (d_1 ^ e_1 ^ a_1) +
-                np.uint32(0x6ed9eba1) + x38_1)
-            d_0 = np.uint32(d_0 << 30 | d_0 >> 2)
-            d_1 = np.uint32(d_1 << 30 | d_1 >> 2)
-            y_0 = x36_0 ^ x31_0 ^ x25_0 ^ x23_0
-            y_1 = x36_1 ^ x31_1 ^ x25_1 ^ x23_1
-            x39_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x39_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            a_0 = np.uint32(a_0 + (b_0 << 5 | b_0 >> 27) + (c_0 ^ d_0 ^ e_0) +
-                np.uint32(0x6ed9eba1) + x39_0)
-            a_1 = np.uint32(a_1 + (b_1 << 5 | b_1 >> 27) + (c_1 ^ d_1 ^ e_1) +
-                np.uint32(0x6ed9eba1) + x39_1)
-            c_0 = np.uint32(c_0 << 30 | c_0 >> 2)
-            c_1 = np.uint32(c_1 << 30 | c_1 >> 2)
-            y_0 = x37_0 ^ x32_0 ^ x26_0 ^ x24_0
-            y_1 = x37_1 ^ x32_1 ^ x26_1 ^ x24_1
-            x40_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x40_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            e_0 = np.uint32(e_0 + (a_0 << 5 | a_0 >> 27) + ((b_0 & c_0) | (d_0 & (b_0 | c_0))) +
-                np.uint32(0x8f1bbcdc) + x40_0)
-            e_1 = np.uint32(e_1 + (a_1 << 5 | a_1 >> 27) + ((b_1 & c_1) | (d_1 & (b_1 | c_1))) +
-                np.uint32(0x8f1bbcdc) + x40_1)
-            b_0 = np.uint32(b_0 << 30 | b_0 >> 2)
-            b_1 = np.uint32(b_1 << 30 | b_1 >> 2)
-            y_0 = x38_0 ^ x33_0 ^ x27_0 ^ x25_0
-            y_1 = x38_1 ^ x33_1 ^ x27_1 ^ x25_1
-            x41_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x41_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            d_0 = np.uint32(d_0 + (e_0 << 5 | e_0 >> 27) + ((a_0 & b_0) | (c_0 & (a_0 | b_0))) +
-                np.uint32(0x8f1bbcdc) + x41_0)
-            d_1 = np.uint32(d_1 + (e_1 << 5 | e_1 >> 27) + ((a_1 & b_1) | (c_1 & (a_1 | b_1))) +
-                np.uint32(0x8f1bbcdc) + x41_1)
-            a_0 = np.uint32(a_0 << 30 | a_0 >> 2)
-            a_1 = np.uint32(a_1 << 30 | a_1 >> 2)
-            y_0 = x39_0 ^ x34_0 ^ x28_0 ^ x26_0
-            y_1 = x39_1 ^ x34_1 ^ x28_1 ^ x26_1
-            x42_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x42_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            c_0 = np.uint32(c_0 + (d_0 << 5 | d_0 >> 27) + ((e_0 & a_0) | (b_0 & (e_0 | a_0))) +
-                np.uint32(0x8f1bbcdc) + x42_0)
-            c_1 = np.uint32(c_1 + (d_1 << 5 | d_1 >> 27) + ((e_1 & a_1) | (b_1 & (e_1 | a_1))) +
-                np.uint32(0x8f1bbcdc) + x42_1)
-            e_0 = np.uint32(e_0 << 30 | e_0 >> 2)
-            e_1 = np.uint32(e_1 << 30 | e_1 >> 2)
-            y_0 = x40_0 ^ x35_0 ^ x29_0 ^ x27_0
-            y_1 = x40_1 ^ x35_1 ^ x29_1 ^ x27_1
-            x43_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x43_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            b_0 = np.uint32(b_0 + (c_0 << 5 | c_0 >> 27) + ((d_0 & e_0) | (a_0 & (d_0 | e_0))) +
-                np.uint32(0x8f1bbcdc) + x43_0)
-            b_1 = np.uint32(b_1 + (c_1 << 5 | c_1 >> 27) + ((d_1 & e_1) | (a_1 & (d_1 | e_1))) +
-                np.uint32(0x8f1bbcdc) + x43_1)
-            d_0 = np.uint32(d_0 << 30 | d_0 >> 2)
-            d_1 = np.uint32(d_1 << 30 | d_1 >> 2)
-            y_0 = x41_0 ^ x36_0 ^ x30_0 ^ x28_0
-            y_1 = x41_1 ^ x36_1 ^ x30_1 ^ x28_1
-            x44_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x44_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            a_0 = np.uint32(a_0 + (b_0 << 5 | b_0 >> 27) + ((c_0 & d_0) | (e_0 & (c_0 | d_0))) +
-                np.uint32(0x8f1bbcdc) + x44_0)
-            a_1 = np.uint32(a_1 + (b_1 << 5 | b_1 >> 27) + ((c_1 & d_1) | (e_1 & (c_1 | d_1))) +
-                np.uint32(0x8f1bbcdc) + x44_1)
-            c_0 = np.uint32(c_0 << 30 | c_0 >> 2)
-            c_1 = np.uint32(c_1 << 30 | c_1 >> 2)
-            y_0 = x42_0 ^ x37_0 ^ x31_0 ^ x29_0
-            y_1 = x42_1 ^ x37_1 ^ x31_1 ^ x29_1
-            x45_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x45_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            e_0 = np.uint32(e_0 + (a_0 << 5 | a_0 >> 27) + ((b_0 & c_0) | (d_0 & (b_0 | c_0))) +
-                np.uint32(0x8f1bbcdc) + x45_0)
-            e_1 = np.uint32(e_1 + (a_1 << 5 | a_1 >> 27) + ((b_1 & c_1) | (d_1 & (b_1 | c_1))) +
-                np.uint32(0x8f1bbcdc) + x45_1)
-            b_0 = np.uint32(b_0 << 30 | b_0 >> 2)
-            b_1 = np.uint32(b_1 << 30 | b_1 >> 2)
-            y_0 = x43_0 ^ x38_0 ^ x32_0 ^ x30_0
-            y_1 = x43_1 ^ x38_1 ^ x32_1 ^ x30_1
-            x46_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x46_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            d_0 = np.uint32(d_0 + (e_0 << 5 | e_0 >> 27) + ((a_0 & b_0) | (c_0 & (a_0 | b_0))) +
-                np.uint32(0x8f1bbcdc) + x46_0)
-            d_1 = np.uint32(d_1 + (e_1 << 5 | e_1 >> 27) + ((a_1 & b_1) | (c_1 & (a_1 | b_1))) +
-                np.uint32(0x8f1bbcdc) + x46_1)
-            a_0 = np.uint32(a_0 << 30 | a_0 >> 2)
-            a_1 = np.uint32(a_1 << 30 | a_1 >> 2)
-            y_0 = x44_0 ^ x39_0 ^ x33_0 ^ x31_0
-            y_1 = x44_1 ^ x39_1 ^ x33_1 ^ x31_1
-            x47_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x47_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            c_0 = np.uint32(c_0 + (d_0 << 5 | d_0 >> 27) + ((e_0 & a_0) | (b_0 & (e_0 | a_0))) +
-                np.uint32(0x8f1bbcdc) + x47_0)
-            c_1 = np.uint32(c_1 + (d_1 << 5 | d_1 >> 27) + ((e_1 & a_1) | (b_1 & (e_1 | a_1))) +
-                np.uint32(0x8f1bbcdc) + x47_1)
-            e_0 = np.uint32(e_0 << 30 | e_0 >> 2)
-            e_1 = np.uint32(e_1 << 30 | e_1 >> 2)
-            y_0 = x45_0 ^ x40_0 ^ x34_0 ^ x32_0
-            y_1 = x45_1 ^ x40_1 ^ x34_1 ^ x32_1
-            x48_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x48_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            b_0 = np.uint32(b_0 + (c_0 << 5 | c_0 >> 27) + ((d_0 & e_0) | (a_0 & (d_0 | e_0))) +
-                np.uint32(0x8f1bbcdc) + x48_0)
-            b_1 = np.uint32(b_1 + (c_1 << 5 | c_1 >> 27) + ((d_1 & e_1) | (a_1 & (d_1 | e_1))) +
-                np.uint32(0x8f1bbcdc) + x48_1)
-            d_0 = np.uint32(d_0 << 30 | d_0 >> 2)
-            d_1 = np.uint32(d_1 << 30 | d_1 >> 2)
-            y_0 = x46_0 ^ x41_0 ^ x35_0 ^ x33_0
-            y_1 = x46_1 ^ x41_1 ^ x35_1 ^ x33_1
-            x49_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x49_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            a_0 = np.uint32(a_0 + (b_0 << 5 | b_0 >> 27) + ((c_0 & d_0) | (e_0 & (c_0 | d_0))) +
-                np.uint32(0x8f1bbcdc) + x49_0)
-            a_1 = np.uint32(a_1 + (b_1 << 5 | b_1 >> 27) + ((c_1 & d_1) | (e_1 & (c_1 | d_1))) +
-                np.uint32(0x8f1bbcdc) + x49_1)
-            c_0 = np.uint32(c_0 << 30 | c_0 >> 2)
-            c_1 = np.uint32(c_1 << 30 | c_1 >> 2)
-            y_0 = x47_0 ^ x42_0 ^ x36_0 ^ x34_0
-            y_1 = x47_1 ^ x42_1 ^ x36_1 ^ x34_1
-            x50_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x50_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            e_0 = np.uint32(e_0 + (a_0 << 5 | a_0 >> 27) + ((b_0 & c_0) | (d_0 & (b_0 | c_0))) +
-                np.uint32(0x8f1bbcdc) + x50_0)
-            e_1 = np.uint32(e_1 + (a_1 << 5 | a_1 >> 27) + ((b_1 & c_1) | (d_1 & (b_1 | c_1))) +
-                np.uint32(0x8f1bbcdc) + x50_1)
-            b_0 = np.uint32(b_0 << 30 | b_0 >> 2)
-            b_1 = np.uint32(b_1 << 30 | b_1 >> 2)
-            y_0 = x48_0 ^ x43_0 ^ x37_0 ^ x35_0
-            y_1 = x48_1 ^ x43_1 ^ x37_1 ^ x35_1
-            x51_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x51_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            d_0 = np.uint32(d_0 + (e_0 << 5 | e_0 >> 27) + ((a_0 & b_0) | (c_0 & (a_0 | b_0))) +
-                np.uint32(0x8f1bbcdc) + x51_0)
-            d_1 = np.uint32(d_1 + (e_1 << 5 | e_1 >> 27) + ((a_1 & b_1) | (c_1 & (a_1 | b_1))) +
-                np.uint32(0x8f1bbcdc) + x51_1)
-            a_0 = np.uint32(a_0 << 30 | a_0 >> 2)
-            a_1 = np.uint32(a_1 << 30 | a_1 >> 2)
-            y_0 = x49_0 ^ x44_0 ^ x38_0 ^ x36_0
-            y_1 = x49_1 ^ x44_1 ^ x38_1 ^ x36_1
-            x52_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x52_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            c_0 = np.uint32(c_0 + (d_0 << 5 | d_0 >> 27) + ((e_0 & a_0) | (b_0 & (e_0 | a_0))) +
-                np.uint32(0x8f1bbcdc) + x52_0)
-            c_1 = np.uint32(c_1 + (d_1 << 5 | d_1 >> 27) + ((e_1 & a_1) | (b_1 & (e_1 | a_1))) +
-                np.uint32(0x8f1bbcdc) + x52_1)
-            e_0 = np.uint32(e_0 << 30 | e_0 >> 2)
-            e_1 = np.uint32(e_1 << 30 | e_1 >> 2)
-            y_0 = x50_0 ^ x45_0 ^ x39_0 ^ x37_0
-            y_1 = x50_1 ^ x45_1 ^ x39_1 ^ x37_1
-            x53_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x53_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            b_0 = np.uint32(b_0 + (c_0 << 5 | c_0 >> 27) + ((d_0 & e_0) | (a_0 & (d_0 | e_0))) +
-                np.uint32(0x8f1bbcdc) + x53_0)
-            b_1 = np.uint32(b_1 + (c_1 << 5 | c_1 >> 27) + ((d_1 & e_1) | (a_1 & (d_1 | e_1))) +
-                np.uint32(0x8f1bbcdc) + x53_1)
-            d_0 = np.uint32(d_0 << 30 | d_0 >> 2)
-            d_1 = np.uint32(d_1 << 30 | d_1 >> 2)
-            y_0 = x51_0 ^ x46_0 ^ x40_0 ^ x38_0
-            y_1 = x51_1 ^ x46_1 ^ x40_1 ^ x38_1
-            x54_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x54_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            a_0 = np.uint32(a_0 + (b_0 << 5 | b_0 >> 27) + ((c_0 & d_0) | (e_0 & (c_0 | d_0))) +
-                np.uint32(0x8f1bbcdc) + x54_0)
-            a_1 = np.uint32(a_1 + (b_1 << 5 | b_1 >> 27) + ((c_1 & d_1) | (e_1 & (c_1 | d_1))) +
-                np.uint32(0x8f1bbcdc) + x54_1)
-            c_0 = np.uint32(c_0 << 30 | c_0 >> 2)
-            c_1 = np.uint32(c_1 << 30 | c_1 >> 2)
-            y_0 = x52_0 ^ x47_0 ^ x41_0 ^ x39_0
-            y_1 = x52_1 ^ x47_1 ^ x41_1 ^ x39_1
-            x55_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x55_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            e_0 = np.uint32(e_0 + (a_0 << 5 | a_0 >> 27) + ((b_0 & c_0) | (d_0 & (b_0 | c_0))) +
-                np.uint32(0x8f1bbcdc) + x55_0)
-            e_1 = np.uint32(e_1 + (a_1 << 5 | a_1 >> 27) + ((b_1 & c_1) | (d_1 & (b_1 | c_1))) +
-                np.uint32(0x8f1bbcdc) + x55_1)
-            b_0 = np.uint32(b_0 << 30 | b_0 >> 2)
-            b_1 = np.uint32(b_1 << 30 | b_1 >> 2)
-            y_0 = x53_0 ^ x48_0 ^ x42_0 ^ x40_0
-            y_1 = x53_1 ^ x48_1 ^ x42_1 ^ x40_1
-            x56_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x56_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            d_0 = np.uint32(d_0 + (e_0 << 5 | e_0 >> 27) + ((a_0 & b_0) | (c_0 & (a_0 | b_0))) +
-                np.uint32(0x8f1bbcdc) + x56_0)
-            d_1 = np.uint32(d_1 + (e_1 << 5 | e_1 >> 27) + ((a_1 & b_1) | (c_1 & (a_1 | b_1))) +
-                np.uint32(0x8f1bbcdc) + x56_1)
-            a_0 = np.uint32(a_0 << 30 | a_0 >> 2)
-            a_1 = np.uint32(a_1 << 30 | a_1 >> 2)
-            y_0 = x54_0 ^ x49_0 ^ x43_0 ^ x41_0
-            y_1 = x54_1 ^ x49_1 ^ x43_1 ^ x41_1
-            x57_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x57_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            c_0 = np.uint32(c_0 + (d_0 << 5 | d_0 >> 27) + ((e_0 & a_0) | (b_0 & (e_0 | a_0))) +
-                np.uint32(0x8f1bbcdc) + x57_0)
-            c_1 = np.uint32(c_1 + (d_1 << 5 | d_1 >> 27) + ((e_1 & a_1) | (b_1 & (e_1 | a_1))) +
-                np.uint32(0x8f1bbcdc) + x57_1)
-            e_0 = np.uint32(e_0 << 30 | e_0 >> 2)
-            e_1 = np.uint32(e_1 << 30 | e_1 >> 2)
-            y_0 = x55_0 ^ x50_0 ^ x44_0 ^ x42_0
-            y_1 = x55_1 ^ x50_1 ^ x44_1 ^ x42_1
-            x58_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x58_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            b_0 = np.uint32(b_0 + (c_0 << 5 | c_0 >> 27) + ((d_0 & e_0) | (a_0 & (d_0 | e_0))) +
-                np.uint32(0x8f1bbcdc) + x58_0)
-            b_1 = np.uint32(b_1 + (c_1 << 5 | c_1 >> 27) + ((d_1 & e_1) | (a_1 & (d_1 | e_1))) +
-                np.uint32(0x8f1bbcdc) + x58_1)
-            d_0 = np.uint32(d_0 << 30 | d_0 >> 2)
-            d_1 = np.uint32(d_1 << 30 | d_1 >> 2)
-            y_0 = x56_0 ^ x51_0 ^ x45_0 ^ x43_0
-            y_1 = x56_1 ^ x51_1 ^ x45_1 ^ x43_1
-            x59_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x59_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            a_0 = np.uint32(a_0 + (b_0 << 5 | b_0 >> 27) + ((c_0 & d_0) | (e_0 & (c_0 | d_0))) +
-                np.uint32(0x8f1bbcdc) + x59_0)
-            a_1 = np.uint32(a_1 + (b_1 << 5 | b_1 >> 27) + ((c_1 & d_1) | (e_1 & (c_1 | d_1))) +
-                np.uint32(0x8f1bbcdc) + x59_1)
-            c_0 = np.uint32(c_0 << 30 | c_0 >> 2)
-            c_1 = np.uint32(c_1 << 30 | c_1 >> 2)
-            y_0 = x57_0 ^ x52_0 ^ x46_0 ^ x44_0
-            y_1 = x57_1 ^ x52_1 ^ x46_1 ^ x44_1
-            x60_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x60_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            e_0 = np.uint32(e_0 + (a_0 << 5 | a_0 >> 27) + (b_0 ^ c_0 ^ d_0) +
-                np.uint32(0xca62c1d6) + x60_0)
-            e_1 = np.uint32(e_1 + (a_1 << 5 | a_1 >> 27) + (b_1 ^ c_1 ^ d_1) +
-                np.uint32(0xca62c1d6) + x60_1)
-            b_0 = np.uint32(b_0 << 30 | b_0 >> 2)
-            b_1 = np.uint32(b_1 << 30 | b_1 >> 2)
-            y_0 = x58_0 ^ x53_0 ^ x47_0 ^ x45_0
-            y_1 = x58_1 ^ x53_1 ^ x47_1 ^ x45_1
-            x61_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x61_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            d_0 = np.uint32(d_0 + (e_0 << 5 | e_0 >> 27) + (a_0 ^ b_0 ^ c_0) +
-                np.uint32(0xca62c1d6) + x61_0)
-            d_1 = np.uint32(d_1 + (e_1 << 5 | e_1 >> 27) + (a_1 ^ b_1 ^ c_1) +
-                np.uint32(0xca62c1d6) + x61_1)
-            a_0 = np.uint32(a_0 << 30 | a_0 >> 2)
-            a_1 = np.uint32(a_1 << 30 | a_1 >> 2)
-            y_0 = x59_0 ^ x54_0 ^ x48_0 ^ x46_0
-            y_1 = x59_1 ^ x54_1 ^ x48_1 ^ x46_1
-            x62_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x62_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            c_0 = np.uint32(c_0 + (d_0 << 5 | d_0 >> 27) + (e_0 ^ a_0 ^ b_0) +
-                np.uint32(0xca62c1d6) + x62_0)
-            c_1 = np.uint32(c_1 + (d_1 << 5 | d_1 >> 27) + (e_1 ^ a_1 ^ b_1) +
-                np.uint32(0xca62c1d6) + x62_1)
-            e_0 = np.uint32(e_0 << 30 | e_0 >> 2)
-            e_1 = np.uint32(e_1 << 30 | e_1 >> 2)
-            y_0 = x60_0 ^ x55_0 ^ x49_0 ^ x47_0
-            y_1 = x60_1 ^ x55_1 ^ x49_1 ^ x47_1
-            x63_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x63_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            b_0 = np.uint32(b_0 + (c_0 << 5 | c_0 >> 27) + (d_0 ^ e_0 ^ a_0) +
-                np.uint32(0xca62c1d6) + x63_0)
-            b_1 = np.uint32(b_1 + (c_1 << 5 | c_1 >> 27) + (d_1 ^ e_1 ^ a_1) +
-                np.uint32(0xca62c1d6) + x63_1)
-            d_0 = np.uint32(d_0 << 30 | d_0 >> 2)
-            d_1 = np.uint32(d_1 << 30 | d_1 >> 2)
-            y_0 = x61_0 ^ x56_0 ^ x50_0 ^ x48_0
-            y_1 = x61_1 ^ x56_1 ^ x50_1 ^ x48_1
-            x64_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x64_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            a_0 = np.uint32(a_0 + (b_0 << 5 | b_0 >> 27) + (c_0 ^ d_0 ^ e_0) +
-                np.uint32(0xca62c1d6) + x64_0)
-            a_1 = np.uint32(a_1 + (b_1 << 5 | b_1 >> 27) + (c_1 ^ d_1 ^ e_1) +
-                np.uint32(0xca62c1d6) + x64_1)
-            c_0 = np.uint32(c_0 << 30 | c_0 >> 2)
-            c_1 = np.uint32(c_1 << 30 | c_1 >> 2)
-            y_0 = x62_0 ^ x57_0 ^ x51_0 ^ x49_0
-            y_1 = x62_1 ^ x57_1 ^ x51_1 ^ x49_1
-            x65_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x65_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            e_0 = np.uint32(e_0 + (a_0 << 5 | a_0 >> 27) + (b_0 ^ c_0 ^ d_0) +
-                np.uint32(0xca62c1d6) + x65_0)
-            e_1 = np.uint32(e_1 + (a_1 << 5 | a_1 >> 27) + (b_1 ^ c_1 ^ d_1) +
-                np.uint32(0xca62c1d6) + x65_1)
-            b_0 = np.uint32(b_0 << 30 | b_0 >> 2)
-            b_1 = np.uint32(b_1 << 30 | b_1 >> 2)
-            y_0 = x63_0 ^ x58_0 ^ x52_0 ^ x50_0
-            y_1 = x63_1 ^ x58_1 ^ x52_1 ^ x50_1
-            x66_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x66_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            d_0 = np.uint32(d_0 + (e_0 << 5 | e_0 >> 27) + (a_0 ^ b_0 ^ c_0) +
-                np.uint32(0xca62c1d6) + x66_0)
-            d_1 = np.uint32(d_1 + (e_1 << 5 | e_1 >> 27) + (a_1 ^ b_1 ^ c_1) +
-                np.uint32(0xca62c1d6) + x66_1)
-            a_0 = np.uint32(a_0 << 30 | a_0 >> 2)
-            a_1 = np.uint32(a_1 << 30 | a_1 >> 2)
-            y_0 = x64_0 ^ x59_0 ^ x53_0 ^ x51_0
-            y_1 = x64_1 ^ x59_1 ^ x53_1 ^ x51_1
-            x67_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x67_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            c_0 = np.uint32(c_0 + (d_0 << 5 | d_0 >> 27) + (e_0 ^ a_0 ^ b_0) +
-                np.uint32(0xca62c1d6) + x67_0)
-            c_1 = np.uint32(c_1 + (d_1 << 5 | d_1 >> 27) + (e_1 ^ a_1 ^ b_1) +
-                np.uint32(0xca62c1d6) + x67_1)
-            e_0 = np.uint32(e_0 << 30 | e_0 >> 2)
-            e_1 = np.uint32(e_1 << 30 | e_1 >> 2)
-            y_0 = x65_0 ^ x60_0 ^ x54_0 ^ x52_0
-            y_1 = x65_1 ^ x60_1 ^ x54_1 ^ x52_1
-            x68_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x68_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            b_0 = np.uint32(b_0 + (c_0 << 5 | c_0 >> 27) + (d_0 ^ e_0 ^ a_0) +
-                np.uint32(0xca62c1d6) + x68_0)
-            b_1 = np.uint32(b_1 + (c_1 << 5 | c_1 >> 27) + (d_1 ^ e_1 ^ a_1) +
-                np.uint32(0xca62c1d6) + x68_1)
-            d_0 = np.uint32(d_0 << 30 | d_0 >> 2)
-            d_1 = np.uint32(d_1 << 30 | d_1 >> 2)
-            y_0 = x66_0 ^ x61_0 ^ x55_0 ^ x53_0
-            y_1 = x66_1 ^ x61_1 ^ x55_1 ^ x53_1
-            x69_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x69_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            a_0 = np.uint32(a_0 + (b_0 << 5 | b_0 >> 27) + (c_0 ^ d_0 ^ e_0) +
-                np.uint32(0xca62c1d6) + x69_0)
-            a_1 = np.uint32(a_1 + (b_1 << 5 | b_1 >> 27) + (c_1 ^ d_1 ^ e_1) +
-                np.uint32(0xca62c1d6) + x69_1)
-            c_0 = np.uint32(c_0 << 30 | c_0 >> 2)
-            c_1 = np.uint32(c_1 << 30 | c_1 >> 2)
-            y_0 = x67_0 ^ x62_0 ^ x56_0 ^ x54_0
-            y_1 = x67_1 ^ x62_1 ^ x56_1 ^ x54_1
-            x70_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x70_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            e_0 = np.uint32(e_0 + (a_0 << 5 | a_0 >> 27) + (b_0 ^ c_0 ^ d_0) +
-                np.uint32(0xca62c1d6) + x70_0)
-            e_1 = np.uint32(e_1 + (a_1 << 5 | a_1 >> 27) + (b_1 ^ c_1 ^ d_1) +
-                np.uint32(0xca62c1d6) + x70_1)
-            b_0 = np.uint32(b_0 << 30 | b_0 >> 2)
-            b_1 = np.uint32(b_1 << 30 | b_1 >> 2)
-            y_0 = x68_0 ^ x63_0 ^ x57_0 ^ x55_0
-            y_1 = x68_1 ^ x63_1 ^ x57_1 ^ x55_1
-            x71_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x71_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            d_0 = np.uint32(d_0 + (e_0 << 5 | e_0 >> 27) + (a_0 ^ b_0 ^ c_0) +
-                np.uint32(0xca62c1d6) + x71_0)
-            d_1 = np.uint32(d_1 + (e_1 << 5 | e_1 >> 27) + (a_1 ^ b_1 ^ c_1) +
-                np.uint32(0xca62c1d6) + x71_1)
-            a_0 = np.uint32(a_0 << 30 | a_0 >> 2)
-            a_1 = np.uint32(a_1 << 30 | a_1 >> 2)
-            y_0 = x69_0 ^ x64_0 ^ x58_0 ^ x56_0
-            y_1 = x69_1 ^ x64_1 ^ x58_1 ^ x56_1
-            x72_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x72_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            c_0 = np.uint32(c_0 + (d_0 << 5 | d_0 >> 27) + (e_0 ^ a_0 ^ b_0) +
-                np.uint32(0xca62c1d6) + x72_0)
-            c_1 = np.uint32(c_1 + (d_1 << 5 | d_1 >> 27) + (e_1 ^ a_1 ^ b_1) +
-                np.uint32(0xca62c1d6) + x72_1)
-            e_0 = np.uint32(e_0 << 30 | e_0 >> 2)
-            e_1 = np.uint32(e_1 << 30 | e_1 >> 2)
-            y_0 = x70_0 ^ x65_0 ^ x59_0 ^ x57_0
-            y_1 = x70_1 ^ x65_1 ^ x59_1 ^ x57_1
-            x73_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x73_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            b_0 = np.uint32(b_0 + (c_0 << 5 | c_0 >> 27) + (d_0 ^ e_0 ^ a_0) +
-                np.uint32(0xca62c1d6) + x73_0)
-            b_1 = np.uint32(b_1 + (c_1 << 5 | c_1 >> 27) + (d_1 ^ e_1 ^ a_1) +
-                np.uint32(0xca62c1d6) + x73_1)
-            d_0 = np.uint32(d_0 << 30 | d_0 >> 2)
-            d_1 = np.uint32(d_1 << 30 | d_1 >> 2)
-            y_0 = x71_0 ^ x66_0 ^ x60_0 ^ x58_0
-            y_1 = x71_1 ^ x66_1 ^ x60_1 ^ x58_1
-            x74_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x74_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            a_0 = np.uint32(a_0 + (b_0 << 5 | b_0 >> 27) + (c_0 ^ d_0 ^ e_0) +
-                np.uint32(0xca62c1d6) + x74_0)
-            a_1 = np.uint32(a_1 + (b_1 << 5 | b_1 >> 27) + (c_1 ^ d_1 ^ e_1) +
-                np.uint32(0xca62c1d6) + x74_1)
-            c_0 = np.uint32(c_0 << 30 | c_0 >> 2)
-            c_1 = np.uint32(c_1 << 30 | c_1 >> 2)
-            y_0 = x72_0 ^ x67_0 ^ x61_0 ^ x59_0
-            y_1 = x72_1 ^ x67_1 ^ x61_1 ^ x59_1
-            x75_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x75_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            e_0 = np.uint32(e_0 + (a_0 << 5 | a_0 >> 27) + (b_0 ^ c_0 ^ d_0) +
-                np.uint32(0xca62c1d6) + x75_0)
-            e_1 = np.uint32(e_1 + (a_1 << 5 | a_1 >> 27) + (b_1 ^ c_1 ^ d_1) +
-                np.uint32(0xca62c1d6) + x75_1)
-            b_0 = np.uint32(b_0 << 30 | b_0 >> 2)
-            b_1 = np.uint32(b_1 << 30 | b_1 >> 2)
-            y_0 = x73_0 ^ x68_0 ^ x62_0 ^ x60_0
-            y_1 = x73_1 ^ x68_1 ^ x62_1 ^ x60_1
-            x76_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x76_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            d_0 = np.uint32(d_0 + (e_0 << 5 | e_0 >> 27) + (a_0 ^ b_0 ^ c_0) +
-                np.uint32(0xca62c1d6) + x76_0)
-            d_1 = np.uint32(d_1 + (e_1 << 5 | e_1 >> 27) + (a_1 ^ b_1 ^ c_1) +
-                np.uint32(0xca62c1d6) + x76_1)
-            a_0 = np.uint32(a_0 << 30 | a_0 >> 2)
-            a_1 = np.uint32(a_1 << 30 | a_1 >> 2)
-            y_0 = x74_0 ^ x69_0 ^ x63_0 ^ x61_0
-            y_1 = x74_1 ^ x69_1 ^ x63_1 ^ x61_1
-            x77_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x77_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            c_0 = np.uint32(c_0 + (d_0 << 5 | d_0 >> 27) + (e_0 ^ a_0 ^ b_0) +
-                np.uint32(0xca62c1d6) + x77_0)
-            c_1 = np.uint32(c_1 + (d_1 << 5 | d_1 >> 27) + (e_1 ^ a_1 ^ b_1) +
-                np.uint32(0xca62c1d6) + x77_1)
-            e_0 = np.uint32(e_0 << 30 | e_0 >> 2)
-            e_1 = np.uint32(e_1 << 30 | e_1 >> 2)
-            y_0 = x75_0 ^ x70_0 ^ x64_0 ^ x62_0
-            y_1 = x75_1 ^ x70_1 ^ x64_1 ^ x62_1
-            x78_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x78_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            b_0 = np.uint32(b_0 + (c_0 << 5 | c_0 >> 27) + (d_0 ^ e_0 ^ a_0) +
-                np.uint32(0xca62c1d6) + x78_0)
-            b_1 = np.uint32(b_1 + (c_1 << 5 | c_1 >> 27) + (d_1 ^ e_1 ^ a_1) +
-                np.uint32(0xca62c1d6) + x78_1)
-            d_0 = np.uint32(d_0 << 30 | d_0 >> 2)
-            d_1 = np.uint32(d_1 << 30 | d_1 >> 2)
-            y_0 = x76_0 ^ x71_0 ^ x65_0 ^ x63_0
-            y_1 = x76_1 ^ x71_1 ^ x65_1 ^ x63_1
-            x79_0 = np.uint32(y_0 << 1 | y_0 >> 31)
-            x79_1 = np.uint32(y_1 << 1 | y_1 >> 31)
-            a_0 = np.uint32(a_0 + (b_0 << 5 | b_0 >> 27) + (c_0 ^ d_0 ^ e_0) +
-                np.uint32(0xca62c1d6) + x79_0)
-            a_1 = np.uint32(a_1 + (b_1 << 5 | b_1 >> 27) + (c_1 ^ d_1 ^ e_1) +
-                np.uint32(0xca62c1d6) + x79_1)
-            c_0 = np.uint32(c_0 << 30 | c_0 >> 2)
-            c_1 = np.uint32(c_1 << 30 | c_1 >> 2)
-            buf[0 + l] = np.uint32(buf[0 + l] + a_0)
-            buf[8 + l] = np.uint32(buf[8 + l] + a_1)
-            buf[16 + l] = np.uint32(buf[16 + l] + b_0)
-            buf[24 + l] = np.uint32(buf[24 + l] + b_1)
-            buf[32 + l] = np.uint32(buf[32 + l] + c_0)
-            buf[40 + l] = np.uint32(buf[40 + l] + c_1)
-            buf[48 + l] = np.uint32(buf[48 + l] + d_0)
-            buf[56 + l] = np.uint32(buf[56 + l] + d_1)
-            buf[64 + l] = np.uint32(buf[64 + l] + e_0)
-            buf[72 + l] = np.uint32(buf[72 + l] + e_1)
+            a = buf[0 + l]
+            b = buf[8 + l]
+            c = buf[16 + l]
+            d = buf[24 + l]
+            e = buf[32 + l]
+            x0 = buf[40 + l]
+            x1 = buf[48 + l]
+            x2 = buf[56 + l]
+            x3 = buf[64 + l]
+            x4 = buf[72 + l]
+            x5 = buf[80 + l]
+            x6 = buf[88 + l]
+            x7 = buf[96 + l]
+            x8 = buf[104 + l]
+            x9 = buf[112 + l]
+            x10 = buf[120 + l]
+            x11 = buf[128 + l]
+            x12 = buf[136 + l]
+            x13 = buf[144 + l]
+            x14 = buf[152 + l]
+            x15 = buf[160 + l]
+            e = np.uint32(e + (a << 5 | a >> 27) + (d ^ (b & (c ^ d))) + np.uint32(0x5a827999) +
+                x0)
+            b = np.uint32(b << 30 | b >> 2)
+            d = np.uint32(d + (e << 5 | e >> 27) + (c ^ (a & (b ^ c))) + np.uint32(0x5a827999) +
+                x1)
+            a = np.uint32(a << 30 | a >> 2)
+            c = np.uint32(c + (d << 5 | d >> 27) + (b ^ (e & (a ^ b))) + np.uint32(0x5a827999) +
+                x2)
+            e = np.uint32(e << 30 | e >> 2)
+            b = np.uint32(b + (c << 5 | c >> 27) + (a ^ (d & (e ^ a))) + np.uint32(0x5a827999) +
+                x3)
+            d = np.uint32(d << 30 | d >> 2)
+            a = np.uint32(a + (b << 5 | b >> 27) + (e ^ (c & (d ^ e))) + np.uint32(0x5a827999) +
+                x4)
+            c = np.uint32(c << 30 | c >> 2)
+            e = np.uint32(e + (a << 5 | a >> 27) + (d ^ (b & (c ^ d))) + np.uint32(0x5a827999) +
+                x5)
+            b = np.uint32(b << 30 | b >> 2)
+            d = np.uint32(d + (e << 5 | e >> 27) + (c ^ (a & (b ^ c))) + np.uint32(0x5a827999) +
+                x6)
+            a = np.uint32(a << 30 | a >> 2)
+            c = np.uint32(c + (d << 5 | d >> 27) + (b ^ (e & (a ^ b))) + np.uint32(0x5a827999) +
+                x7)
+            e = np.uint32(e << 30 | e >> 2)
+            b = np.uint32(b + (c << 5 | c >> 27) + (a ^ (d & (e ^ a))) + np.uint32(0x5a827999) +
+                x8)
+            d = np.uint32(d << 30 | d >> 2)
+            a = np.uint32(a + (b << 5 | b >> 27) + (e ^ (c & (d ^ e))) + np.uint32(0x5a827999) +
+                x9)
+            c = np.uint32(c << 30 | c >> 2)
+            e = np.uint32(e + (a << 5 | a >> 27) + (d ^ (b & (c ^ d))) + np.uint32(0x5a827999) +
+                x10)
+            b = np.uint32(b << 30 | b >> 2)
+            d = np.uint32(d + (e << 5 | e >> 27) + (c ^ (a & (b ^ c))) + np.uint32(0x5a827999) +
+                x11)
+            a = np.uint32(a << 30 | a >> 2)
+            c = np.uint32(c + (d << 5 | d >> 27) + (b ^ (e & (a ^ b))) + np.uint32(0x5a827999) +
+                x12)
+            e = np.uint32(e << 30 | e >> 2)
+            b = np.uint32(b + (c << 5 | c >> 27) + (a ^ (d & (e ^ a))) + np.uint32(0x5a827999) +
+                x13)
+            d = np.uint32(d << 30 | d >> 2)
+            a = np.uint32(a + (b << 5 | b >> 27) + (e ^ (c & (d ^ e))) + np.uint32(0x5a827999) +
+                x14)
+            c = np.uint32(c << 30 | c >> 2)
+            e = np.uint32(e + (a << 5 | a >> 27) + (d ^ (b & (c ^ d))) + np.uint32(0x5a827999) +
+                x15)
+            b = np.uint32(b << 30 | b >> 2)
+            y = x13 ^ x8 ^ x2 ^ x0
+            x16 = np.uint32(y << 1 | y >> 31)
+            d = np.uint32(d + (e << 5 | e >> 27) + (c ^ (a & (b ^ c))) + np.uint32(0x5a827999) +
+                x16)
+            a = np.uint32(a << 30 | a >> 2)
+            y = x14 ^ x9 ^ x3 ^ x1
+            x17 = np.uint32(y << 1 | y >> 31)
+            c = np.uint32(c + (d << 5 | d >> 27) + (b ^ (e & (a ^ b))) + np.uint32(0x5a827999) +
+                x17)
+            e = np.uint32(e << 30 | e >> 2)
+            y = x15 ^ x10 ^ x4 ^ x2
+            x18 = np.uint32(y << 1 | y >> 31)
+            b = np.uint32(b + (c << 5 | c >> 27) + (a ^ (d & (e ^ a))) + np.uint32(0x5a827999) +
+                x18)
+            d = np.uint32(d << 30 | d >> 2)
+            y = x16 ^ x11 ^ x5 ^ x3
+            x19 = np.uint32(y << 1 | y >> 31)
+            a = np.uint32(a + (b << 5 | b >> 27) + (e ^ (c & (d ^ e))) + np.uint32(0x5a827999) +
+                x19)
+            c = np.uint32(c << 30 | c >> 2)
+            y = x17 ^ x12 ^ x6 ^ x4
+            x20 = np.uint32(y << 1 | y >> 31)
+            e = np.uint32(e + (a << 5 | a >> 27) + (b ^ c ^ d) + np.uint32(0x6ed9eba1) + x20)
+            b = np.uint32(b << 30 | b >> 2)
+            y = x18 ^ x13 ^ x7 ^ x5
+            x21 = np.uint32(y << 1 | y >> 31)
+            d = np.uint32(d + (e << 5 | e >> 27) + (a ^ b ^ c) + np.uint32(0x6ed9eba1) + x21)
+            a = np.uint32(a << 30 | a >> 2)
+            y = x19 ^ x14 ^ x8 ^ x6
+            x22 = np.uint32(y << 1 | y >> 31)
+            c = np.uint32(c + (d << 5 | d >> 27) + (e ^ a ^ b) + np.uint32(0x6ed9eba1) + x22)
+            e = np.uint32(e << 30 | e >> 2)
+            y = x20 ^ x15 ^ x9 ^ x7
+            x23 = np.uint32(y << 1 | y >> 31)
+            b = np.uint32(b + (c << 5 | c >> 27) + (d ^ e ^ a) + np.uint32(0x6ed9eba1) + x23)
+            d = np.uint32(d << 30 | d >> 2)
+            y = x21 ^ x16 ^ x10 ^ x8
+            x24 = np.uint32(y << 1 | y >> 31)
+            a = np.uint32(a + (b << 5 | b >> 27) + (c ^ d ^ e) + np.uint32(0x6ed9eba1) + x24)
+            c = np.uint32(c << 30 | c >> 2)
+            y = x22 ^ x17 ^ x11 ^ x9
+            x25 = np.uint32(y << 1 | y >> 31)
+            e = np.uint32(e + (a << 5 | a >> 27) + (b ^ c ^ d) + np.uint32(0x6ed9eba1) + x25)
+            b = np.uint32(b << 30 | b >> 2)
+            y = x23 ^ x18 ^ x12 ^ x10
+            x26 = np.uint32(y << 1 | y >> 31)
+            d = np.uint32(d + (e << 5 | e >> 27) + (a ^ b ^ c) + np.uint32(0x6ed9eba1) + x26)
+            a = np.uint32(a << 30 | a >> 2)
+            y = x24 ^ x19 ^ x13 ^ x11
+            x27 = np.uint32(y << 1 | y >> 31)
+            c = np.uint32(c + (d << 5 | d >> 27) + (e ^ a ^ b) + np.uint32(0x6ed9eba1) + x27)
+            e = np.uint32(e << 30 | e >> 2)
+            y = x25 ^ x20 ^ x14 ^ x12
+            x28 = np.uint32(y << 1 | y >> 31)
+            b = np.uint32(b + (c << 5 | c >> 27) + (d ^ e ^ a) + np.uint32(0x6ed9eba1) + x28)
+            d = np.uint32(d << 30 | d >> 2)
+            y = x26 ^ x21 ^ x15 ^ x13
+            x29 = np.uint32(y << 1 | y >> 31)
+            a = np.uint32(a + (b << 5 | b >> 27) + (c ^ d ^ e) + np.uint32(0x6ed9eba1) + x29)
+            c = np.uint32(c << 30 | c >> 2)
+            y = x27 ^ x22 ^ x16 ^ x14
+            x30 = np.uint32(y << 1 | y >> 31)
+            e = np.uint32(e + (a << 5 | a >> 27) + (b ^ c ^ d) + np.uint32(0x6ed9eba1) + x30)
+            b = np.uint32(b << 30 | b >> 2)
+            y = x28 ^ x23 ^ x17 ^ x15
+            x31 = np.uint32(y << 1 | y >> 31)
+            d = np.uint32(d + (e << 5 | e >> 27) + (a ^ b ^ c) + np.uint32(0x6ed9eba1) + x31)
+            a = np.uint32(a << 30 | a >> 2)
+            y = x29 ^ x24 ^ x18 ^ x16
+            x32 = np.uint32(y << 1 | y >> 31)
+            c = np.uint32(c + (d << 5 | d >> 27) + (e ^ a ^ b) + np.uint32(0x6ed9eba1) + x32)
+            e = np.uint32(e << 30 | e >> 2)
+            y = x30 ^ x25 ^ x19 ^ x17
+            x33 = np.uint32(y << 1 | y >> 31)
+            b = np.uint32(b + (c << 5 | c >> 27) + (d ^ e ^ a) + np.uint32(0x6ed9eba1) + x33)
+            d = np.uint32(d << 30 | d >> 2)
+            y = x31 ^ x26 ^ x20 ^ x18
+            x34 = np.uint32(y << 1 | y >> 31)
+            a = np.uint32(a + (b << 5 | b >> 27) + (c ^ d ^ e) + np.uint32(0x6ed9eba1) + x34)
+            c = np.uint32(c << 30 | c >> 2)
+            y = x32 ^ x27 ^ x21 ^ x19
+            x35 = np.uint32(y << 1 | y >> 31)
+            e = np.uint32(e + (a << 5 | a >> 27) + (b ^ c ^ d) + np.uint32(0x6ed9eba1) + x35)
+            b = np.uint32(b << 30 | b >> 2)
+            y = x33 ^ x28 ^ x22 ^ x20
+            x36 = np.uint32(y << 1 | y >> 31)
+            d = np.uint32(d + (e << 5 | e >> 27) + (a ^ b ^ c) + np.uint32(0x6ed9eba1) + x36)
+            a = np.uint32(a << 30 | a >> 2)
+            y = x34 ^ x29 ^ x23 ^ x21
+            x37 = np.uint32(y << 1 | y >> 31)
+            c = np.uint32(c + (d << 5 | d >> 27) + (e ^ a ^ b) + np.uint32(0x6ed9eba1) + x37)
+            e = np.uint32(e << 30 | e >> 2)
+            y = x35 ^ x30 ^ x24 ^ x22
+            x38 = np.uint32(y << 1 | y >> 31)
+            b = np.uint32(b + (c << 5 | c >> 27) + (d ^ e ^ a) + np.uint32(0x6ed9eba1) + x38)
+            d = np.uint32(d << 30 | d >> 2)
+            y = x36 ^ x31 ^ x25 ^ x23
+            x39 = np.uint32(y << 1 | y >> 31)
+            a = np.uint32(a + (b << 5 | b >> 27) + (c ^ d ^ e) + np.uint32(0x6ed9eba1) + x39)
+            c = np.uint32(c << 30 | c >> 2)
+            y = x37 ^ x32 ^ x26 ^ x24
+            x40 = np.uint32(y << 1 | y >> 31)
+            e = np.uint32(e + (a << 5 | a >> 27) + ((b & c) | (d & (b | c))) +
+                np.uint32(0x8f1bbcdc) + x40)
+            b = np.uint32(b << 30 | b >> 2)
+            y = x38 ^ x33 ^ x27 ^ x25
+            x41 = np.uint32(y << 1 | y >> 31)
+            d = np.uint32(d + (e << 5 | e >> 27) + ((a & b) | (c & (a | b))) +
+                np.uint32(0x8f1bbcdc) + x41)
+            a = np.uint32(a << 30 | a >> 2)
+            y = x39 ^ x34 ^ x28 ^ x26
+            x42 = np.uint32(y << 1 | y >> 31)
+            c = np.uint32(c + (d << 5 | d >> 27) + ((e & a) | (b & (e | a))) +
+                np.uint32(0x8f1bbcdc) + x42)
+            e = np.uint32(e << 30 | e >> 2)
+            y = x40 ^ x35 ^ x29 ^ x27
+            x43 = np.uint32(y << 1 | y >> 31)
+            b = np.uint32(b + (c << 5 | c >> 27) + ((d & e) | (a & (d | e))) +
+                np.uint32(0x8f1bbcdc) + x43)
+            d = np.uint32(d << 30 | d >> 2)
+            y = x41 ^ x36 ^ x30 ^ x28
+            x44 = np.uint32(y << 1 | y >> 31)
+            a = np.uint32(a + (b << 5 | b >> 27) + ((c & d) | (e & (c | d))) +
+                np.uint32(0x8f1bbcdc) + x44)
+            c = np.uint32(c << 30 | c >> 2)
+            y = x42 ^ x37 ^ x31 ^ x29
+            x45 = np.uint32(y << 1 | y >> 31)
+            e = np.uint32(e + (a << 5 | a >> 27) + ((b & c) | (d & (b | c))) +
+                np.uint32(0x8f1bbcdc) + x45)
+            b = np.uint32(b << 30 | b >> 2)
+            y = x43 ^ x38 ^ x32 ^ x30
+            x46 = np.uint32(y << 1 | y >> 31)
+            d = np.uint32(d + (e << 5 | e >> 27) + ((a & b) | (c & (a | b))) +
+                np.uint32(0x8f1bbcdc) + x46)
+            a = np.uint32(a << 30 | a >> 2)
+            y = x44 ^ x39 ^ x33 ^ x31
+            x47 = np.uint32(y << 1 | y >> 31)
+            c = np.uint32(c + (d << 5 | d >> 27) + ((e & a) | (b & (e | a))) +
+                np.uint32(0x8f1bbcdc) + x47)
+            e = np.uint32(e << 30 | e >> 2)
+            y = x45 ^ x40 ^ x34 ^ x32
+            x48 = np.uint32(y << 1 | y >> 31)
+            b = np.uint32(b + (c << 5 | c >> 27) + ((d & e) | (a & (d | e))) +
+                np.uint32(0x8f1bbcdc) + x48)
+            d = np.uint32(d << 30 | d >> 2)
+            y = x46 ^ x41 ^ x35 ^ x33
+            x49 = np.uint32(y << 1 | y >> 31)
+            a = np.uint32(a + (b << 5 | b >> 27) + ((c & d) | (e & (c | d))) +
+                np.uint32(0x8f1bbcdc) + x49)
+            c = np.uint32(c << 30 | c >> 2)
+            y = x47 ^ x42 ^ x36 ^ x34
+            x50 = np.uint32(y << 1 | y >> 31)
+            e = np.uint32(e + (a << 5 | a >> 27) + ((b & c) | (d & (b | c))) +
+                np.uint32(0x8f1bbcdc) + x50)
+            b = np.uint32(b << 30 | b >> 2)
+            y = x48 ^ x43 ^ x37 ^ x35
+            x51 = np.uint32(y << 1 | y >> 31)
+            d = np.uint32(d + (e << 5 | e >> 27) + ((a & b) | (c & (a | b))) +
+                np.uint32(0x8f1bbcdc) + x51)
+            a = np.uint32(a << 30 | a >> 2)
+            y = x49 ^ x44 ^ x38 ^ x36
+            x52 = np.uint32(y << 1 | y >> 31)
+            c = np.uint32(c + (d << 5 | d >> 27) + ((e & a) | (b & (e | a))) +
+                np.uint32(0x8f1bbcdc) + x52)
+            e = np.uint32(e << 30 | e >> 2)
+            y = x50 ^ x45 ^ x39 ^ x37
+            x53 = np.uint32(y << 1 | y >> 31)
+            b = np.uint32(b + (c << 5 | c >> 27) + ((d & e) | (a & (d | e))) +
+                np.uint32(0x8f1bbcdc) + x53)
+            d = np.uint32(d << 30 | d >> 2)
+            y = x51 ^ x46 ^ x40 ^ x38
+            x54 = np.uint32(y << 1 | y >> 31)
+            a = np.uint32(a + (b << 5 | b >> 27) + ((c & d) | (e & (c | d))) +
+                np.uint32(0x8f1bbcdc) + x54)
+            c = np.uint32(c << 30 | c >> 2)
+            y = x52 ^ x47 ^ x41 ^ x39
+            x55 = np.uint32(y << 1 | y >> 31)
+            e = np.uint32(e + (a << 5 | a >> 27) + ((b & c) | (d & (b | c))) +
+                np.uint32(0x8f1bbcdc) + x55)
+            b = np.uint32(b << 30 | b >> 2)
+            y = x53 ^ x48 ^ x42 ^ x40
+            x56 = np.uint32(y << 1 | y >> 31)
+            d = np.uint32(d + (e << 5 | e >> 27) + ((a & b) | (c & (a | b))) +
+                np.uint32(0x8f1bbcdc) + x56)
+            a = np.uint32(a << 30 | a >> 2)
+            y = x54 ^ x49 ^ x43 ^ x41
+            x57 = np.uint32(y << 1 | y >> 31)
+            c = np.uint32(c + (d << 5 | d >> 27) + ((e & a) | (b & (e | a))) +
+                np.uint32(0x8f1bbcdc) + x57)
+            e = np.uint32(e << 30 | e >> 2)
+            y = x55 ^ x50 ^ x44 ^ x42
+            x58 = np.uint32(y << 1 | y >> 31)
+            b = np.uint32(b + (c << 5 | c >> 27) + ((d & e) | (a & (d | e))) +
+                np.uint32(0x8f1bbcdc) + x58)
+            d = np.uint32(d << 30 | d >> 2)
+            y = x56 ^ x51 ^ x45 ^ x43
+            x59 = np.uint32(y << 1 | y >> 31)
+            a = np.uint32(a + (b << 5 | b >> 27) + ((c & d) | (e & (c | d))) +
+                np.uint32(0x8f1bbcdc) + x59)
+            c = np.uint32(c << 30 | c >> 2)
+            y = x57 ^ x52 ^ x46 ^ x44
+            x60 = np.uint32(y << 1 | y >> 31)
+            e = np.uint32(e + (a << 5 | a >> 27) + (b ^ c ^ d) + np.uint32(0xca62c1d6) + x60)
+            b = np.uint32(b << 30 | b >> 2)
+            y = x58 ^ x53 ^ x47 ^ x45
+            x61 = np.uint32(y << 1 | y >> 31)
+            d = np.uint32(d + (e << 5 | e >> 27) + (a ^ b ^ c) + np.uint32(0xca62c1d6) + x61)
+            a = np.uint32(a << 30 | a >> 2)
+            y = x59 ^ x54 ^ x48 ^ x46
+            x62 = np.uint32(y << 1 | y >> 31)
+            c = np.uint32(c + (d << 5 | d >> 27) + (e ^ a ^ b) + np.uint32(0xca62c1d6) + x62)
+            e = np.uint32(e << 30 | e >> 2)
+            y = x60 ^ x55 ^ x49 ^ x47
+            x63 = np.uint32(y << 1 | y >> 31)
+            b = np.uint32(b + (c << 5 | c >> 27) + (d ^ e ^ a) + np.uint32(0xca62c1d6) + x63)
+            d = np.uint32(d << 30 | d >> 2)
+            y = x61 ^ x56 ^ x50 ^ x48
+            x64 = np.uint32(y << 1 | y >> 31)
+            a = np.uint32(a + (b << 5 | b >> 27) + (c ^ d ^ e) + np.uint32(0xca62c1d6) + x64)
+            c = np.uint32(c << 30 | c >> 2)
+            y = x62 ^ x57 ^ x51 ^ x49
+            x65 = np.uint32(y << 1 | y >> 31)
+            e = np.uint32(e + (a << 5 | a >> 27) + (b ^ c ^ d) + np.uint32(0xca62c1d6) + x65)
+            b = np.uint32(b << 30 | b >> 2)
+            y = x63 ^ x58 ^ x52 ^ x50
+            x66 = np.uint32(y << 1 | y >> 31)
+            d = np.uint32(d + (e << 5 | e >> 27) + (a ^ b ^ c) + np.uint32(0xca62c1d6) + x66)
+            a = np.uint32(a << 30 | a >> 2)
+            y = x64 ^ x59 ^ x53 ^ x51
+            x67 = np.uint32(y << 1 | y >> 31)
+            c = np.uint32(c + (d << 5 | d >> 27) + (e ^ a ^ b) + np.uint32(0xca62c1d6) + x67)
+            e = np.uint32(e << 30 | e >> 2)
+            y = x65 ^ x60 ^ x54 ^ x52
+            x68 = np.uint32(y << 1 | y >> 31)
+            b = np.uint32(b + (c << 5 | c >> 27) + (d ^ e ^ a) + np.uint32(0xca62c1d6) + x68)
+            d = np.uint32(d << 30 | d >> 2)
+            y = x66 ^ x61 ^ x55 ^ x53
+            x69 = np.uint32(y << 1 | y >> 31)
+            a = np.uint32(a + (b << 5 | b >> 27) + (c ^ d ^ e) + np.uint32(0xca62c1d6) + x69)
+            c = np.uint32(c << 30 | c >> 2)
+            y = x67 ^ x62 ^ x56 ^ x54
+            x70 = np.uint32(y << 1 | y >> 31)
+            e = np.uint32(e + (a << 5 | a >> 27) + (b ^ c ^ d) + np.uint32(0xca62c1d6) + x70)
+            b = np.uint32(b << 30 | b >> 2)
+            y = x68 ^ x63 ^ x57 ^ x55
+            x71 = np.uint32(y << 1 | y >> 31)
+            d = np.uint32(d + (e << 5 | e >> 27) + (a ^ b ^ c) + np.uint32(0xca62c1d6) + x71)
+            a = np.uint32(a << 30 | a >> 2)
+            y = x69 ^ x64 ^ x58 ^ x56
+            x72 = np.uint32(y << 1 | y >> 31)
+            c = np.uint32(c + (d << 5 | d >> 27) + (e ^ a ^ b) + np.uint32(0xca62c1d6) + x72)
+            e = np.uint32(e << 30 | e >> 2)
+            y = x70 ^ x65 ^ x59 ^ x57
+            x73 = np.uint32(y << 1 | y >> 31)
+            b = np.uint32(b + (c << 5 | c >> 27) + (d ^ e ^ a) + np.uint32(0xca62c1d6) + x73)
+            d = np.uint32(d << 30 | d >> 2)
+            y = x71 ^ x66 ^ x60 ^ x58
+            x74 = np.uint32(y << 1 | y >> 31)
+            a = np.uint32(a + (b << 5 | b >> 27) + (c ^ d ^ e) + np.uint32(0xca62c1d6) + x74)
+            c = np.uint32(c << 30 | c >> 2)
+            y = x72 ^ x67 ^ x61 ^ x59
+            x75 = np.uint32(y << 1 | y >> 31)
+            e = np.uint32(e + (a << 5 | a >> 27) + (b ^ c ^ d) + np.uint32(0xca62c1d6) + x75)
+            b = np.uint32(b << 30 | b >> 2)
+            y = x73 ^ x68 ^ x62 ^ x60
+            x76 = np.uint32(y << 1 | y >> 31)
+            d = np.uint32(d + (e << 5 | e >> 27) + (a ^ b ^ c) + np.uint32(0xca62c1d6) + x76)
+            a = np.uint32(a << 30 | a >> 2)
+            y = x74 ^ x69 ^ x63 ^ x61
+            x77 = np.uint32(y << 1 | y >> 31)
+            c = np.uint32(c + (d << 5 | d >> 27) + (e ^ a ^ b) + np.uint32(0xca62c1d6) + x77)
+            e = np.uint32(e << 30 | e >> 2)
+            y = x75 ^ x70 ^ x64 ^ x62
+            x78 = np.uint32(y << 1 | y >> 31)
+            b = np.uint32(b + (c << 5 | c >> 27) + (d ^ e ^ a) + np.uint32(0xca62c1d6) + x78)
+            d = np.uint32(d << 30 | d >> 2)
+            y = x76 ^ x71 ^ x65 ^ x63
+            x79 = np.uint32(y << 1 | y >> 31)
+            a = np.uint32(a + (b << 5 | b >> 27) + (c ^ d ^ e) + np.uint32(0xca62c1d6) + x79)
+            c = np.uint32(c << 30 | c >> 2)
+            buf[0 + l] = np.uint32(buf[0 + l] + a)
+            buf[8 + l] = np.uint32(buf[8 + l] + b)
+            buf[16 + l] = np.uint32(buf[16 + l] + c)
+            buf[24 + l] = np.uint32(buf[24 + l] + d)
+            buf[32 + l] = np.uint32(buf[32 + l] + e)
