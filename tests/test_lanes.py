@@ -1,0 +1,195 @@
+"""Lane kernels (jitdigest/kernels/lanes_*.py): the committed files are what tools/gen_lanes.py
+makes now, and every registered lane kernel this CPU can run agrees with hashlib through its
+``hash_rows`` entry -- every length up to 3 blocks and the padding edges, batches from one row
+to more than two lane groups (the last one partial), ragged random lengths, rows in shuffled
+order and as a subset (rows not asked for stay untouched), messages at odd offsets, digests
+shorter than the state (SHA-224, SHA-384, SHA-512/224).
+
+Each kernel set is compiled once per process (cold: several seconds each); kernels the CPU,
+Numba's target or ``JITDIGEST_DISABLE`` rule out, and all of them under ``NUMBA_DISABLE_JIT=1``,
+appear as skips."""
+import hashlib
+import importlib
+import importlib.util
+import pathlib
+
+import numpy as np
+import pytest
+
+from jitdigest import _algorithms, _cpu, _dispatch
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+GENERATOR = REPO / "tools" / "gen_lanes.py"
+SHAKE_LENGTH = 200          # > the SHAKE128 rate: the squeeze permutes again
+
+
+def _load_generator():
+    spec = importlib.util.spec_from_file_location("gen_lanes", GENERATOR)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_generated_files_are_fresh():
+    files = _load_generator().render()
+    assert files, "the generator renders nothing"
+    for rel, text in files.items():
+        path = REPO / rel
+        assert path.exists(), f"{rel} missing: run python tools/gen_lanes.py"
+        assert path.read_text(encoding="utf-8") == text, \
+            f"{rel} is stale: run python tools/gen_lanes.py"
+
+
+def test_every_generated_module_is_registered():
+    modules = {b.module for b in _dispatch.BATCH_REGISTRY}
+    for rel in _load_generator().render():
+        assert pathlib.Path(rel).stem in modules
+
+
+# --- kernels against hashlib ----------------------------------------------------------------
+
+def _names(family):
+    return sorted(name for name, spec in _algorithms.SPECS.items() if spec.family == family)
+
+
+def _params():
+    params = []
+    for backend in _dispatch.BATCH_REGISTRY:
+        marks = () if backend.usable() else (
+            pytest.mark.skip(reason=f"{backend.name} not usable on this CPU/target"),)
+        for name in _names(backend.family):
+            params.append(pytest.param(name, backend, id=f"{name}-{backend.name}", marks=marks))
+    return params
+
+
+def _lanes(backend):
+    module = importlib.import_module("jitdigest.kernels." + backend.module)
+    return module.LANES[backend.prefix]
+
+
+def _hash_rows(name, backend):
+    spec = _algorithms.SPECS[name]
+    return _dispatch._kernel_set(backend, spec.word).hash_rows
+
+
+def _outlen(name):
+    return _algorithms.SPECS[name].digest_size or SHAKE_LENGTH
+
+
+def _expected(name, msg):
+    h = hashlib.new(name, msg)
+    return h.digest(SHAKE_LENGTH) if name.startswith("shake") else h.digest()
+
+
+def _iv(name):
+    from jitdigest import batch
+    return batch.initial_state(_algorithms.SPECS[name])
+
+
+def run(name, backend, lengths, rows=None, gap=0, seed=0):
+    """Hash random messages of ``lengths`` (``gap`` spare bytes between them, so they start at
+    odd offsets) for ``rows`` (default: all, in order); return (out, messages)."""
+    rng = np.random.default_rng(seed)
+    lengths = np.asarray(lengths, dtype=np.int64)
+    n = lengths.shape[0]
+    starts = np.zeros(n, np.int64)
+    pos = 1                                     # message 0 starts at an odd offset too
+    for i in range(n):
+        starts[i] = pos
+        pos += int(lengths[i]) + gap
+    values = rng.integers(0, 256, pos + 1, dtype=np.uint8)
+    values.setflags(write=False)
+    for a in (starts, lengths):
+        a.setflags(write=False)
+    if rows is None:
+        rows = np.arange(n, dtype=np.int64)
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    rows.setflags(write=False)
+    out = np.full((n, _outlen(name)), 0xA5, np.uint8)
+    _hash_rows(name, backend)(values, starts, lengths, rows, _iv(name), out)
+    msgs = [values[s:s + k].tobytes() for s, k in zip(starts, lengths)]
+    return out, msgs
+
+
+def check(name, out, msgs, rows=None):
+    rows = range(len(msgs)) if rows is None else rows
+    bad = [(int(r), len(msgs[r])) for r in rows if out[r].tobytes() != _expected(name, msgs[r])]
+    assert not bad, f"{name}: {len(bad)} wrong digests (row, length): {bad[:8]}"
+
+
+@pytest.mark.parametrize("name,backend", _params())
+def test_every_length_to_three_blocks(name, backend):
+    bs = _algorithms.SPECS[name].block_size
+    edges = [bs - 9, bs - 8, bs - 1, bs, bs + 1, 2 * bs - 17, 2 * bs - 16, 2 * bs - 9,
+             2 * bs - 1, 2 * bs, 2 * bs + 1, 3 * bs + 1, 55, 56, 63, 64, 65, 111, 112, 119,
+             127, 128, 129]
+    lengths = list(range(3 * bs + 2)) + [k for k in edges if k >= 0]
+    out, msgs = run(name, backend, lengths, gap=3)
+    check(name, out, msgs)
+
+
+@pytest.mark.parametrize("name,backend", _params())
+def test_batch_sizes_and_partial_groups(name, backend):
+    lanes = _lanes(backend)
+    bs = _algorithms.SPECS[name].block_size
+    for n in sorted({1, 2, 3, lanes - 1, lanes, lanes + 1, 2 * lanes + 3}):
+        lengths = [(7 * i + bs - 3) % (2 * bs + 5) for i in range(n)]
+        out, msgs = run(name, backend, lengths, seed=n)
+        check(name, out, msgs)
+        out, msgs = run(name, backend, [bs] * n, seed=n)        # equal lengths
+        check(name, out, msgs)
+
+
+@pytest.mark.parametrize("name,backend", _params())
+def test_ragged_shuffled_and_subset(name, backend):
+    lanes = _lanes(backend)
+    bs = _algorithms.SPECS[name].block_size
+    rng = np.random.default_rng(7)
+    n = 3 * lanes + 5
+    lengths = rng.integers(0, 6 * bs, n)
+    lengths[::5] = 0
+    lengths[1::7] = 9 * bs + 3                  # a few long rows among short ones
+    order = rng.permutation(n)
+    out, msgs = run(name, backend, lengths, rows=order, gap=1)
+    check(name, out, msgs)
+    subset = rng.permutation(n)[: n // 3]
+    out, msgs = run(name, backend, lengths, rows=subset, gap=2)
+    check(name, out, msgs, subset)
+    untouched = np.setdiff1d(np.arange(n), subset)
+    assert (out[untouched] == 0xA5).all(), "rows outside `rows` were written"
+
+
+@pytest.mark.parametrize("name,backend", _params())
+def test_empty_rows_and_repeated_rows(name, backend):
+    out, msgs = run(name, backend, [5, 70, 0], rows=np.zeros(0, np.int64))
+    assert (out == 0xA5).all()
+    out, msgs = run(name, backend, [5, 130, 0], rows=[1, 1, 0, 2, 1])
+    check(name, out, msgs)
+
+
+# --- dispatch -------------------------------------------------------------------------------
+
+def test_backends_name_entries_that_exist():
+    for backend in _dispatch.BATCH_REGISTRY:
+        module = importlib.import_module("jitdigest.kernels." + backend.module)
+        assert hasattr(module, backend.prefix + "hash_rows"), backend
+        assert backend.prefix in module.LANES, backend
+        assert backend.switch in _cpu.SWITCHES and backend.feature, backend
+
+
+@pytest.mark.parametrize("name", ["md5", "sha1", "sha256", "sha512"])
+def test_batch_kernels_for_prefers_usable_lanes_and_honours_switches(name):
+    spec = _algorithms.SPECS[name]
+    lanes = [b for b in _dispatch.BATCH_REGISTRY if b.family == spec.family]
+    for mean in (0, 64, 1024, 1 << 20):
+        chosen = _dispatch.batch_kernels_for(spec, mean).backend
+        usable = [b for b in lanes if b.usable()]
+        if usable:
+            assert chosen == usable[0]
+        else:
+            assert chosen not in lanes
+    with _cpu.disabled("avx512", "avx2"):
+        assert _dispatch.batch_kernels_for(spec, 64).backend not in lanes
+    with _cpu.disabled("avx512"):
+        chosen = _dispatch.batch_kernels_for(spec, 64).backend
+        assert chosen.switch != "avx512"
