@@ -143,7 +143,7 @@ class _Blake2(Hash):
 
     def digest(self):
         """The digest of the data passed so far, as bytes; the object stays usable."""
-        return self._digest_into(np.empty(self._digest_size, np.uint8))
+        return self._digest_into(bytearray(self._digest_size))
 
     def _copy_extra(self, other):
         other._digest_size = self._digest_size

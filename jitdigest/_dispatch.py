@@ -79,10 +79,11 @@ def _signatures(word):
     i64 = types.int64
     index = types.Array(types.int64, 1, "C", readonly=True)
     rows_out = types.Array(types.uint8, 2, "C")
+    digest = types.ByteArray(types.uint8, 1, "C")     # a bytearray: cheaper than an ndarray
     return {
         "update": (state, buf, i64, data),
-        "final": (state, buf, i64, i64, buf),
-        "oneshot": (iv, message, buf),      # the one-shot path serves immutable bytes only
+        "final": (state, buf, i64, i64, digest),
+        "oneshot": (iv, message, digest),      # the one-shot path serves immutable bytes only
         # Batch: hash messages values[starts[r]:starts[r]+lengths[r]] for r in rows into out[r].
         "hash_rows": (data, index, index, index, iv, rows_out),
     }

@@ -9,7 +9,6 @@ import numpy as np
 
 from . import _algorithms, _cpu, _dispatch
 
-_U8 = np.dtype(np.uint8)            # a dtype object: np.empty(n, _U8) skips the type lookup
 _CHOSEN = _dispatch._chosen         # spec name -> (switches it was chosen under, kernel set)
 
 def as_bytes_view(data):
@@ -78,20 +77,21 @@ class Hash:
         self._absorb(view)
 
     def _digest_into(self, out):
+        """Fill the bytearray ``out`` with output for the data so far; return it as bytes."""
         if self._state is None:
             self._kernels.oneshot(self._iv, self._pending, out)
         else:
             self._kernels.final(self._state, self._buf, self._buflen, self._total, out)
-        return out.tobytes()
+        return bytes(out)
 
     def digest(self):
         """The digest of the data passed so far, as bytes; the object stays usable."""
-        out = np.empty(self._spec.digest_size, _U8)
+        out = bytearray(self._spec.digest_size)
         if self._state is None:               # (the body of _digest_into, inlined: hot path)
             self._kernels.oneshot(self._iv, self._pending, out)
         else:
             self._kernels.final(self._state, self._buf, self._buflen, self._total, out)
-        return out.tobytes()
+        return bytes(out)
 
     def hexdigest(self):
         """Like digest(), as a string of hexadecimal digits."""
@@ -130,7 +130,7 @@ class ShakeHash(Hash):
             raise TypeError(f"'{type(length).__name__}' object cannot be interpreted as an integer")
         if length < 0:
             raise ValueError("value must be positive")
-        return self._digest_into(np.empty(length, _U8))
+        return self._digest_into(bytearray(length))
 
     def hexdigest(self, length):
         """Like digest(length), as a string of hexadecimal digits."""

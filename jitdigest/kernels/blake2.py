@@ -249,7 +249,7 @@ def b2_finish(compress, block_size, state, src, start, count, out):
         block[i] = src[start + i]
     compress(state, block, 0, 1, count, True)
     word_bytes = state.itemsize
-    for i in range(out.shape[0]):
+    for i in range(len(out)):
         out[i] = (int(state[i // word_bytes]) >> (8 * (i % word_bytes))) & 0xFF
 
 

@@ -191,7 +191,7 @@ def sponge_finish(absorb, permute, lanes, rate, dsbyte, src, start, count, out):
     pad[count] = dsbyte
     pad[rate - 1] = 0x80 | (dsbyte if count == rate - 1 else 0)
     absorb(lanes, rate, pad, 0, 1)
-    n = out.shape[0]
+    n = len(out)
     pos = 0
     while pos < n:
         take = min(rate, n - pos)
