@@ -406,6 +406,177 @@ def md_kernel(alg, prefix, lw, groups, wide):
     return L
 
 
+# --- Keccak -----------------------------------------------------------------------------
+
+def keccak_round_constants():
+    """RC[i], from the degree-8 LFSR of FIPS 202 (algorithm 5)."""
+    rcs = []
+    lfsr = 1
+    for _ in range(24):
+        rc = 0
+        for j in range(7):
+            if lfsr & 1:
+                rc |= 1 << ((1 << j) - 1)
+            lfsr = ((lfsr << 1) ^ 0x71) & 0xFF if lfsr & 0x80 else lfsr << 1
+        rcs.append(rc)
+    return rcs
+
+
+def keccak_rho():
+    """rho[x + 5y]: the rotation of each lane, from the pi walk starting at lane (1, 0)."""
+    rho = [0] * 25
+    x, y = 1, 0
+    for t in range(24):
+        rho[x + 5 * y] = ((t + 1) * (t + 2) // 2) % 64
+        x, y = y, (2 * x + 3 * y) % 5
+    return rho
+
+
+def keccak_rounds(rcs):
+    """Statements of Keccak-f rounds on a00..a24 (lane x + 5y), round constants ``rcs``
+    (expressions)."""
+    W = W64
+    rho = keccak_rho()
+    st = []
+    for rc in rcs:
+        for x in range(5):
+            st.append("c%d = %s" % (x, " ^ ".join("a%02d" % (x + 5 * y) for y in range(5))))
+        for x in range(5):
+            st.append("d%d = c%d ^ %s" % (x, (x + 4) % 5, W.rol("c%d" % ((x + 1) % 5), 1)))
+        for y in range(5):
+            for x in range(5):
+                src = x + 5 * y
+                dst = y + 5 * ((2 * x + 3 * y) % 5)
+                if rho[src]:
+                    st.append("t = a%02d ^ d%d" % (src, x))
+                    st.append("b%02d = %s" % (dst, W.rol("t", rho[src])[1:-1]))
+                else:
+                    st.append("b%02d = a%02d ^ d%d" % (dst, src, x))
+        for y in range(0, 25, 5):
+            for x in range(5):
+                st.append("a%02d = b%02d ^ (b%02d ^ M64) & b%02d" % (
+                    y + x, y + x, y + (x + 1) % 5, y + (x + 2) % 5))
+        st.append("a00 = a00 ^ %s" % rc)
+    return st
+
+
+def keccak_kernel(prefix, lw, wide, per_pass):
+    """Source lines of ``<prefix>hash_rows`` for Keccak (SHA-3, SHAKE) with ``lw`` lanes,
+    ``per_pass`` rounds per pass of the lane loop (the round loop stays a loop outside it)."""
+    nl = lw
+    L = []
+
+    def add(indent, text):
+        L.extend(wrap(" " * (4 * indent) + text))
+
+    add(0, "@kernel")
+    add(0, "def %shash_rows(values, starts, lengths, rows, iv, out):" % prefix)
+    add(1, '"""Keccak (SHA-3, SHAKE), %d lanes: the first ``out.shape[1]`` output bytes of each'
+        % nl)
+    add(1, "message ``values[starts[r]:starts[r] + lengths[r]]``, ``r`` in ``rows``, into")
+    add(1, "``out[r]``; ``iv``: 25 lanes, then the rate in bytes and the domain byte.\"\"\"")
+    if wide:
+        add(1, "_wide_vectors()")
+    add(1, "rate = np.int64(iv[25])")
+    add(1, "nwr = rate >> 3  # words per block")
+    add(1, "ds = iv[26]")
+    add(1, "nout = out.shape[1]")
+    add(1, "nsq = (nout - 1) // rate if nout > rate else 0  # extra permutations to squeeze")
+    add(1, "buf = np.zeros(%d, np.uint64)  # lane word i of message lane l at buf[i * %d + l]"
+        % (25 * nl, nl))
+    add(1, "row = np.full(%d, -1, np.int64)  # row being hashed per lane, -1: idle" % nl)
+    add(1, "first = np.zeros(%d, np.int64)  # its first byte in values" % nl)
+    add(1, "nfull = np.zeros(%d, np.int64)  # its whole blocks, read from values" % nl)
+    add(1, "blk = np.zeros(%d, np.int64)  # permutations done" % nl)
+    add(1, "nrows = rows.shape[0]")
+    add(1, "nxt = 0")
+    add(1, "busy = 0")
+    add(1, "while True:")
+    add(2, "for lane in range(%d):" % nl)
+    add(3, "r = row[lane]")
+    add(3, "b = blk[lane]")
+    add(3, "if r >= 0 and b > nfull[lane]:  # output block b - 1 - nfull of the row")
+    add(4, "o = (b - 1 - nfull[lane]) * rate")
+    add(4, "cnt = min(rate, nout - o)")
+    add(4, "for i in range(cnt >> 3):")
+    add(5, "v = buf[i * %d + lane]" % nl)
+    for k in range(8):
+        add(5, "out[r, o + 8 * i + %d] = np.uint8((v >> %d) & M8)" % (k, 8 * k))
+    add(4, "for i in range(cnt & -8, cnt):")
+    add(5, "out[r, o + i] = np.uint8((buf[(i >> 3) * %d + lane] >> np.uint64(8 * (i & 7))) & M8)"
+        % nl)
+    add(4, "if b == nfull[lane] + 1 + nsq:  # done: free the lane")
+    add(5, "row[lane] = -1")
+    add(5, "busy -= 1")
+    add(5, "r = -1")
+    add(3, "if r < 0:")
+    add(4, "if nxt == nrows:")
+    add(5, "continue")
+    add(4, "r = rows[nxt]  # start the next row")
+    add(4, "nxt += 1")
+    add(4, "busy += 1")
+    add(4, "row[lane] = r")
+    add(4, "first[lane] = starts[r]")
+    add(4, "nfull[lane] = lengths[r] // rate")
+    add(4, "b = 0")
+    add(4, "for i in range(25):")
+    add(5, "buf[i * %d + lane] = iv[i]" % nl)
+    add(3, "blk[lane] = b + 1")
+    add(3, "if b < nfull[lane]:  # absorb a whole block")
+    add(4, "q = np.uint64(first[lane] + b * rate)")
+    add(4, "for j in range(nwr):")
+    add(5, "buf[j * %d + lane] ^= _word(values, q + np.uint64(8 * j))" % nl)
+    add(3, "elif b == nfull[lane]:  # absorb the padded tail: data, domain byte, final 0x80")
+    add(4, "rest = lengths[r] - b * rate")
+    add(4, "q = np.uint64(first[lane] + b * rate)")
+    add(4, "nd = rest >> 3")
+    add(4, "for j in range(nd):")
+    add(5, "buf[j * %d + lane] ^= _word(values, q + np.uint64(8 * j))" % nl)
+    add(4, "q += np.uint64(8 * nd)")
+    add(4, "v = ds << np.uint64(8 * (rest & 7))")
+    add(4, "for k in range(rest & 7):")
+    add(5, "v |= np.uint64(values[q + np.uint64(k)]) << np.uint64(8 * k)")
+    add(4, "buf[nd * %d + lane] ^= v" % nl)
+    add(4, "buf[(nwr - 1) * %d + lane] ^= TOP" % nl)
+    add(2, "if busy == 0:")
+    add(3, "break")
+    add(2, "for r0 in range(0, 24, %d):  # Keccak-f[1600], %d rounds per pass" % (per_pass, per_pass))
+    add(3, "for l in range(%d):" % lw)
+    for i in range(25):
+        add(4, "a%02d = buf[%d + l]" % (i, i * nl))
+    for st in keccak_rounds(["RC[r0 + %d]" % k if k else "RC[r0]" for k in range(per_pass)]):
+        add(4, st)
+    for i in range(25):
+        add(4, "buf[%d + l] = a%02d" % (i * nl, i))
+    L.append("")
+    L.append("")
+    return L
+
+
+KECCAK = {"x8_": (8, True, 2), "x4_": (4, False, 2)}     # prefix: (lanes, wide, rounds per pass)
+
+
+def render_keccak():
+    variants = {p: (lw, 1, wide) for p, (lw, wide, _) in KECCAK.items()}
+    L = preamble("Keccak-f[1600] sponge: SHA-3 and SHAKE (FIPS 202)", variants, "uint64")
+    L.append("# messages in flight per call, per variant")
+    L.append("LANES = {%s}" % ", ".join('"%s": %d' % (p, lw) for p, (lw, _, _) in KECCAK.items()))
+    L.extend(wrap("RC = np.array([%s], np.uint64)" % ", ".join(
+        "0x%016x" % c for c in keccak_round_constants())))
+    L.append("M64 = np.uint64(0xffffffffffffffff)")
+    L.append("M8 = np.uint64(0xff)")
+    L.append("TOP = np.uint64(0x8000000000000000)  # the final pad bit, top byte of the last word")
+    L.extend(["_U%d = np.uint64(%d)" % (k, k) for k in range(1, 8)])
+    L.extend(["", ""])
+    L.extend(loader(8, True))
+    L.extend(["", ""])
+    for prefix, (lw, wide, per_pass) in KECCAK.items():
+        L.extend(keccak_kernel(prefix, lw, wide, per_pass))
+    while L[-1] == "":
+        L.pop()
+    return "\n".join(L) + "\n"
+
+
 # prefix: (lanes per vector group LW, groups G, wide). ``wide`` kernels ask LLVM for 512-bit
 # vectors (``_wide_vectors``): they are the AVX-512 variants; the others are the AVX2 ones.
 FAMILIES = {
@@ -489,6 +660,7 @@ def render():
     files = {}
     for family in FAMILIES:
         files["jitdigest/kernels/lanes_%s.py" % family] = render_md(family)
+    files["jitdigest/kernels/lanes_keccak.py"] = render_keccak()
     return files
 
 
