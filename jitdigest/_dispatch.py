@@ -65,6 +65,9 @@ BATCH_REGISTRY = (
     Backend("lanes8", "sha512", "lanes_sha512", "x8_",
             feature=("avx512f", "avx512bw"), switch="avx512"),
     Backend("lanes4", "sha512", "lanes_sha512", "x4_", feature="avx2", switch="avx2"),
+    Backend("lanes8", "keccak", "lanes_keccak", "x8_",
+            feature=("avx512f", "avx512bw"), switch="avx512"),
+    Backend("lanes4", "keccak", "lanes_keccak", "x4_", feature="avx2", switch="avx2"),
 )
 
 

@@ -177,7 +177,7 @@ def test_backends_name_entries_that_exist():
         assert backend.switch in _cpu.SWITCHES and backend.feature, backend
 
 
-@pytest.mark.parametrize("name", ["md5", "sha1", "sha256", "sha512"])
+@pytest.mark.parametrize("name", ["md5", "sha1", "sha256", "sha512", "sha3_256"])
 def test_batch_kernels_for_prefers_usable_lanes_and_honours_switches(name):
     spec = _algorithms.SPECS[name]
     lanes = [b for b in _dispatch.BATCH_REGISTRY if b.family == spec.family]
