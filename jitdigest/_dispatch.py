@@ -68,6 +68,12 @@ BATCH_REGISTRY = (
     Backend("lanes8", "keccak", "lanes_keccak", "x8_",
             feature=("avx512f", "avx512bw"), switch="avx512"),
     Backend("lanes4", "keccak", "lanes_keccak", "x4_", feature="avx2", switch="avx2"),
+    Backend("lanes8", "blake2b", "lanes_blake2", "b_x8_",
+            feature=("avx512f", "avx512bw"), switch="avx512"),
+    Backend("lanes4", "blake2b", "lanes_blake2", "b_x4_", feature="avx2", switch="avx2"),
+    Backend("lanes16", "blake2s", "lanes_blake2", "s_x16_",
+            feature=("avx512f", "avx512bw"), switch="avx512"),
+    Backend("lanes8", "blake2s", "lanes_blake2", "s_x8_", feature="avx2", switch="avx2"),
 )
 
 

@@ -177,7 +177,8 @@ def test_backends_name_entries_that_exist():
         assert backend.switch in _cpu.SWITCHES and backend.feature, backend
 
 
-@pytest.mark.parametrize("name", ["md5", "sha1", "sha256", "sha512", "sha3_256"])
+@pytest.mark.parametrize("name", ["md5", "sha1", "sha256", "sha512", "sha3_256", "blake2b",
+                                  "blake2s"])
 def test_batch_kernels_for_prefers_usable_lanes_and_honours_switches(name):
     spec = _algorithms.SPECS[name]
     lanes = [b for b in _dispatch.BATCH_REGISTRY if b.family == spec.family]
@@ -193,3 +194,29 @@ def test_batch_kernels_for_prefers_usable_lanes_and_honours_switches(name):
     with _cpu.disabled("avx512"):
         chosen = _dispatch.batch_kernels_for(spec, 64).backend
         assert chosen.switch != "avx512"
+
+
+@pytest.mark.parametrize("backend", [pytest.param(b, id=f"{b.family}-{b.name}", marks=() if b.usable()
+                                                  else (pytest.mark.skip(reason="not usable"),))
+                                     for b in _dispatch.BATCH_REGISTRY
+                                     if b.family.startswith("blake2")])
+def test_blake2_parameters_through_iv(backend):
+    """The parameter block reaches the lanes only through ``iv`` (h, counter, last-node flag):
+    digest size, salt, personalisation, tree fields and the last-node flag all take effect."""
+    import jitdigest
+    name = backend.family
+    spec = _algorithms.SPECS[name]
+    params = dict(digest_size=spec.digest_size // 2 + 3, salt=b"salt", person=b"me",
+                  fanout=2, depth=3, leaf_size=4096, node_offset=7, node_depth=1,
+                  inner_size=spec.digest_size, last_node=True)
+    iv = getattr(jitdigest, name)(**params)._iv
+    lengths = np.array([0, 1, spec.block_size, spec.block_size + 1, 3 * spec.block_size],
+                       np.int64)
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    values = np.random.default_rng(3).integers(0, 256, int(lengths.sum()) + 1, dtype=np.uint8)
+    out = np.zeros((len(lengths), params["digest_size"]), np.uint8)
+    kernel = _dispatch._kernel_set(backend, spec.word).hash_rows
+    kernel(values, starts, lengths, np.arange(len(lengths), dtype=np.int64), iv, out)
+    for i, (s, k) in enumerate(zip(starts, lengths)):
+        want = getattr(hashlib, name)(values[s:s + k].tobytes(), **params).digest()
+        assert out[i].tobytes() == want, (name, int(k))
