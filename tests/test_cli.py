@@ -572,6 +572,6 @@ def test_info_and_warmup_still_work(capsys):
     from jitdigest import cli
     assert cli.main(["info"]) == 0
     out = capsys.readouterr().out
-    assert "kernels:" in out and "sha256 =" in out
+    assert "kernel sha256 " in out and "UseSHA256Intrinsics = " in out
     assert cli.main(["warmup", "md5"]) == 0
     assert capsys.readouterr().out.startswith("md5: ")
