@@ -42,17 +42,16 @@ def _accepted_data_keywords():
 
 
 _DATA_KEYWORDS = _accepted_data_keywords()
-_NO_DATA = object()
 
 
-def _data_from_keywords(func_name, data, kwargs):
+def _data_from_keywords(func_name, no_data, data, kwargs):
     """Resolve the data argument given by keyword, with hashlib's TypeErrors."""
     for key in kwargs:
         if key not in _DATA_KEYWORDS:
             raise TypeError(f"{key!r} is an invalid keyword argument for {func_name}()")
     for key in _DATA_KEYWORDS:
         if key in kwargs:
-            if data is not _NO_DATA:
+            if data is not no_data:
                 raise TypeError(f"argument for {func_name}() given by name ({key!r}) and position (1)")
             data = kwargs[key]
     return data
@@ -61,16 +60,7 @@ def _data_from_keywords(func_name, data, kwargs):
 def _constructor(name):
     spec = _algorithms.SPECS[name]
     cls = _hashobj.ShakeHash if spec.digest_size == 0 else _hashobj.Hash
-    iv = spec.initial_state
-
-    def constructor(data=_NO_DATA, /, *, usedforsecurity=True, **kwargs):
-        if kwargs:
-            data = _data_from_keywords(name, data, kwargs)
-        return cls(spec, b"" if data is _NO_DATA else data, iv)
-
-    constructor.__name__ = constructor.__qualname__ = name
-    constructor.__doc__ = f"Return a new {name} hash object; optionally initialized with a bytes-like object."
-    return constructor
+    return cls.constructor(spec, _data_from_keywords)
 
 
 _CONSTRUCTORS = {name: _constructor(name) for name, spec in _algorithms.SPECS.items()
