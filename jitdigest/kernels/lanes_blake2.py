@@ -70,7 +70,8 @@ def _word32(a, p):
 def b_x8_hash_rows(values, starts, lengths, rows, iv, out):
     """BLAKE2B, 8 lanes: the digest of each message ``values[starts[r]:starts[r] +
     lengths[r]]``, ``r`` in ``rows``, into ``out[r]``; ``iv``: h[0..7] (parameter block
-    applied), counter t0, t1, last-node flag f1 (no key: a keyed hash never comes here)."""
+    applied), counter t0, t1, last-node flag f1 (no key: a keyed hash never comes
+    here)."""
     _wide_vectors()
     # h0..h7, then v12..v15 at the block's start (IV ^ counter, IV ^ flags), then the
     # message words: word i of lane l at buf[i * 8 + l]
@@ -1346,7 +1347,8 @@ def b_x8_hash_rows(values, starts, lengths, rows, iv, out):
 def b_x4_hash_rows(values, starts, lengths, rows, iv, out):
     """BLAKE2B, 4 lanes: the digest of each message ``values[starts[r]:starts[r] +
     lengths[r]]``, ``r`` in ``rows``, into ``out[r]``; ``iv``: h[0..7] (parameter block
-    applied), counter t0, t1, last-node flag f1 (no key: a keyed hash never comes here)."""
+    applied), counter t0, t1, last-node flag f1 (no key: a keyed hash never comes
+    here)."""
     # h0..h7, then v12..v15 at the block's start (IV ^ counter, IV ^ flags), then the
     # message words: word i of lane l at buf[i * 4 + l]
     buf = np.zeros(112, np.uint64)
@@ -2621,7 +2623,8 @@ def b_x4_hash_rows(values, starts, lengths, rows, iv, out):
 def s_x16_hash_rows(values, starts, lengths, rows, iv, out):
     """BLAKE2S, 16 lanes: the digest of each message ``values[starts[r]:starts[r] +
     lengths[r]]``, ``r`` in ``rows``, into ``out[r]``; ``iv``: h[0..7] (parameter block
-    applied), counter t0, t1, last-node flag f1 (no key: a keyed hash never comes here)."""
+    applied), counter t0, t1, last-node flag f1 (no key: a keyed hash never comes
+    here)."""
     _wide_vectors()
     # h0..h7, then v12..v15 at the block's start (IV ^ counter, IV ^ flags), then the
     # message words: word i of lane l at buf[i * 16 + l]
@@ -3702,7 +3705,8 @@ def s_x16_hash_rows(values, starts, lengths, rows, iv, out):
 def s_x8_hash_rows(values, starts, lengths, rows, iv, out):
     """BLAKE2S, 8 lanes: the digest of each message ``values[starts[r]:starts[r] +
     lengths[r]]``, ``r`` in ``rows``, into ``out[r]``; ``iv``: h[0..7] (parameter block
-    applied), counter t0, t1, last-node flag f1 (no key: a keyed hash never comes here)."""
+    applied), counter t0, t1, last-node flag f1 (no key: a keyed hash never comes
+    here)."""
     # h0..h7, then v12..v15 at the block's start (IV ^ counter, IV ^ flags), then the
     # message words: word i of lane l at buf[i * 8 + l]
     buf = np.zeros(224, np.uint32)
