@@ -141,6 +141,25 @@ def test_batch_sizes_and_partial_groups(name, backend):
 
 
 @pytest.mark.parametrize("name,backend", _params())
+def test_equal_lengths_and_shared_pad_blocks(name, backend):
+    """Rows of one length step in phase, so every lane may reach the same pad-only block at
+    once (a kernel may then share one message schedule); also the near misses: pad-only
+    blocks of different lengths side by side, and one odd row among equal ones."""
+    lanes = _lanes(backend)
+    bs = _algorithms.SPECS[name].block_size
+    n = 2 * lanes + 3
+    for k in (0, bs - 9, bs - 8, bs - 1, bs, 2 * bs - 1, 2 * bs, 16 * bs):
+        out, msgs = run(name, backend, [k] * n, seed=k)
+        check(name, out, msgs)
+    out, msgs = run(name, backend, [bs, 2 * bs] * lanes, seed=1)
+    check(name, out, msgs)
+    out, msgs = run(name, backend, [bs] * (lanes - 1) + [bs + 1] + [bs] * lanes, seed=2)
+    check(name, out, msgs)
+    out, msgs = run(name, backend, [bs - 1] * lanes + [bs] * lanes, seed=3)
+    check(name, out, msgs)
+
+
+@pytest.mark.parametrize("name,backend", _params())
 def test_ragged_shuffled_and_subset(name, backend):
     lanes = _lanes(backend)
     bs = _algorithms.SPECS[name].block_size
@@ -196,10 +215,13 @@ def test_batch_kernels_for_prefers_usable_lanes_and_honours_switches(name):
         assert chosen.switch != "avx512"
 
 
-@pytest.mark.parametrize("backend", [pytest.param(b, id=f"{b.family}-{b.name}", marks=() if b.usable()
-                                                  else (pytest.mark.skip(reason="not usable"),))
-                                     for b in _dispatch.BATCH_REGISTRY
-                                     if b.family.startswith("blake2")])
+def _blake2_params():
+    return [pytest.param(b, id=f"{b.family}-{b.name}", marks=() if b.usable() else (
+        pytest.mark.skip(reason=f"{b.name} not usable on this CPU/target"),))
+        for b in _dispatch.BATCH_REGISTRY if b.family.startswith("blake2")]
+
+
+@pytest.mark.parametrize("backend", _blake2_params())
 def test_blake2_parameters_through_iv(backend):
     """The parameter block reaches the lanes only through ``iv`` (h, counter, last-node flag):
     digest size, salt, personalisation, tree fields and the last-node flag all take effect."""
