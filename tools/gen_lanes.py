@@ -26,8 +26,11 @@ Everything per message is scalar and per lane, around that loop: a lane that fin
 message writes its digest and takes the next row (so rows of any mix of lengths keep every
 lane busy until the rows run out; lanes with nothing left compute garbage nobody reads), a new
 message's padded tail (1-2 blocks) is staged once, and each block is loaded (bytes -> words,
-one merged load per word) into the lane's column of ``buf``. An explicit transpose, gathers,
-lane-major or pair-interleaved layouts and building the tail at load time were all slower.
+one merged load per word) into the lane's column of ``buf``. Those scalar stores, one per word
+per lane, are what the vector code waits for (at 1 KiB about a fifth of the time), so the
+512-bit variants of the 32-bit families store words in pairs (one 64-bit load and store per
+two words, deinterleaved by the vectoriser). An explicit transpose, gathers, lane-major
+layouts, a byte swap in the vector code and building the tail at load time were all slower.
 
 SHA-256's 16-lane kernel also has a second block function for the common case of rows of one
 length stepping in phase: when every busy lane is at the same pad-only block (the last block
@@ -361,6 +364,24 @@ def md_kernel(alg, prefix, lw, groups, wide, uniform=False):
     add(1, "# state words 0..%d, then message words 0..%d: word i of lane l at buf[i * %d + l]"
         % (ns - 1, nw - 1, nl))
     kwo = (ns + nw) * nl            # uniform: K + W of a shared pad-only block from here
+    # 512-bit variants store 32-bit words in pairs: words 2k and 2k + 1 of lane l side by side
+    # (in the order of one 64-bit load in the family's byte order), one 64-bit store per pair,
+    # the vectoriser deinterleaving them (at 1 KiB: MD5 +16%, SHA-1 +11%, SHA-256 +7%; with
+    # 256-bit vectors from -7% to +5%, so not there).
+    pair = wb == 4 and wide
+
+    def msg_word(j, lane, off=0):
+        """``buf[...]`` of message word ``j`` of lane ``lane`` (+ ``off``), j an int or a name."""
+        if not pair:
+            if isinstance(j, int):
+                return "buf[%d + %s]" % ((ns + j) * nl + off, lane)
+            return "buf[%d + %s * %d + %s]" % (ns * nl + off, j, nl, lane)
+        if isinstance(j, int):
+            sel = j & 1 if little else 1 - (j & 1)
+            return "buf[%d + 2 * %s]" % (ns * nl + (j >> 1) * 2 * nl + 2 * off + sel, lane)
+        sel = "(%s & 1)" % j if little else "1 - (%s & 1)" % j
+        return "buf[%d + (%s >> 1) * %d + 2 * %s + %s]" % (ns * nl + 2 * off, j, 2 * nl, lane, sel)
+
     if uniform:
         add(1, "# then K + W of a pad-only block all lanes may share, for messages of kwn bytes")
         add(1, "buf = np.zeros(%d, %s)" % (kwo + len(alg.K), dt))
@@ -368,6 +389,8 @@ def md_kernel(alg, prefix, lw, groups, wide, uniform=False):
         add(1, "late = np.full(%d, -1, np.int64)  # pad-only blocks not yet copied" % nl)
     else:
         add(1, "buf = np.zeros(%d, %s)" % ((ns + nw) * nl, dt))
+    if pair:
+        add(1, "buf64 = buf.view(np.uint64)  # the same memory, for 2-word stores")
     add(1, "tail = np.zeros(%d, %s)  # each lane's padded last 1-2 blocks: %d words from lane * %d"
         % (2 * nw * nl, dt, 2 * nw, 2 * nw))
     add(1, "row = np.full(%d, -1, np.int64)  # row being hashed per lane, -1: idle" % nl)
@@ -444,8 +467,14 @@ def md_kernel(alg, prefix, lw, groups, wide, uniform=False):
     if uniform:
         add(5, "uni = -1")
     add(5, "q = np.uint64(first[lane] + b * %d)" % bs)
-    add(5, "for j in range(%d):" % nw)
-    add(6, "buf[%d + j * %d + lane] = _word(values, q + np.uint64(%d * j))" % (ns * nl, nl, wb))
+    if pair:    # two words per 64-bit load and store
+        add(5, "for j in range(%d):" % (nw // 2))
+        add(6, "buf64[%d + j * %d + lane] = _dword(values, q + np.uint64(8 * j))"
+            % (ns * nl // 2, nl))
+    else:
+        add(5, "for j in range(%d):" % nw)
+        add(6, "buf[%d + j * %d + lane] = _word(values, q + np.uint64(%d * j))"
+            % (ns * nl, nl, wb))
     add(4, "else:")
     add(5, "t0 = lane * %d + (b - nfull[lane]) * %d" % (2 * nw, nw))
     if uniform:
@@ -456,7 +485,7 @@ def md_kernel(alg, prefix, lw, groups, wide, uniform=False):
         add(6, "continue")
         add(5, "uni = -1")
     add(5, "for j in range(%d):" % nw)
-    add(6, "buf[%d + j * %d + lane] = tail[t0 + j]" % (ns * nl, nl))
+    add(6, "%s = tail[t0 + j]" % msg_word("j", "lane"))
     add(2, "if busy == 0:")
     add(3, "break")
     ind = 2
@@ -483,7 +512,7 @@ def md_kernel(alg, prefix, lw, groups, wide, uniform=False):
         add(3, "for lane in range(%d):" % nl)
         add(4, "if late[lane] >= 0:")
         add(5, "for j in range(%d):" % nw)
-        add(6, "buf[%d + j * %d + lane] = tail[late[lane] + j]" % (ns * nl, nl))
+        add(6, "%s = tail[late[lane] + j]" % msg_word("j", "lane"))
         ind = 3
     add(ind, "# the block function: lanes l + %d * g of the %d groups g side by side"
         % (lw, groups))
@@ -494,7 +523,7 @@ def md_kernel(alg, prefix, lw, groups, wide, uniform=False):
         off = gi * lw
         names = ["abcdefgh"[i] + g for i in range(ns)]
         load = ["%s = buf[%d + l]" % (names[i], i * nl + off) for i in range(ns)]
-        load += ["x%d%s = buf[%d + l]" % (j, g, (ns + j) * nl + off) for j in range(nw)]
+        load += ["x%d%s = %s" % (j, g, msg_word(j, "l", off)) for j in range(nw)]
         body, final = alg.rounds(g)
         store = ["buf[%d + l] = %s" % (i * nl + off, W.add("buf[%d + l]" % (i * nl + off),
                                                            final[i])) for i in range(ns)]
@@ -942,9 +971,12 @@ def render_md(family):
     L.append("# messages in flight per call, per variant (G groups x LW lanes)")
     L.append("LANES = {%s}" % ", ".join('"%s": %d' % (p, lw * g)
                                         for p, (lw, g, _) in variants.items()))
-    L.extend(["_U%d = np.uint64(%d)" % (k, k) for k in range(1, alg.wb)])
+    L.extend(["_U%d = np.uint64(%d)" % (k, k) for k in range(1, 8)])
     L.extend(["", ""])
     L.extend(loader(alg.wb, alg.little))
+    if alg.wb == 4 and any(wide for _, _, wide in variants.values()):
+        L.extend(["", ""])
+        L.extend([line.replace("def _word(", "def _dword(") for line in loader(8, alg.little)])
     L.extend(["", ""])
     if UNIFORM.get(family):
         L.extend(wrap("_K = np.array([%s], %s)" % (", ".join("0x%x" % k for k in alg.K),

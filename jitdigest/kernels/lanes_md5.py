@@ -43,6 +43,10 @@ LANES = {"x16_": 32, "x8_": 16}
 _U1 = np.uint64(1)
 _U2 = np.uint64(2)
 _U3 = np.uint64(3)
+_U4 = np.uint64(4)
+_U5 = np.uint64(5)
+_U6 = np.uint64(6)
+_U7 = np.uint64(7)
 
 
 @inline_kernel
@@ -52,6 +56,14 @@ def _word(a, p):
         np.uint32(a[p + _U3]) << 24)
 
 
+@inline_kernel
+def _dword(a, p):
+    """The little-endian 64-bit word at a[p:p + 8] (p: uint64)."""
+    return np.uint64(np.uint64(a[p]) | np.uint64(a[p + _U1]) << 8 | np.uint64(a[p + _U2]) << 16 |
+        np.uint64(a[p + _U3]) << 24 | np.uint64(a[p + _U4]) << 32 | np.uint64(a[p + _U5]) << 40 |
+        np.uint64(a[p + _U6]) << 48 | np.uint64(a[p + _U7]) << 56)
+
+
 @kernel
 def x16_hash_rows(values, starts, lengths, rows, iv, out):
     """MD5, 32 lanes (2 groups of 16): the digest of each message
@@ -59,6 +71,7 @@ def x16_hash_rows(values, starts, lengths, rows, iv, out):
     _wide_vectors()
     # state words 0..3, then message words 0..15: word i of lane l at buf[i * 32 + l]
     buf = np.zeros(640, np.uint32)
+    buf64 = buf.view(np.uint64)  # the same memory, for 2-word stores
     tail = np.zeros(1024, np.uint32)  # each lane's padded last 1-2 blocks: 32 words from lane * 32
     row = np.full(32, -1, np.int64)  # row being hashed per lane, -1: idle
     first = np.zeros(32, np.int64)  # its first byte in values
@@ -119,12 +132,12 @@ def x16_hash_rows(values, starts, lengths, rows, iv, out):
                 blk[lane] = b + 1
                 if b < nfull[lane]:
                     q = np.uint64(first[lane] + b * 64)
-                    for j in range(16):
-                        buf[128 + j * 32 + lane] = _word(values, q + np.uint64(4 * j))
+                    for j in range(8):
+                        buf64[64 + j * 32 + lane] = _dword(values, q + np.uint64(8 * j))
                 else:
                     t0 = lane * 32 + (b - nfull[lane]) * 16
                     for j in range(16):
-                        buf[128 + j * 32 + lane] = tail[t0 + j]
+                        buf[128 + (j >> 1) * 64 + 2 * lane + (j & 1)] = tail[t0 + j]
         if busy == 0:
             break
         # the block function: lanes l + 16 * g of the 2 groups g side by side
@@ -137,38 +150,38 @@ def x16_hash_rows(values, starts, lengths, rows, iv, out):
             c_1 = buf[80 + l]
             d_0 = buf[96 + l]
             d_1 = buf[112 + l]
-            x0_0 = buf[128 + l]
-            x0_1 = buf[144 + l]
-            x1_0 = buf[160 + l]
-            x1_1 = buf[176 + l]
-            x2_0 = buf[192 + l]
-            x2_1 = buf[208 + l]
-            x3_0 = buf[224 + l]
-            x3_1 = buf[240 + l]
-            x4_0 = buf[256 + l]
-            x4_1 = buf[272 + l]
-            x5_0 = buf[288 + l]
-            x5_1 = buf[304 + l]
-            x6_0 = buf[320 + l]
-            x6_1 = buf[336 + l]
-            x7_0 = buf[352 + l]
-            x7_1 = buf[368 + l]
-            x8_0 = buf[384 + l]
-            x8_1 = buf[400 + l]
-            x9_0 = buf[416 + l]
-            x9_1 = buf[432 + l]
-            x10_0 = buf[448 + l]
-            x10_1 = buf[464 + l]
-            x11_0 = buf[480 + l]
-            x11_1 = buf[496 + l]
-            x12_0 = buf[512 + l]
-            x12_1 = buf[528 + l]
-            x13_0 = buf[544 + l]
-            x13_1 = buf[560 + l]
-            x14_0 = buf[576 + l]
-            x14_1 = buf[592 + l]
-            x15_0 = buf[608 + l]
-            x15_1 = buf[624 + l]
+            x0_0 = buf[128 + 2 * l]
+            x0_1 = buf[160 + 2 * l]
+            x1_0 = buf[129 + 2 * l]
+            x1_1 = buf[161 + 2 * l]
+            x2_0 = buf[192 + 2 * l]
+            x2_1 = buf[224 + 2 * l]
+            x3_0 = buf[193 + 2 * l]
+            x3_1 = buf[225 + 2 * l]
+            x4_0 = buf[256 + 2 * l]
+            x4_1 = buf[288 + 2 * l]
+            x5_0 = buf[257 + 2 * l]
+            x5_1 = buf[289 + 2 * l]
+            x6_0 = buf[320 + 2 * l]
+            x6_1 = buf[352 + 2 * l]
+            x7_0 = buf[321 + 2 * l]
+            x7_1 = buf[353 + 2 * l]
+            x8_0 = buf[384 + 2 * l]
+            x8_1 = buf[416 + 2 * l]
+            x9_0 = buf[385 + 2 * l]
+            x9_1 = buf[417 + 2 * l]
+            x10_0 = buf[448 + 2 * l]
+            x10_1 = buf[480 + 2 * l]
+            x11_0 = buf[449 + 2 * l]
+            x11_1 = buf[481 + 2 * l]
+            x12_0 = buf[512 + 2 * l]
+            x12_1 = buf[544 + 2 * l]
+            x13_0 = buf[513 + 2 * l]
+            x13_1 = buf[545 + 2 * l]
+            x14_0 = buf[576 + 2 * l]
+            x14_1 = buf[608 + 2 * l]
+            x15_0 = buf[577 + 2 * l]
+            x15_1 = buf[609 + 2 * l]
             t_0 = np.uint32(a_0 + (d_0 ^ (b_0 & (c_0 ^ d_0))) + x0_0 + np.uint32(0xd76aa478))
             t_1 = np.uint32(a_1 + (d_1 ^ (b_1 & (c_1 ^ d_1))) + x0_1 + np.uint32(0xd76aa478))
             a_0 = np.uint32(b_0 + (t_0 << 7 | t_0 >> 25))

@@ -43,6 +43,10 @@ LANES = {"x16_": 16, "x8_": 8}
 _U1 = np.uint64(1)
 _U2 = np.uint64(2)
 _U3 = np.uint64(3)
+_U4 = np.uint64(4)
+_U5 = np.uint64(5)
+_U6 = np.uint64(6)
+_U7 = np.uint64(7)
 
 
 @inline_kernel
@@ -52,6 +56,14 @@ def _word(a, p):
         np.uint32(a[p + _U2]) << 8 | np.uint32(a[p + _U3]))
 
 
+@inline_kernel
+def _dword(a, p):
+    """The big-endian 64-bit word at a[p:p + 8] (p: uint64)."""
+    return np.uint64(np.uint64(a[p]) << 56 | np.uint64(a[p + _U1]) << 48 |
+        np.uint64(a[p + _U2]) << 40 | np.uint64(a[p + _U3]) << 32 | np.uint64(a[p + _U4]) << 24 |
+        np.uint64(a[p + _U5]) << 16 | np.uint64(a[p + _U6]) << 8 | np.uint64(a[p + _U7]))
+
+
 @kernel
 def x16_hash_rows(values, starts, lengths, rows, iv, out):
     """SHA1, 16 lanes (1 group of 16): the digest of each message
@@ -59,6 +71,7 @@ def x16_hash_rows(values, starts, lengths, rows, iv, out):
     _wide_vectors()
     # state words 0..4, then message words 0..15: word i of lane l at buf[i * 16 + l]
     buf = np.zeros(336, np.uint32)
+    buf64 = buf.view(np.uint64)  # the same memory, for 2-word stores
     tail = np.zeros(512, np.uint32)  # each lane's padded last 1-2 blocks: 32 words from lane * 32
     row = np.full(16, -1, np.int64)  # row being hashed per lane, -1: idle
     first = np.zeros(16, np.int64)  # its first byte in values
@@ -119,12 +132,12 @@ def x16_hash_rows(values, starts, lengths, rows, iv, out):
                 blk[lane] = b + 1
                 if b < nfull[lane]:
                     q = np.uint64(first[lane] + b * 64)
-                    for j in range(16):
-                        buf[80 + j * 16 + lane] = _word(values, q + np.uint64(4 * j))
+                    for j in range(8):
+                        buf64[40 + j * 16 + lane] = _dword(values, q + np.uint64(8 * j))
                 else:
                     t0 = lane * 32 + (b - nfull[lane]) * 16
                     for j in range(16):
-                        buf[80 + j * 16 + lane] = tail[t0 + j]
+                        buf[80 + (j >> 1) * 32 + 2 * lane + 1 - (j & 1)] = tail[t0 + j]
         if busy == 0:
             break
         # the block function: lanes l + 16 * g of the 1 groups g side by side
@@ -134,22 +147,22 @@ def x16_hash_rows(values, starts, lengths, rows, iv, out):
             c = buf[32 + l]
             d = buf[48 + l]
             e = buf[64 + l]
-            x0 = buf[80 + l]
-            x1 = buf[96 + l]
-            x2 = buf[112 + l]
-            x3 = buf[128 + l]
-            x4 = buf[144 + l]
-            x5 = buf[160 + l]
-            x6 = buf[176 + l]
-            x7 = buf[192 + l]
-            x8 = buf[208 + l]
-            x9 = buf[224 + l]
-            x10 = buf[240 + l]
-            x11 = buf[256 + l]
-            x12 = buf[272 + l]
-            x13 = buf[288 + l]
-            x14 = buf[304 + l]
-            x15 = buf[320 + l]
+            x0 = buf[81 + 2 * l]
+            x1 = buf[80 + 2 * l]
+            x2 = buf[113 + 2 * l]
+            x3 = buf[112 + 2 * l]
+            x4 = buf[145 + 2 * l]
+            x5 = buf[144 + 2 * l]
+            x6 = buf[177 + 2 * l]
+            x7 = buf[176 + 2 * l]
+            x8 = buf[209 + 2 * l]
+            x9 = buf[208 + 2 * l]
+            x10 = buf[241 + 2 * l]
+            x11 = buf[240 + 2 * l]
+            x12 = buf[273 + 2 * l]
+            x13 = buf[272 + 2 * l]
+            x14 = buf[305 + 2 * l]
+            x15 = buf[304 + 2 * l]
             e = np.uint32(e + (a << 5 | a >> 27) + (d ^ (b & (c ^ d))) + np.uint32(0x5a827999) +
                 x0)
             b = np.uint32(b << 30 | b >> 2)

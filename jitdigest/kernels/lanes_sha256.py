@@ -43,6 +43,10 @@ LANES = {"x16_": 16, "x8_": 8}
 _U1 = np.uint64(1)
 _U2 = np.uint64(2)
 _U3 = np.uint64(3)
+_U4 = np.uint64(4)
+_U5 = np.uint64(5)
+_U6 = np.uint64(6)
+_U7 = np.uint64(7)
 
 
 @inline_kernel
@@ -50,6 +54,14 @@ def _word(a, p):
     """The big-endian 32-bit word at a[p:p + 4] (p: uint64)."""
     return np.uint32(np.uint32(a[p]) << 24 | np.uint32(a[p + _U1]) << 16 |
         np.uint32(a[p + _U2]) << 8 | np.uint32(a[p + _U3]))
+
+
+@inline_kernel
+def _dword(a, p):
+    """The big-endian 64-bit word at a[p:p + 8] (p: uint64)."""
+    return np.uint64(np.uint64(a[p]) << 56 | np.uint64(a[p + _U1]) << 48 |
+        np.uint64(a[p + _U2]) << 40 | np.uint64(a[p + _U3]) << 32 | np.uint64(a[p + _U4]) << 24 |
+        np.uint64(a[p + _U5]) << 16 | np.uint64(a[p + _U6]) << 8 | np.uint64(a[p + _U7]))
 
 
 _K = np.array([0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
@@ -92,6 +104,7 @@ def x16_hash_rows(values, starts, lengths, rows, iv, out):
     buf = np.zeros(448, np.uint32)
     kwn = -1
     late = np.full(16, -1, np.int64)  # pad-only blocks not yet copied
+    buf64 = buf.view(np.uint64)  # the same memory, for 2-word stores
     tail = np.zeros(512, np.uint32)  # each lane's padded last 1-2 blocks: 32 words from lane * 32
     row = np.full(16, -1, np.int64)  # row being hashed per lane, -1: idle
     first = np.zeros(16, np.int64)  # its first byte in values
@@ -155,8 +168,8 @@ def x16_hash_rows(values, starts, lengths, rows, iv, out):
                 if b < nfull[lane]:
                     uni = -1
                     q = np.uint64(first[lane] + b * 64)
-                    for j in range(16):
-                        buf[128 + j * 16 + lane] = _word(values, q + np.uint64(4 * j))
+                    for j in range(8):
+                        buf64[64 + j * 16 + lane] = _dword(values, q + np.uint64(8 * j))
                 else:
                     t0 = lane * 32 + (b - nfull[lane]) * 16
                     n = lengths[row[lane]]
@@ -166,7 +179,7 @@ def x16_hash_rows(values, starts, lengths, rows, iv, out):
                         continue
                     uni = -1
                     for j in range(16):
-                        buf[128 + j * 16 + lane] = tail[t0 + j]
+                        buf[128 + (j >> 1) * 32 + 2 * lane + 1 - (j & 1)] = tail[t0 + j]
         if busy == 0:
             break
         if uni >= 0:  # one message schedule for all lanes
@@ -578,7 +591,7 @@ def x16_hash_rows(values, starts, lengths, rows, iv, out):
             for lane in range(16):
                 if late[lane] >= 0:
                     for j in range(16):
-                        buf[128 + j * 16 + lane] = tail[late[lane] + j]
+                        buf[128 + (j >> 1) * 32 + 2 * lane + 1 - (j & 1)] = tail[late[lane] + j]
             # the block function: lanes l + 16 * g of the 1 groups g side by side
             for l in range(16):
                 a = buf[0 + l]
@@ -589,22 +602,22 @@ def x16_hash_rows(values, starts, lengths, rows, iv, out):
                 f = buf[80 + l]
                 g = buf[96 + l]
                 h = buf[112 + l]
-                x0 = buf[128 + l]
-                x1 = buf[144 + l]
-                x2 = buf[160 + l]
-                x3 = buf[176 + l]
-                x4 = buf[192 + l]
-                x5 = buf[208 + l]
-                x6 = buf[224 + l]
-                x7 = buf[240 + l]
-                x8 = buf[256 + l]
-                x9 = buf[272 + l]
-                x10 = buf[288 + l]
-                x11 = buf[304 + l]
-                x12 = buf[320 + l]
-                x13 = buf[336 + l]
-                x14 = buf[352 + l]
-                x15 = buf[368 + l]
+                x0 = buf[129 + 2 * l]
+                x1 = buf[128 + 2 * l]
+                x2 = buf[161 + 2 * l]
+                x3 = buf[160 + 2 * l]
+                x4 = buf[193 + 2 * l]
+                x5 = buf[192 + 2 * l]
+                x6 = buf[225 + 2 * l]
+                x7 = buf[224 + 2 * l]
+                x8 = buf[257 + 2 * l]
+                x9 = buf[256 + 2 * l]
+                x10 = buf[289 + 2 * l]
+                x11 = buf[288 + 2 * l]
+                x12 = buf[321 + 2 * l]
+                x13 = buf[320 + 2 * l]
+                x14 = buf[353 + 2 * l]
+                x15 = buf[352 + 2 * l]
                 s = np.uint32((e >> 6 | e << 26) ^ (e >> 11 | e << 21) ^ (e >> 25 | e << 7))
                 t = np.uint32(h + s + (g ^ (e & (f ^ g))) + np.uint32(0x428a2f98) + x0)
                 d = np.uint32(d + t)
