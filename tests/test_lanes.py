@@ -204,7 +204,14 @@ def test_batch_kernels_for_prefers_usable_lanes_and_honours_switches(name):
     for mean in (0, 64, 1024, 1 << 20):
         chosen = _dispatch.batch_kernels_for(spec, mean).backend
         usable = [b for b in lanes if b.usable()]
-        if usable:
+        sha_ni_wins = (spec.family == "sha256" and mean >= 512 and usable
+                       and usable[0].name == "lanes8"
+                       and "avx512vl" not in _cpu.target_features()
+                       and any(b.name == "sha_ni" and b.usable()
+                               for b in _dispatch.backends(spec.family)))
+        if sha_ni_wins:
+            assert chosen.name == "sha_ni"
+        elif usable:
             assert chosen == usable[0]
         else:
             assert chosen not in lanes
