@@ -11,7 +11,9 @@ Compiled only (plain Numba code that LLVM vectorises); dispatch never runs them
 interpreted. Edit tools/gen_lanes.py, not this file.
 """
 import numpy as np
+from llvmlite import ir
 from numba import types
+from numba.core import cgutils
 from numba.extending import intrinsic
 
 from ._jit import inline_kernel, kernel
@@ -38,6 +40,28 @@ def _wide_vectors(typingctx):
             pass
         return context.get_dummy_value()
     return types.none(), codegen
+
+
+# The lanes read as many streams as there are lanes (a block of each, every step), which the
+# hardware prefetchers do not follow: out of cache the kernels waited on memory a third of
+# the time. ``_prefetch(a, i)`` asks for the cache line of ``a[i]`` (llvm.prefetch: a hint,
+# on any target; no fault even past the end of ``a``). The kernels prefetch only when
+# ``values`` is larger than PF_MIN bytes: in cache the prefetches cost up to 10% (MD5, 64-byte
+# rows), out of cache they gain 10% to 55%.
+PF_MIN = 1 << 20
+@intrinsic
+def _prefetch(typingctx, a, i):
+    def codegen(context, builder, signature, args):
+        ary = context.make_array(signature.args[0])(context, builder, value=args[0])
+        idx = context.cast(builder, args[1], signature.args[1], types.intp)
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
+        ptr = builder.bitcast(builder.gep(ary.data, [idx]), i8p)
+        builder.call(fn, [ptr, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+    return types.none(a, i), codegen
 
 
 # messages in flight per call, per variant
@@ -80,6 +104,7 @@ def b_x8_hash_rows(values, starts, lengths, rows, iv, out):
     nfull = np.full(8, -1, np.int64)  # its blocks before the final one
     blk = np.zeros(8, np.int64)  # blocks loaded so far
     nrows = rows.shape[0]
+    pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches
     nout = min(out.shape[1], 64)
     nxt = 0
     busy = 0
@@ -108,6 +133,10 @@ def b_x8_hash_rows(values, starts, lengths, rows, iv, out):
                     nxt += 1
                     busy += 1
                     row[lane] = r
+                    if pf and nxt + 7 < nrows:  # the first block of the row 8 rows on
+                        p = starts[rows[nxt + 7]]
+                        _prefetch(values, p)
+                        _prefetch(values, p + 64)
                     nfull[lane] = max(lengths[r] - 1,
                         0) // 128  # the last 1..128 bytes: final block
                     blk[lane] = 0
@@ -119,6 +148,12 @@ def b_x8_hash_rows(values, starts, lengths, rows, iv, out):
                 blk[lane] = b + 1
                 q = np.uint64(starts[r] + b * 128)
                 if b < nfull[lane]:
+                    if pf and b + 4 < nfull[lane]:  # the block 4 ahead
+                        _prefetch(values, q + np.uint64(512))
+                        _prefetch(values, q + np.uint64(576))
+                    if pf and b == 0:  # a new row: the blocks up to there too
+                        for k in range(128, min(4, nfull[lane]) * 128, 64):
+                            _prefetch(values, q + np.uint64(k))
                     t = (b + 1) * 128
                     for j in range(16):
                         buf[96 + j * 8 + lane] = _word(values, q + np.uint64(8 * j))
@@ -1356,6 +1391,7 @@ def b_x4_hash_rows(values, starts, lengths, rows, iv, out):
     nfull = np.full(4, -1, np.int64)  # its blocks before the final one
     blk = np.zeros(4, np.int64)  # blocks loaded so far
     nrows = rows.shape[0]
+    pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches
     nout = min(out.shape[1], 64)
     nxt = 0
     busy = 0
@@ -1384,6 +1420,10 @@ def b_x4_hash_rows(values, starts, lengths, rows, iv, out):
                     nxt += 1
                     busy += 1
                     row[lane] = r
+                    if pf and nxt + 3 < nrows:  # the first block of the row 4 rows on
+                        p = starts[rows[nxt + 3]]
+                        _prefetch(values, p)
+                        _prefetch(values, p + 64)
                     nfull[lane] = max(lengths[r] - 1,
                         0) // 128  # the last 1..128 bytes: final block
                     blk[lane] = 0
@@ -1395,6 +1435,12 @@ def b_x4_hash_rows(values, starts, lengths, rows, iv, out):
                 blk[lane] = b + 1
                 q = np.uint64(starts[r] + b * 128)
                 if b < nfull[lane]:
+                    if pf and b + 4 < nfull[lane]:  # the block 4 ahead
+                        _prefetch(values, q + np.uint64(512))
+                        _prefetch(values, q + np.uint64(576))
+                    if pf and b == 0:  # a new row: the blocks up to there too
+                        for k in range(128, min(4, nfull[lane]) * 128, 64):
+                            _prefetch(values, q + np.uint64(k))
                     t = (b + 1) * 128
                     for j in range(16):
                         buf[48 + j * 4 + lane] = _word(values, q + np.uint64(8 * j))
@@ -2633,6 +2679,7 @@ def s_x16_hash_rows(values, starts, lengths, rows, iv, out):
     nfull = np.full(16, -1, np.int64)  # its blocks before the final one
     blk = np.zeros(16, np.int64)  # blocks loaded so far
     nrows = rows.shape[0]
+    pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches
     nout = min(out.shape[1], 32)
     count0 = np.uint64(iv[9]) << np.uint64(32) | np.uint64(iv[8])  # 64-bit counter
     nxt = 0
@@ -2658,6 +2705,9 @@ def s_x16_hash_rows(values, starts, lengths, rows, iv, out):
                     nxt += 1
                     busy += 1
                     row[lane] = r
+                    if pf and nxt + 15 < nrows:  # the first block of the row 16 rows on
+                        p = starts[rows[nxt + 15]]
+                        _prefetch(values, p)
                     nfull[lane] = max(lengths[r] - 1, 0) // 64  # the last 1..64 bytes: final block
                     blk[lane] = 0
                     for i in range(8):
@@ -2668,6 +2718,11 @@ def s_x16_hash_rows(values, starts, lengths, rows, iv, out):
                 blk[lane] = b + 1
                 q = np.uint64(starts[r] + b * 64)
                 if b < nfull[lane]:
+                    if pf and b + 4 < nfull[lane]:  # the block 4 ahead
+                        _prefetch(values, q + np.uint64(256))
+                    if pf and b == 0:  # a new row: the blocks up to there too
+                        for k in range(64, min(4, nfull[lane]) * 64, 64):
+                            _prefetch(values, q + np.uint64(k))
                     t = (b + 1) * 64
                     for j in range(16):
                         buf[192 + j * 16 + lane] = _word32(values, q + np.uint64(4 * j))
@@ -3714,6 +3769,7 @@ def s_x8_hash_rows(values, starts, lengths, rows, iv, out):
     nfull = np.full(8, -1, np.int64)  # its blocks before the final one
     blk = np.zeros(8, np.int64)  # blocks loaded so far
     nrows = rows.shape[0]
+    pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches
     nout = min(out.shape[1], 32)
     count0 = np.uint64(iv[9]) << np.uint64(32) | np.uint64(iv[8])  # 64-bit counter
     nxt = 0
@@ -3739,6 +3795,9 @@ def s_x8_hash_rows(values, starts, lengths, rows, iv, out):
                     nxt += 1
                     busy += 1
                     row[lane] = r
+                    if pf and nxt + 7 < nrows:  # the first block of the row 8 rows on
+                        p = starts[rows[nxt + 7]]
+                        _prefetch(values, p)
                     nfull[lane] = max(lengths[r] - 1, 0) // 64  # the last 1..64 bytes: final block
                     blk[lane] = 0
                     for i in range(8):
@@ -3749,6 +3808,11 @@ def s_x8_hash_rows(values, starts, lengths, rows, iv, out):
                 blk[lane] = b + 1
                 q = np.uint64(starts[r] + b * 64)
                 if b < nfull[lane]:
+                    if pf and b + 4 < nfull[lane]:  # the block 4 ahead
+                        _prefetch(values, q + np.uint64(256))
+                    if pf and b == 0:  # a new row: the blocks up to there too
+                        for k in range(64, min(4, nfull[lane]) * 64, 64):
+                            _prefetch(values, q + np.uint64(k))
                     t = (b + 1) * 64
                     for j in range(16):
                         buf[96 + j * 8 + lane] = _word32(values, q + np.uint64(4 * j))

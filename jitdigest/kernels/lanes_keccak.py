@@ -9,7 +9,9 @@ Compiled only (plain Numba code that LLVM vectorises); dispatch never runs them
 interpreted. Edit tools/gen_lanes.py, not this file.
 """
 import numpy as np
+from llvmlite import ir
 from numba import types
+from numba.core import cgutils
 from numba.extending import intrinsic
 
 from ._jit import inline_kernel, kernel
@@ -36,6 +38,28 @@ def _wide_vectors(typingctx):
             pass
         return context.get_dummy_value()
     return types.none(), codegen
+
+
+# The lanes read as many streams as there are lanes (a block of each, every step), which the
+# hardware prefetchers do not follow: out of cache the kernels waited on memory a third of
+# the time. ``_prefetch(a, i)`` asks for the cache line of ``a[i]`` (llvm.prefetch: a hint,
+# on any target; no fault even past the end of ``a``). The kernels prefetch only when
+# ``values`` is larger than PF_MIN bytes: in cache the prefetches cost up to 10% (MD5, 64-byte
+# rows), out of cache they gain 10% to 55%.
+PF_MIN = 1 << 20
+@intrinsic
+def _prefetch(typingctx, a, i):
+    def codegen(context, builder, signature, args):
+        ary = context.make_array(signature.args[0])(context, builder, value=args[0])
+        idx = context.cast(builder, args[1], signature.args[1], types.intp)
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
+        ptr = builder.bitcast(builder.gep(ary.data, [idx]), i8p)
+        builder.call(fn, [ptr, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+    return types.none(a, i), codegen
 
 
 # messages in flight per call, per variant
@@ -77,12 +101,13 @@ def x8_hash_rows(values, starts, lengths, rows, iv, out):
     ds = iv[26]
     nout = out.shape[1]
     nsq = (nout - 1) // rate if nout > rate else 0  # extra permutations to squeeze
+    nrows = rows.shape[0]
+    pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches
     buf = np.zeros(200, np.uint64)  # lane word i of message lane l at buf[i * 8 + l]
     row = np.full(8, -1, np.int64)  # row being hashed per lane, -1: idle
     first = np.zeros(8, np.int64)  # its first byte in values
     nfull = np.zeros(8, np.int64)  # its whole blocks, read from values
     blk = np.zeros(8, np.int64)  # permutations done
-    nrows = rows.shape[0]
     nxt = 0
     busy = 0
     while True:
@@ -117,6 +142,11 @@ def x8_hash_rows(values, starts, lengths, rows, iv, out):
                 busy += 1
                 row[lane] = r
                 first[lane] = starts[r]
+                if pf and nxt + 7 < nrows:  # the first block of the row 8 rows on
+                    p = starts[rows[nxt + 7]]
+                    _prefetch(values, p)
+                    _prefetch(values, p + 64)
+                    _prefetch(values, p + 128)
                 nfull[lane] = lengths[r] // rate
                 b = 0
                 for i in range(25):
@@ -124,6 +154,12 @@ def x8_hash_rows(values, starts, lengths, rows, iv, out):
             blk[lane] = b + 1
             if b < nfull[lane]:  # absorb a whole block
                 q = np.uint64(first[lane] + b * rate)
+                if pf and b + 4 < nfull[lane]:  # the block 4 ahead
+                    for k in range(4 * rate, 5 * rate, 64):
+                        _prefetch(values, q + np.uint64(k))
+                if pf and b == 0:  # a new row: the blocks up to there too
+                    for k in range(rate, min(4, nfull[lane]) * rate, 64):
+                        _prefetch(values, q + np.uint64(k))
                 for j in range(nwr):
                     buf[j * 8 + lane] ^= _word(values, q + np.uint64(8 * j))
             elif b == nfull[lane]:  # absorb the padded tail: data, domain byte, final 0x80
@@ -374,12 +410,13 @@ def x4_hash_rows(values, starts, lengths, rows, iv, out):
     ds = iv[26]
     nout = out.shape[1]
     nsq = (nout - 1) // rate if nout > rate else 0  # extra permutations to squeeze
+    nrows = rows.shape[0]
+    pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches
     buf = np.zeros(100, np.uint64)  # lane word i of message lane l at buf[i * 4 + l]
     row = np.full(4, -1, np.int64)  # row being hashed per lane, -1: idle
     first = np.zeros(4, np.int64)  # its first byte in values
     nfull = np.zeros(4, np.int64)  # its whole blocks, read from values
     blk = np.zeros(4, np.int64)  # permutations done
-    nrows = rows.shape[0]
     nxt = 0
     busy = 0
     while True:
@@ -414,6 +451,11 @@ def x4_hash_rows(values, starts, lengths, rows, iv, out):
                 busy += 1
                 row[lane] = r
                 first[lane] = starts[r]
+                if pf and nxt + 3 < nrows:  # the first block of the row 4 rows on
+                    p = starts[rows[nxt + 3]]
+                    _prefetch(values, p)
+                    _prefetch(values, p + 64)
+                    _prefetch(values, p + 128)
                 nfull[lane] = lengths[r] // rate
                 b = 0
                 for i in range(25):
@@ -421,6 +463,12 @@ def x4_hash_rows(values, starts, lengths, rows, iv, out):
             blk[lane] = b + 1
             if b < nfull[lane]:  # absorb a whole block
                 q = np.uint64(first[lane] + b * rate)
+                if pf and b + 4 < nfull[lane]:  # the block 4 ahead
+                    for k in range(4 * rate, 5 * rate, 64):
+                        _prefetch(values, q + np.uint64(k))
+                if pf and b == 0:  # a new row: the blocks up to there too
+                    for k in range(rate, min(4, nfull[lane]) * rate, 64):
+                        _prefetch(values, q + np.uint64(k))
                 for j in range(nwr):
                     buf[j * 4 + lane] ^= _word(values, q + np.uint64(8 * j))
             elif b == nfull[lane]:  # absorb the padded tail: data, domain byte, final 0x80

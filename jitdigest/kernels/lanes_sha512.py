@@ -9,7 +9,9 @@ Compiled only (plain Numba code that LLVM vectorises); dispatch never runs them
 interpreted. Edit tools/gen_lanes.py, not this file.
 """
 import numpy as np
+from llvmlite import ir
 from numba import types
+from numba.core import cgutils
 from numba.extending import intrinsic
 
 from ._jit import inline_kernel, kernel
@@ -38,6 +40,28 @@ def _wide_vectors(typingctx):
     return types.none(), codegen
 
 
+# The lanes read as many streams as there are lanes (a block of each, every step), which the
+# hardware prefetchers do not follow: out of cache the kernels waited on memory a third of
+# the time. ``_prefetch(a, i)`` asks for the cache line of ``a[i]`` (llvm.prefetch: a hint,
+# on any target; no fault even past the end of ``a``). The kernels prefetch only when
+# ``values`` is larger than PF_MIN bytes: in cache the prefetches cost up to 10% (MD5, 64-byte
+# rows), out of cache they gain 10% to 55%.
+PF_MIN = 1 << 20
+@intrinsic
+def _prefetch(typingctx, a, i):
+    def codegen(context, builder, signature, args):
+        ary = context.make_array(signature.args[0])(context, builder, value=args[0])
+        idx = context.cast(builder, args[1], signature.args[1], types.intp)
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
+        ptr = builder.bitcast(builder.gep(ary.data, [idx]), i8p)
+        builder.call(fn, [ptr, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+    return types.none(a, i), codegen
+
+
 # messages in flight per call, per variant (G groups x LW lanes)
 LANES = {"x8_": 8, "x4_": 4}
 _U1 = np.uint64(1)
@@ -64,13 +88,14 @@ def x8_hash_rows(values, starts, lengths, rows, iv, out):
     _wide_vectors()
     # state words 0..7, then message words 0..15: word i of lane l at buf[i * 8 + l]
     buf = np.zeros(192, np.uint64)
-    tail = np.zeros(256, np.uint64)  # each lane's padded last 1-2 blocks: 32 words from lane * 32
+    tail = np.zeros(128, np.uint64)  # each lane's last block with data: 16 words from lane * 16
     row = np.full(8, -1, np.int64)  # row being hashed per lane, -1: idle
     first = np.zeros(8, np.int64)  # its first byte in values
     nfull = np.zeros(8, np.int64)  # its whole blocks, read from values
     nblk = np.zeros(8, np.int64)  # its blocks in all (whole + tail)
     blk = np.zeros(8, np.int64)  # blocks loaded so far
     nrows = rows.shape[0]
+    pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches
     nout = min(out.shape[1], 64)
     nxt = 0
     busy = 0
@@ -105,36 +130,56 @@ def x8_hash_rows(values, starts, lengths, rows, iv, out):
                     rest = n - nf * 128  # bytes in the tail
                     nt = 16 if rest < 112 else 32  # tail words: 1 or 2 blocks
                     first[lane] = starts[r]
+                    if pf and nxt + 7 < nrows:  # the first block of the row 8 rows on
+                        p = starts[rows[nxt + 7]]
+                        _prefetch(values, p)
+                        _prefetch(values, p + 64)
                     nfull[lane] = nf
                     nblk[lane] = nf + nt // 16
                     blk[lane] = 0
                     for i in range(8):
                         buf[i * 8 + lane] = iv[i]
-                    t0 = lane * 32
-                    q = np.uint64(starts[r] + nf * 128)
-                    nd = rest // 8  # whole data words in the tail
-                    for j in range(32):  # fixed count: vector stores, no memset call
-                        tail[t0 + j] = 0
-                    for j in range(nd):
-                        tail[t0 + j] = _word(values, q + np.uint64(8 * j))
-                    q += np.uint64(nd * 8)
-                    v = np.uint64(0x80) << np.uint64(56 - 8 * (rest - nd * 8))
-                    for k in range(rest - nd * 8):  # the word with the 0x80 byte
-                        v |= np.uint64(values[q + np.uint64(k)]) << np.uint64(56 - 8 * k)
-                    tail[t0 + nd] = v
-                    tail[t0 + nt - 2] = np.uint64(n >> 61)  # bit count, big-endian, 128 bits
-                    tail[t0 + nt - 1] = np.uint64(n) << np.uint64(3)
+                    if rest > 0:  # stage the tail block with data, the 0x80 byte (and the length)
+                        t0 = lane * 16
+                        q = np.uint64(starts[r] + nf * 128)
+                        nd = rest // 8  # whole data words in the tail
+                        for j in range(16):  # fixed count: vector stores, no memset call
+                            tail[t0 + j] = 0
+                        for j in range(nd):
+                            tail[t0 + j] = _word(values, q + np.uint64(8 * j))
+                        q += np.uint64(nd * 8)
+                        v = np.uint64(0x80) << np.uint64(56 - 8 * (rest - nd * 8))
+                        for k in range(rest - nd * 8):  # the word with the 0x80 byte
+                            v |= np.uint64(values[q + np.uint64(k)]) << np.uint64(56 - 8 * k)
+                        tail[t0 + nd] = v
+                        if nt == 16:  # room for the length too
+                            tail[t0 + 14] = np.uint64(n >> 61)
+                            tail[t0 + 15] = np.uint64(n) << np.uint64(3)
             if row[lane] >= 0:  # load the lane's next block into its column
                 b = blk[lane]
                 blk[lane] = b + 1
                 if b < nfull[lane]:
                     q = np.uint64(first[lane] + b * 128)
+                    if pf and b + 4 < nfull[lane]:  # the block 4 ahead
+                        _prefetch(values, q + np.uint64(512))
+                        _prefetch(values, q + np.uint64(576))
+                    if pf and b == 0:  # a new row: the blocks up to there too
+                        for k in range(128, min(4, nfull[lane]) * 128, 64):
+                            _prefetch(values, q + np.uint64(k))
                     for j in range(16):
                         buf[64 + j * 8 + lane] = _word(values, q + np.uint64(8 * j))
                 else:
-                    t0 = lane * 32 + (b - nfull[lane]) * 16
-                    for j in range(16):
-                        buf[64 + j * 8 + lane] = tail[t0 + j]
+                    n = lengths[row[lane]]
+                    if b > nfull[lane] or n == nfull[lane] * 128:  # a pad-only block
+                        for j in range(14):
+                            buf[64 + j * 8 + lane] = 0
+                        if n % 128 == 0:
+                            buf[64 + lane] = np.uint64(0x8000000000000000)
+                        buf[176 + lane] = np.uint64(n >> 61)
+                        buf[184 + lane] = np.uint64(n) << np.uint64(3)
+                    else:
+                        for j in range(16):
+                            buf[64 + j * 8 + lane] = tail[lane * 16 + j]
         if busy == 0:
             break
         # the block function: lanes l + 8 * g of the 1 groups g side by side
@@ -771,13 +816,14 @@ def x4_hash_rows(values, starts, lengths, rows, iv, out):
     ``values[starts[r]:starts[r] + lengths[r]]``, ``r`` in ``rows``, into ``out[r]``."""
     # state words 0..7, then message words 0..15: word i of lane l at buf[i * 4 + l]
     buf = np.zeros(96, np.uint64)
-    tail = np.zeros(128, np.uint64)  # each lane's padded last 1-2 blocks: 32 words from lane * 32
+    tail = np.zeros(64, np.uint64)  # each lane's last block with data: 16 words from lane * 16
     row = np.full(4, -1, np.int64)  # row being hashed per lane, -1: idle
     first = np.zeros(4, np.int64)  # its first byte in values
     nfull = np.zeros(4, np.int64)  # its whole blocks, read from values
     nblk = np.zeros(4, np.int64)  # its blocks in all (whole + tail)
     blk = np.zeros(4, np.int64)  # blocks loaded so far
     nrows = rows.shape[0]
+    pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches
     nout = min(out.shape[1], 64)
     nxt = 0
     busy = 0
@@ -812,36 +858,56 @@ def x4_hash_rows(values, starts, lengths, rows, iv, out):
                     rest = n - nf * 128  # bytes in the tail
                     nt = 16 if rest < 112 else 32  # tail words: 1 or 2 blocks
                     first[lane] = starts[r]
+                    if pf and nxt + 3 < nrows:  # the first block of the row 4 rows on
+                        p = starts[rows[nxt + 3]]
+                        _prefetch(values, p)
+                        _prefetch(values, p + 64)
                     nfull[lane] = nf
                     nblk[lane] = nf + nt // 16
                     blk[lane] = 0
                     for i in range(8):
                         buf[i * 4 + lane] = iv[i]
-                    t0 = lane * 32
-                    q = np.uint64(starts[r] + nf * 128)
-                    nd = rest // 8  # whole data words in the tail
-                    for j in range(32):  # fixed count: vector stores, no memset call
-                        tail[t0 + j] = 0
-                    for j in range(nd):
-                        tail[t0 + j] = _word(values, q + np.uint64(8 * j))
-                    q += np.uint64(nd * 8)
-                    v = np.uint64(0x80) << np.uint64(56 - 8 * (rest - nd * 8))
-                    for k in range(rest - nd * 8):  # the word with the 0x80 byte
-                        v |= np.uint64(values[q + np.uint64(k)]) << np.uint64(56 - 8 * k)
-                    tail[t0 + nd] = v
-                    tail[t0 + nt - 2] = np.uint64(n >> 61)  # bit count, big-endian, 128 bits
-                    tail[t0 + nt - 1] = np.uint64(n) << np.uint64(3)
+                    if rest > 0:  # stage the tail block with data, the 0x80 byte (and the length)
+                        t0 = lane * 16
+                        q = np.uint64(starts[r] + nf * 128)
+                        nd = rest // 8  # whole data words in the tail
+                        for j in range(16):  # fixed count: vector stores, no memset call
+                            tail[t0 + j] = 0
+                        for j in range(nd):
+                            tail[t0 + j] = _word(values, q + np.uint64(8 * j))
+                        q += np.uint64(nd * 8)
+                        v = np.uint64(0x80) << np.uint64(56 - 8 * (rest - nd * 8))
+                        for k in range(rest - nd * 8):  # the word with the 0x80 byte
+                            v |= np.uint64(values[q + np.uint64(k)]) << np.uint64(56 - 8 * k)
+                        tail[t0 + nd] = v
+                        if nt == 16:  # room for the length too
+                            tail[t0 + 14] = np.uint64(n >> 61)
+                            tail[t0 + 15] = np.uint64(n) << np.uint64(3)
             if row[lane] >= 0:  # load the lane's next block into its column
                 b = blk[lane]
                 blk[lane] = b + 1
                 if b < nfull[lane]:
                     q = np.uint64(first[lane] + b * 128)
+                    if pf and b + 4 < nfull[lane]:  # the block 4 ahead
+                        _prefetch(values, q + np.uint64(512))
+                        _prefetch(values, q + np.uint64(576))
+                    if pf and b == 0:  # a new row: the blocks up to there too
+                        for k in range(128, min(4, nfull[lane]) * 128, 64):
+                            _prefetch(values, q + np.uint64(k))
                     for j in range(16):
                         buf[32 + j * 4 + lane] = _word(values, q + np.uint64(8 * j))
                 else:
-                    t0 = lane * 32 + (b - nfull[lane]) * 16
-                    for j in range(16):
-                        buf[32 + j * 4 + lane] = tail[t0 + j]
+                    n = lengths[row[lane]]
+                    if b > nfull[lane] or n == nfull[lane] * 128:  # a pad-only block
+                        for j in range(14):
+                            buf[32 + j * 4 + lane] = 0
+                        if n % 128 == 0:
+                            buf[32 + lane] = np.uint64(0x8000000000000000)
+                        buf[88 + lane] = np.uint64(n >> 61)
+                        buf[92 + lane] = np.uint64(n) << np.uint64(3)
+                    else:
+                        for j in range(16):
+                            buf[32 + j * 4 + lane] = tail[lane * 16 + j]
         if busy == 0:
             break
         # the block function: lanes l + 4 * g of the 1 groups g side by side
