@@ -179,6 +179,16 @@ def test_ragged_shuffled_and_subset(name, backend):
 
 
 @pytest.mark.parametrize("name,backend", _params())
+def test_large_buffer_takes_the_prefetching_path(name, backend):
+    """``values`` over 1 MiB: the kernels prefetch ahead of their loads (also past the end)."""
+    lanes = _lanes(backend)
+    bs = _algorithms.SPECS[name].block_size
+    lengths = [0, 1, bs, 3 * bs + 5, 6 * bs, 9 * bs + 1] * (lanes // 2 + 1)
+    out, msgs = run(name, backend, lengths, gap=(1 << 21) // len(lengths), seed=5)
+    check(name, out, msgs)
+
+
+@pytest.mark.parametrize("name,backend", _params())
 def test_empty_rows_and_repeated_rows(name, backend):
     out, msgs = run(name, backend, [5, 70, 0], rows=np.zeros(0, np.int64))
     assert (out == 0xA5).all()
