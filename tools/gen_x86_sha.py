@@ -43,7 +43,7 @@ covers ``NUMBA_DISABLE_JIT=1`` (no interpreted form exists) and ``NUMBA_CPU_NAME
 The round sequence is Intel's reference one (Linux sha1_ni_asm.S / sha256_ni_asm.S, OpenSSL,
 Go): one straight-line basic block per 64-byte block, vectors held in XMM registers.
 """
-from ._jit import kernel
+from ._jit import gil_kernel, kernel
 from ._md import md_final, md_hash_rows, md_oneshot, md_update
 from ._simd import (alignr, blend, c_blocks, pshufd, sha1msg1, sha1msg2, sha1nexte, sha1rnds4,
                     sha256msg1, sha256msg2, sha256rnds2, u32x4_add, u32x4_lane, u32x4_load,
@@ -139,17 +139,17 @@ def sha1_body():
 
 ENTRIES = '''
 
-@kernel
+@gil_kernel
 def {n}_update(state, buf, buflen, data):
     return md_update({n}_compress, 64, state, buf, buflen, data)
 
 
-@kernel
+@gil_kernel
 def {n}_final(state, buf, buflen, total, out):
     md_final({n}_compress, 64, 8, False, state, buf, buflen, total, out)
 
 
-@kernel
+@gil_kernel
 def {n}_oneshot(iv, data, out):
     md_oneshot({n}_compress, 64, 8, False, iv, data, out)
 

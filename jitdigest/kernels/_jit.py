@@ -10,7 +10,9 @@ import struct
 
 import numba
 import numpy as np
-from numba.extending import overload
+from llvmlite import ir
+from numba.core import cgutils, errors, types
+from numba.extending import intrinsic, overload
 
 JIT_ENABLED = not numba.config.DISABLE_JIT
 
@@ -21,6 +23,17 @@ M64 = 0xFFFFFFFFFFFFFFFF
 def kernel(func):
     """Compile-on-first-use, cached, GIL-free kernel (a plain function when the JIT is off)."""
     return numba.njit(cache=True, nogil=True)(func)
+
+
+def gil_kernel(func):
+    """A kernel whose Python entry keeps the GIL: for entries whose usual input is small
+    (``oneshot``, ``final``), where releasing and taking back the GIL is a sixth of the call.
+    Those that may get a long input release it themselves around the long part
+    (``release_gil_if``), as hashlib does from ``GIL_MINSIZE`` bytes."""
+    return numba.njit(cache=True, nogil=False)(func)
+
+
+GIL_MINSIZE = 2048      # hashlib's HASHLIB_GIL_MINSIZE
 
 
 def _ol(pyfunc):
@@ -56,6 +69,114 @@ def new_words(n, dtype):
 @_ol(new_words)
 def _new_words(n, dtype):
     return lambda n, dtype: np.zeros(n, dtype)
+
+
+def release_gil_if(condition):
+    """Release the GIL if ``condition`` holds and this thread holds it; returns a token for
+    ``reacquire_gil``. Only for ``gil_kernel`` entries, around code that cannot raise."""
+    return None
+
+
+def reacquire_gil(token):
+    """Take back the GIL released by ``release_gil_if`` (nothing if it was not released)."""
+
+
+def _declare(builder, name, result, *params):
+    fnty = ir.FunctionType(result, list(params))
+    return cgutils.get_or_insert_function(builder.module, fnty, name)
+
+
+@intrinsic
+def _release_gil_if(typingctx, condition):
+    if not isinstance(condition, types.Boolean):
+        return None
+
+    def codegen(context, builder, signature, args):
+        (cond,) = args
+        pointer = ir.IntType(8).as_pointer()
+        token = cgutils.alloca_once_value(builder, pointer(None))
+        gil_check = _declare(builder, "PyGILState_Check", ir.IntType(32))
+        with builder.if_then(context.cast(builder, cond, condition, types.boolean)):
+            held = builder.icmp_signed("!=", builder.call(gil_check, []), ir.IntType(32)(0))
+            with builder.if_then(held):
+                save = _declare(builder, "PyEval_SaveThread", pointer)
+                builder.store(builder.call(save, []), token)
+        return builder.load(token)
+    return types.voidptr(condition), codegen
+
+
+@intrinsic
+def _reacquire_gil(typingctx, token):
+    if token != types.voidptr:
+        return None
+
+    def codegen(context, builder, signature, args):
+        (state,) = args
+        with builder.if_then(cgutils.is_not_null(builder, state)):
+            restore = _declare(builder, "PyEval_RestoreThread", ir.VoidType(),
+                               ir.IntType(8).as_pointer())
+            builder.call(restore, [state])
+        return context.get_dummy_value()
+    return types.none(token), codegen
+
+
+@_ol(release_gil_if)
+def _release_gil_if_impl(condition):
+    return lambda condition: _release_gil_if(condition)
+
+
+@_ol(reacquire_gil)
+def _reacquire_gil_impl(token):
+    return lambda token: _reacquire_gil(token)
+
+
+def scratch(n, dtype, cap):
+    """``n`` zeroed words of ``dtype`` for one call's work (a padded final block, a copy of the
+    state). Compiled, they live in the kernel's stack frame when ``n <= cap`` (``cap`` a
+    constant): no heap allocation, which is a fifth of a small one-shot digest. They must not
+    outlive the kernel (never returned or stored)."""
+    return np.zeros(n, dtype)
+
+
+@intrinsic
+def _stack_array(typingctx, cap, dtype):
+    """A ``cap``-word array in the caller's stack frame (allocated once in its entry block;
+    uninitialised, no meminfo)."""
+    if not isinstance(cap, types.IntegerLiteral):
+        raise errors.RequireLiteralValue(cap)
+    if isinstance(dtype, types.DType):
+        word = dtype.dtype
+    elif isinstance(dtype, types.NumberClass):
+        word = dtype.instance_type
+    else:
+        return None
+    array_type = types.Array(word, 1, "C")
+
+    def codegen(context, builder, signature, args):
+        llvm_word = context.get_data_type(word)
+        size = context.get_abi_sizeof(llvm_word)
+        data = cgutils.alloca_once(builder, llvm_word, size=cap.literal_value)
+        array = context.make_array(array_type)(context, builder)
+        intp = lambda v: context.get_constant(types.intp, v)          # noqa: E731
+        context.populate_array(array, data=data, shape=[intp(cap.literal_value)],
+                               strides=[intp(size)], itemsize=intp(size), meminfo=None)
+        return array._getvalue()
+    return array_type(cap, dtype), codegen
+
+
+@overload(scratch, inline="always", prefer_literal=True)
+def _scratch(n, dtype, cap):
+    if not isinstance(cap, types.IntegerLiteral):
+        return None
+
+    def impl(n, dtype, cap):
+        if n <= cap:
+            words = _stack_array(cap, dtype)[:n]
+            for i in range(n):
+                words[i] = 0
+            return words
+        return np.zeros(n, dtype)
+    return impl
 
 
 # --- 32-bit words -------------------------------------------------------------------------

@@ -6,7 +6,17 @@ entry points in each algorithm file fix the block size, length-field size and by
 """
 import numpy as np
 
-from ._jit import inline_kernel
+from ._jit import GIL_MINSIZE, inline_kernel, reacquire_gil, release_gil_if, scratch
+
+
+@inline_kernel
+def copy_of(words):
+    """A scratch copy of a state (at most 8 words: every Merkle-Damgard state here). Inlined
+    into its caller, so the copy lives in the calling kernel's frame."""
+    copy = scratch(len(words), words.dtype, 8)
+    for i in range(len(words)):
+        copy[i] = words[i]
+    return copy
 
 
 @inline_kernel
@@ -26,7 +36,9 @@ def md_update(compress, block_size, state, buf, buflen, data):
         compress(state, buf, 0, 1)
     nblocks = (n - pos) // block_size
     if nblocks > 0:
+        token = release_gil_if(nblocks * block_size >= GIL_MINSIZE)
         compress(state, data, pos, nblocks)
+        reacquire_gil(token)
         pos += nblocks * block_size
     rest = n - pos
     for i in range(rest):
@@ -38,7 +50,7 @@ def md_update(compress, block_size, state, buf, buflen, data):
 def md_finish(compress, block_size, len_bytes, little, state, src, start, count, total, out):
     """Pad the last ``count`` bytes ``src[start:start+count]`` of a ``total``-byte message,
     compress the final block(s) into ``state`` and write the first ``len(out)`` digest bytes."""
-    pad = np.zeros(2 * block_size, np.uint8)
+    pad = scratch(2 * block_size, np.uint8, 256)
     for i in range(count):
         pad[i] = src[start + i]
     pad[count] = 0x80
@@ -63,17 +75,19 @@ def md_finish(compress, block_size, len_bytes, little, state, src, start, count,
 @inline_kernel
 def md_final(compress, block_size, len_bytes, little, state, buf, buflen, total, out):
     """Digest of the message so far, leaving ``state`` untouched (digest() does not finalise)."""
-    md_finish(compress, block_size, len_bytes, little, state.copy(), buf, 0, buflen, total, out)
+    md_finish(compress, block_size, len_bytes, little, copy_of(state), buf, 0, buflen, total, out)
 
 
 @inline_kernel
 def md_oneshot(compress, block_size, len_bytes, little, iv, data, out):
     """Digest of ``data`` (a ``bytes`` object) from the initial state ``iv`` in one call."""
-    state = iv.copy()
+    state = copy_of(iv)
     n = len(data)
     nblocks = n // block_size
     if nblocks > 0:
+        token = release_gil_if(n >= GIL_MINSIZE)
         compress(state, data, 0, nblocks)
+        reacquire_gil(token)
     done = nblocks * block_size
     md_finish(compress, block_size, len_bytes, little, state, data, done, n - done, n, out)
 

@@ -3,7 +3,7 @@
 ``compress`` is the generic block function; MD5 differs from SHA in its little-endian words
 and length field, which the entry points below pass to the shared Merkle-Damgard driver.
 """
-from ._jit import (add32, const_words, kernel, load_le32, new_words, not32, rotl32, u32)
+from ._jit import (add32, const_words, gil_kernel, kernel, load_le32, new_words, not32, rotl32, u32)
 from ._md import md_final, md_hash_rows, md_oneshot, md_update
 import numpy as np
 
@@ -83,17 +83,17 @@ def compress(state, data, offset, nblocks):
     state[3] = h3
 
 
-@kernel
+@gil_kernel
 def update(state, buf, buflen, data):
     return md_update(compress, 64, state, buf, buflen, data)
 
 
-@kernel
+@gil_kernel
 def final(state, buf, buflen, total, out):
     md_final(compress, 64, 8, True, state, buf, buflen, total, out)
 
 
-@kernel
+@gil_kernel
 def oneshot(iv, data, out):
     md_oneshot(compress, 64, 8, True, iv, data, out)
 

@@ -3,7 +3,7 @@
 ``compress`` is the generic block function, kept in its own file so that a faster kernel
 (SHA-NI, lanes) with the same signature can stand in for it.
 """
-from ._jit import (add32, const_words, kernel, load_be32, new_words, rotr32, u32)
+from ._jit import (add32, const_words, gil_kernel, kernel, load_be32, new_words, rotr32, u32)
 from ._md import md_final, md_hash_rows, md_oneshot, md_update
 import numpy as np
 
@@ -82,17 +82,17 @@ def compress(state, data, offset, nblocks):
     state[7] = h7
 
 
-@kernel
+@gil_kernel
 def update(state, buf, buflen, data):
     return md_update(compress, 64, state, buf, buflen, data)
 
 
-@kernel
+@gil_kernel
 def final(state, buf, buflen, total, out):
     md_final(compress, 64, 8, False, state, buf, buflen, total, out)
 
 
-@kernel
+@gil_kernel
 def oneshot(iv, data, out):
     md_oneshot(compress, 64, 8, False, iv, data, out)
 

@@ -23,7 +23,7 @@ this ``compress``, so a ``KernelSet`` of ``Backend("helpercall", "sha256",
 """
 import numpy as np
 
-from ._jit import add32, kernel, load_be32, new_words, rotr32, u32
+from ._jit import add32, gil_kernel, kernel, load_be32, new_words, rotr32, u32
 from ._md import md_final, md_hash_rows, md_oneshot, md_update
 from .sha256 import K256
 
@@ -121,17 +121,17 @@ def compress(state, data, offset, nblocks):
     state[7] = h7
 
 
-@kernel
+@gil_kernel
 def update(state, buf, buflen, data):
     return md_update(compress, 64, state, buf, buflen, data)
 
 
-@kernel
+@gil_kernel
 def final(state, buf, buflen, total, out):
     md_final(compress, 64, 8, False, state, buf, buflen, total, out)
 
 
-@kernel
+@gil_kernel
 def oneshot(iv, data, out):
     md_oneshot(compress, 64, 8, False, iv, data, out)
 

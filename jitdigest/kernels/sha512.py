@@ -3,7 +3,7 @@
 ``compress`` is the generic block function (128-byte blocks, 64-bit words) shared by every
 SHA-512 variant, which differ only in their initial state and digest length.
 """
-from ._jit import (add64, const_words, kernel, load_be64, new_words, rotr64, shr64, u64)
+from ._jit import (add64, const_words, gil_kernel, kernel, load_be64, new_words, rotr64, shr64, u64)
 from ._md import md_final, md_hash_rows, md_oneshot, md_update
 import numpy as np
 
@@ -94,17 +94,17 @@ def compress(state, data, offset, nblocks):
     state[7] = h7
 
 
-@kernel
+@gil_kernel
 def update(state, buf, buflen, data):
     return md_update(compress, 128, state, buf, buflen, data)
 
 
-@kernel
+@gil_kernel
 def final(state, buf, buflen, total, out):
     md_final(compress, 128, 16, False, state, buf, buflen, total, out)
 
 
-@kernel
+@gil_kernel
 def oneshot(iv, data, out):
     md_oneshot(compress, 128, 16, False, iv, data, out)
 

@@ -17,7 +17,7 @@ covers ``NUMBA_DISABLE_JIT=1`` (no interpreted form exists) and ``NUMBA_CPU_NAME
 The round sequence is Intel's reference one (Linux sha1_ni_asm.S / sha256_ni_asm.S, OpenSSL,
 Go): one straight-line basic block per 64-byte block, vectors held in XMM registers.
 """
-from ._jit import kernel
+from ._jit import gil_kernel, kernel
 from ._md import md_final, md_hash_rows, md_oneshot, md_update
 from ._simd import (alignr, blend, c_blocks, pshufd, sha1msg1, sha1msg2, sha1nexte, sha1rnds4,
                     sha256msg1, sha256msg2, sha256rnds2, u32x4_add, u32x4_lane, u32x4_load,
@@ -195,17 +195,17 @@ def sha1_compress(state, data, offset, nblocks):
     state[4] = u32x4_lane(e0, 3)
 
 
-@kernel
+@gil_kernel
 def sha1_update(state, buf, buflen, data):
     return md_update(sha1_compress, 64, state, buf, buflen, data)
 
 
-@kernel
+@gil_kernel
 def sha1_final(state, buf, buflen, total, out):
     md_final(sha1_compress, 64, 8, False, state, buf, buflen, total, out)
 
 
-@kernel
+@gil_kernel
 def sha1_oneshot(iv, data, out):
     md_oneshot(sha1_compress, 64, 8, False, iv, data, out)
 
@@ -386,17 +386,17 @@ def sha256_compress(state, data, offset, nblocks):
     u32x4_store(state, 4, alignr(state1, tmp, 8))  # HGFE
 
 
-@kernel
+@gil_kernel
 def sha256_update(state, buf, buflen, data):
     return md_update(sha256_compress, 64, state, buf, buflen, data)
 
 
-@kernel
+@gil_kernel
 def sha256_final(state, buf, buflen, total, out):
     md_final(sha256_compress, 64, 8, False, state, buf, buflen, total, out)
 
 
-@kernel
+@gil_kernel
 def sha256_oneshot(iv, data, out):
     md_oneshot(sha256_compress, 64, 8, False, iv, data, out)
 
