@@ -93,7 +93,7 @@ def round_body(indent):
 def generate():
     L = [HEADER.rstrip("\n"), *DOC.rstrip("\n").split("\n"), ""]
     L += ["import numpy as np", "",
-          "from ._jit import M64, kernel, load_le64, new_words, u64",
+          "from ._jit import M64, gil_kernel, kernel, load_le64, new_words, u64",
           ("from .keccak import LANES, RC, sponge_final, sponge_hash_rows, sponge_oneshot,"
            " sponge_update"),
           "", ""]
@@ -138,15 +138,15 @@ def generate():
         L.append("    lanes[%d] = %s" % (i, A[i]))
     L += ["", ""]
 
-    L += ["@kernel",
+    L += ["@gil_kernel",
           "def update(state, buf, buflen, data):",
           "    return sponge_update(absorb, state, buf, buflen, data)",
           "", "",
-          "@kernel",
+          "@gil_kernel",
           "def final(state, buf, buflen, total, out):",
           "    sponge_final(absorb, permute, state, buf, buflen, out)",
           "", "",
-          "@kernel",
+          "@gil_kernel",
           "def oneshot(iv, data, out):",
           "    sponge_oneshot(absorb, permute, iv, data, out)",
           "", "",

@@ -164,6 +164,25 @@ def _stack_array(typingctx, cap, dtype):
     return array_type(cap, dtype), codegen
 
 
+def scratch_copy(words, cap):
+    """A copy of the 1-D array ``words`` in ``scratch`` storage (on the stack when it has at
+    most ``cap`` words)."""
+    return words.copy()
+
+
+@overload(scratch_copy, inline="always", prefer_literal=True)
+def _scratch_copy(words, cap):
+    if not isinstance(cap, types.IntegerLiteral):
+        return None
+
+    def impl(words, cap):
+        copy = scratch(len(words), words.dtype, cap)
+        for i in range(len(words)):
+            copy[i] = words[i]
+        return copy
+    return impl
+
+
 @overload(scratch, inline="always", prefer_literal=True)
 def _scratch(n, dtype, cap):
     if not isinstance(cap, types.IntegerLiteral):

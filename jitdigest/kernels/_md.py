@@ -6,17 +6,8 @@ entry points in each algorithm file fix the block size, length-field size and by
 """
 import numpy as np
 
-from ._jit import GIL_MINSIZE, inline_kernel, reacquire_gil, release_gil_if, scratch
-
-
-@inline_kernel
-def copy_of(words):
-    """A scratch copy of a state (at most 8 words: every Merkle-Damgard state here). Inlined
-    into its caller, so the copy lives in the calling kernel's frame."""
-    copy = scratch(len(words), words.dtype, 8)
-    for i in range(len(words)):
-        copy[i] = words[i]
-    return copy
+from ._jit import (GIL_MINSIZE, inline_kernel, reacquire_gil, release_gil_if, scratch,
+                   scratch_copy)
 
 
 @inline_kernel
@@ -75,13 +66,14 @@ def md_finish(compress, block_size, len_bytes, little, state, src, start, count,
 @inline_kernel
 def md_final(compress, block_size, len_bytes, little, state, buf, buflen, total, out):
     """Digest of the message so far, leaving ``state`` untouched (digest() does not finalise)."""
-    md_finish(compress, block_size, len_bytes, little, copy_of(state), buf, 0, buflen, total, out)
+    md_finish(compress, block_size, len_bytes, little, scratch_copy(state, 8), buf, 0, buflen,
+              total, out)
 
 
 @inline_kernel
 def md_oneshot(compress, block_size, len_bytes, little, iv, data, out):
     """Digest of ``data`` (a ``bytes`` object) from the initial state ``iv`` in one call."""
-    state = copy_of(iv)
+    state = scratch_copy(iv, 8)
     n = len(data)
     nblocks = n // block_size
     if nblocks > 0:

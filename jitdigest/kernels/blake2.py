@@ -23,8 +23,9 @@ Entry points (``blake2b_``, ``blake2b_unrolled_``, ``blake2s_``, ``blake2s_unrol
 """
 import numpy as np
 
-from ._jit import (add32, add64, const_words, inline_kernel, kernel, load_le32, load_le64,
-                   new_words, not32, not64, rotr32, rotr64, u32, u64)
+from ._jit import (GIL_MINSIZE, add32, add64, const_words, gil_kernel, inline_kernel, kernel,
+                   load_le32, load_le64, new_words, not32, not64, reacquire_gil, release_gil_if,
+                   rotr32, rotr64, scratch, scratch_copy, u32, u64)
 from .blake2_unrolled import blake2b_compress_unrolled, blake2s_compress_unrolled
 
 IV64 = const_words([
@@ -232,7 +233,9 @@ def b2_update(compress, block_size, state, buf, buflen, data):
         compress(state, buf, 0, 1, block_size, False)
     nblocks = (n - pos - 1) // block_size     # n - pos >= 1: at least one byte is held back
     if nblocks > 0:
+        token = release_gil_if(nblocks * block_size >= GIL_MINSIZE)
         compress(state, data, pos, nblocks, block_size, False)
+        reacquire_gil(token)
         pos += nblocks * block_size
     rest = n - pos
     for i in range(rest):
@@ -244,7 +247,7 @@ def b2_update(compress, block_size, state, buf, buflen, data):
 def b2_finish(compress, block_size, state, src, start, count, out):
     """Compress ``src[start:start+count]`` (0..block_size bytes, zero-padded) as the final block
     into ``state`` and write the first ``len(out)`` bytes of h, little-endian, to ``out``."""
-    block = np.zeros(block_size, np.uint8)
+    block = scratch(block_size, np.uint8, 128)
     for i in range(count):
         block[i] = src[start + i]
     compress(state, block, 0, 1, count, True)
@@ -256,13 +259,21 @@ def b2_finish(compress, block_size, state, src, start, count, out):
 @inline_kernel
 def b2_final(compress, block_size, state, buf, buflen, out):
     """Digest of the data so far, leaving ``state`` untouched (digest() does not finalise)."""
-    b2_finish(compress, block_size, state.copy(), buf, 0, buflen, out)
+    b2_finish(compress, block_size, scratch_copy(state, 16), buf, 0, buflen, out)
 
 
 @inline_kernel
 def b2_oneshot(compress, block_size, iv, data, out):
     """Digest of ``data`` (a ``bytes`` object) from the initial state ``iv`` in one call."""
-    state = iv.copy()
+    token = release_gil_if(len(data) >= GIL_MINSIZE)
+    b2_message(compress, block_size, iv, data, out)
+    reacquire_gil(token)
+
+
+@inline_kernel
+def b2_message(compress, block_size, iv, data, out):
+    """Digest of the message ``data`` from the initial state ``iv``."""
+    state = scratch_copy(iv, 16)
     n = len(data)
     nblocks = max(n - 1, 0) // block_size     # the last 1..block_size bytes are the final block
     if nblocks > 0:
@@ -278,22 +289,22 @@ def b2_hash_rows(compress, block_size, values, starts, lengths, rows, iv, out):
     for i in range(rows.shape[0]):
         r = rows[i]
         start = starts[r]
-        b2_oneshot(compress, block_size, iv, values[start:start + lengths[r]], out[r])
+        b2_message(compress, block_size, iv, values[start:start + lengths[r]], out[r])
 
 
 # --- entry points (``final``'s ``total`` is unused: the counter lives in the state) ----------
 
-@kernel
+@gil_kernel
 def blake2b_update(state, buf, buflen, data):
     return b2_update(blake2b_compress, 128, state, buf, buflen, data)
 
 
-@kernel
+@gil_kernel
 def blake2b_final(state, buf, buflen, total, out):
     b2_final(blake2b_compress, 128, state, buf, buflen, out)
 
 
-@kernel
+@gil_kernel
 def blake2b_oneshot(iv, data, out):
     b2_oneshot(blake2b_compress, 128, iv, data, out)
 
@@ -303,17 +314,17 @@ def blake2b_hash_rows(values, starts, lengths, rows, iv, out):
     b2_hash_rows(blake2b_compress, 128, values, starts, lengths, rows, iv, out)
 
 
-@kernel
+@gil_kernel
 def blake2b_unrolled_update(state, buf, buflen, data):
     return b2_update(blake2b_compress_unrolled, 128, state, buf, buflen, data)
 
 
-@kernel
+@gil_kernel
 def blake2b_unrolled_final(state, buf, buflen, total, out):
     b2_final(blake2b_compress_unrolled, 128, state, buf, buflen, out)
 
 
-@kernel
+@gil_kernel
 def blake2b_unrolled_oneshot(iv, data, out):
     b2_oneshot(blake2b_compress_unrolled, 128, iv, data, out)
 
@@ -323,17 +334,17 @@ def blake2b_unrolled_hash_rows(values, starts, lengths, rows, iv, out):
     b2_hash_rows(blake2b_compress_unrolled, 128, values, starts, lengths, rows, iv, out)
 
 
-@kernel
+@gil_kernel
 def blake2s_update(state, buf, buflen, data):
     return b2_update(blake2s_compress, 64, state, buf, buflen, data)
 
 
-@kernel
+@gil_kernel
 def blake2s_final(state, buf, buflen, total, out):
     b2_final(blake2s_compress, 64, state, buf, buflen, out)
 
 
-@kernel
+@gil_kernel
 def blake2s_oneshot(iv, data, out):
     b2_oneshot(blake2s_compress, 64, iv, data, out)
 
@@ -343,17 +354,17 @@ def blake2s_hash_rows(values, starts, lengths, rows, iv, out):
     b2_hash_rows(blake2s_compress, 64, values, starts, lengths, rows, iv, out)
 
 
-@kernel
+@gil_kernel
 def blake2s_unrolled_update(state, buf, buflen, data):
     return b2_update(blake2s_compress_unrolled, 64, state, buf, buflen, data)
 
 
-@kernel
+@gil_kernel
 def blake2s_unrolled_final(state, buf, buflen, total, out):
     b2_final(blake2s_compress_unrolled, 64, state, buf, buflen, out)
 
 
-@kernel
+@gil_kernel
 def blake2s_unrolled_oneshot(iv, data, out):
     b2_oneshot(blake2s_compress_unrolled, 64, iv, data, out)
 

@@ -22,8 +22,8 @@ interpreted, a uint64 array compiled), so the permutation never sees numpy scala
 """
 import numpy as np
 
-from ._jit import (_ol, const_words, inline_kernel, kernel, load_le64, new_words, not64,
-                   rotl64, u64)
+from ._jit import (GIL_MINSIZE, _ol, const_words, gil_kernel, inline_kernel, kernel, load_le64,
+                   new_words, not64, reacquire_gil, release_gil_if, rotl64, scratch, u64)
 
 LANES = 25      # 5 x 5 lanes of 64 bits
 ROUNDS = 24     # Keccak-f[1600]: 12 + 2*l rounds with l = 6
@@ -173,7 +173,9 @@ def sponge_update(absorb, state, buf, buflen, data):
         pos = take
     nblocks = (n - pos) // rate
     if nblocks > 0:
+        token = release_gil_if(nblocks * rate >= GIL_MINSIZE)
         absorb(state, rate, data, pos, nblocks)
+        reacquire_gil(token)
         pos += nblocks * rate
     rest = n - pos
     buf[0:rest] = data[pos:n]
@@ -185,7 +187,7 @@ def sponge_finish(absorb, permute, lanes, rate, dsbyte, src, start, count, out):
     """Pad the last ``count`` (< rate) bytes ``src[start:start+count]`` with the domain byte
     and the final 0x80 (pad10*1), absorb them into ``lanes`` and squeeze ``len(out)`` bytes,
     permuting again after each full rate block of output."""
-    pad = np.zeros(rate, np.uint8)
+    pad = scratch(rate, np.uint8, 168)
     for i in range(count):
         pad[i] = src[start + i]
     pad[count] = dsbyte
@@ -208,8 +210,10 @@ def sponge_final(absorb, permute, state, buf, buflen, out):
     lanes = new_words(LANES, np.uint64)
     for i in range(LANES):
         lanes[i] = u64(state[i])
+    token = release_gil_if(len(out) >= GIL_MINSIZE)       # a long SHAKE output
     sponge_finish(absorb, permute, lanes, param(state, 25), param(state, 26),
                   buf, 0, buflen, out)
+    reacquire_gil(token)
 
 
 @inline_kernel
@@ -230,7 +234,9 @@ def sponge_message(absorb, permute, iv, lanes, src, start, n, out):
 @inline_kernel
 def sponge_oneshot(absorb, permute, iv, data, out):
     """Output for ``data`` (a ``bytes`` object) from the initial state ``iv`` in one call."""
+    token = release_gil_if(len(data) >= GIL_MINSIZE or len(out) >= GIL_MINSIZE)
     sponge_message(absorb, permute, iv, new_words(LANES, np.uint64), data, 0, len(data), out)
+    reacquire_gil(token)
 
 
 @inline_kernel
@@ -246,17 +252,17 @@ def sponge_hash_rows(absorb, permute, values, starts, lengths, rows, iv, out):
 
 # --- entry points (signatures in jitdigest._dispatch) ---------------------------------------
 
-@kernel
+@gil_kernel
 def update(state, buf, buflen, data):
     return sponge_update(absorb, state, buf, buflen, data)
 
 
-@kernel
+@gil_kernel
 def final(state, buf, buflen, total, out):
     sponge_final(absorb, permute, state, buf, buflen, out)
 
 
-@kernel
+@gil_kernel
 def oneshot(iv, data, out):
     sponge_oneshot(absorb, permute, iv, data, out)
 

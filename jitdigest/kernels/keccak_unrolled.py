@@ -6,7 +6,7 @@ round written out. Same entry points as ``keccak.py`` (whose sponge functions it
 
 import numpy as np
 
-from ._jit import M64, kernel, load_le64, new_words, u64
+from ._jit import M64, gil_kernel, kernel, load_le64, new_words, u64
 from .keccak import LANES, RC, sponge_final, sponge_hash_rows, sponge_oneshot, sponge_update
 
 
@@ -232,17 +232,17 @@ def absorb(lanes, rate, data, offset, nblocks):
     lanes[24] = a24
 
 
-@kernel
+@gil_kernel
 def update(state, buf, buflen, data):
     return sponge_update(absorb, state, buf, buflen, data)
 
 
-@kernel
+@gil_kernel
 def final(state, buf, buflen, total, out):
     sponge_final(absorb, permute, state, buf, buflen, out)
 
 
-@kernel
+@gil_kernel
 def oneshot(iv, data, out):
     sponge_oneshot(absorb, permute, iv, data, out)
 
