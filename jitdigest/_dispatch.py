@@ -1,7 +1,7 @@
 """Which kernel serves each algorithm family in this process.
 
 A registry of backends (portable always; hardware ones behind a CPU feature and a
-``JITDIGEST_DISABLE`` switch), each giving the family's three entry points. Entry points are
+``JITDIGEST_DISABLE`` switch), each giving the family's entry points. Entry points are
 compiled for exactly one signature on first use and called through Numba's compiled wrapper,
 skipping the dispatcher's type resolution (the data argument is always a C-contiguous uint8
 array made by the caller). The choice is made here, in Python, once per hash object: kernels
@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from . import _cpu
 from .kernels._jit import JIT_ENABLED
 
-ENTRIES = ("update", "final", "oneshot", "hash_rows")
+ENTRIES = ("update", "final", "oneshot", "hash_rows", "hash_grid")
+# hash_grid is the hash_rows function compiled for the grid form (jitdigest/kernels/_rows.py)
+_FUNCTION = {"hash_grid": "hash_rows"}
 
 
 @dataclass(frozen=True)
@@ -93,13 +95,15 @@ def _signatures(word):
         "update": (state, buf, i64, data),
         "final": (state, buf, i64, i64, digest),
         "oneshot": (iv, message, digest),      # the one-shot path serves immutable bytes only
-        # Batch: hash messages values[starts[r]:starts[r]+lengths[r]] for r in rows into out[r].
+        # Batch: hash messages values[starts[r]:starts[r]+lengths[r]] for r in rows into out[r];
+        # the grid form: rows r in range(*rows) of one width, values[r * width:(r + 1) * width].
         "hash_rows": (data, index, index, index, iv, rows_out),
+        "hash_grid": (data, i64, i64, types.UniTuple(i64, 2), iv, rows_out),
     }
 
 
 class KernelSet:
-    """The three entry points of one backend for one family, each compiled on first access."""
+    """The entry points of one backend for one family, each compiled on first access."""
 
     def __init__(self, backend, word):
         self.backend = backend
@@ -112,7 +116,7 @@ class KernelSet:
             raise AttributeError(entry)
         if self._module is None:
             self._module = importlib.import_module("jitdigest.kernels." + self.backend.module)
-        func = getattr(self._module, self.backend.prefix + entry)
+        func = getattr(self._module, self.backend.prefix + _FUNCTION.get(entry, entry))
         if JIT_ENABLED:
             func = func.compile(_signatures(self._word)[entry])
         setattr(self, entry, func)          # later lookups skip __getattr__

@@ -23,6 +23,10 @@ Layouts accepted by ``hash_many``:
 
 Design:
 
+* A 2-D array (and an Arrow ``fixed_size_binary`` array) goes to the grid form of
+  ``hash_rows`` (``jitdigest/kernels/_rows.py``): rows of one width, no index arrays. Building
+  ``starts``/``lengths``/``rows`` for 100k 64-byte rows (2.4 MB, fresh pages every call) took
+  as long as MD5's hashing of them.
 * Rows are reordered by their block count (a stable ``np.argsort``, a radix sort on 16-bit keys)
   when lengths differ, so that a lane kernel's groups of consecutive rows need about the same
   number of blocks; the kernels themselves still handle mixed lengths. Output rows are written
@@ -125,21 +129,23 @@ def _thread_cap(threads):
 # --- input layouts --------------------------------------------------------------------------
 
 class _Segment:
-    """Messages ``values[starts[i]:starts[i]+lengths[i]]`` for output rows row0 + i; ``uniform``
-    when every length is the same."""
-    __slots__ = ("row0", "values", "starts", "lengths", "uniform")
+    """Messages for output rows row0 + i: ``values[starts[i]:starts[i]+lengths[i]]`` (the rows
+    form of ``hash_rows``), or, when ``width`` is set, ``values[i*width:(i+1)*width]`` (the grid
+    form: no index arrays)."""
+    __slots__ = ("row0", "values", "starts", "lengths", "width", "n")
 
-    def __init__(self, row0, values, starts, lengths, uniform=False):
+    def __init__(self, row0, values, starts, lengths, width=None, n=None):
         self.row0, self.values, self.starts, self.lengths = row0, values, starts, lengths
-        self.uniform = uniform
+        self.width = width
+        self.n = starts.shape[0] if n is None else n
 
-    @property
-    def n(self):
-        return self.starts.shape[0]
+    @classmethod
+    def grid(cls, row0, values, width, n):
+        return cls(row0, values, None, None, width, n)
 
     def nbytes(self):
-        if self.uniform:
-            return int(self.lengths[0]) * self.n if self.n else 0
+        if self.width is not None:
+            return self.width * self.n
         return int(self.lengths.sum())
 
 
@@ -159,10 +165,7 @@ def _rows_2d(arr):
         raise ValueError("a 2-D messages array must be C-contiguous "
                          "(use np.ascontiguousarray)")
     n, width = arr.shape
-    starts = np.arange(n, dtype=np.int64)
-    starts *= width
-    lengths = np.full(n, width, np.int64)
-    return _Segment(0, arr.reshape(-1), starts, lengths, uniform=True)
+    return _Segment.grid(0, arr.reshape(-1), width, n)
 
 
 def _as_values(values):
@@ -301,12 +304,10 @@ def _arrow_segments(arr):
         values = np.frombuffer(data, np.uint8) if data is not None else np.empty(0, np.uint8)
         if pa.types.is_fixed_size_binary(t):
             width = t.byte_width
-            starts = np.arange(chunk.offset, chunk.offset + n, dtype=np.int64)
-            starts *= width
-            if n and int(starts[-1]) + width > values.shape[0]:
+            first, stop = chunk.offset * width, (chunk.offset + n) * width
+            if stop > values.shape[0]:
                 raise ValueError("fixed_size_binary array is shorter than its length says")
-            segments.append(_Segment(row0, values, starts, np.full(n, width, np.int64),
-                                     uniform=True))
+            segments.append(_Segment.grid(row0, values[first:stop], width, n))
         else:
             if pa.types.is_binary(t) or pa.types.is_string(t):
                 odtype = np.int32
@@ -413,50 +414,64 @@ def _check_out(out, n, outlen):
     return out
 
 
-def _hash_rows_entry(ks, spec):
+def _entry(ks, spec, entry):
     try:
-        return ks.hash_rows          # compiled here, in the calling thread, on first use
+        return getattr(ks, entry)    # compiled here, in the calling thread, on first use
     except AttributeError:
         raise NotImplementedError(f"no batch kernel (hash_rows) for {spec.name} in {ks!r}") \
             from None
 
 
-def _run(hash_rows, spec, iv, seg, out, max_threads):
+def _bounds(cuts, n):
+    """Chunk boundaries from cut points: on multiples of ALIGN rows, none empty."""
+    cuts = (cuts + ALIGN // 2) // ALIGN * ALIGN
+    return np.unique(np.concatenate(([0], np.clip(cuts, 0, n), [n]))).tolist()
+
+
+def _run(kernels, spec, iv, seg, out, max_threads):
     """Hash one segment into ``out`` (its rows only), on up to ``max_threads`` threads."""
     n = seg.n
     bs = spec.block_size
     extra = _PAD.get(spec.family, 0) + bs - 1
-    key = None
-    if seg.uniform:
-        total = max(1, (int(seg.lengths[0]) + extra) // bs) * n
-    else:
-        key = seg.lengths + extra
-        key //= bs                                   # blocks per message (roughly, for BLAKE2)
-        kmin, kmax = int(key.min()), int(key.max())
-        total = int(key.sum()) + n
-        if kmin == kmax:
-            key = None                               # same block count: no reordering
+    if seg.width is not None:                        # the grid form: rows of one width
+        total = max(1, (seg.width + extra) // bs) * n
+        k = max(1, min(max_threads, total // MIN_BLOCKS_PER_THREAD, -(-n // ALIGN)))
+        bounds = [0, n] if k == 1 else _bounds(np.arange(1, k, dtype=np.int64) * n // k, n)
+        _call_on_threads(_entry(kernels, spec, "hash_grid"),
+                         [(seg.values, seg.width, seg.width, (a, b), iv, out)
+                          for a, b in zip(bounds[:-1], bounds[1:])])
+        return
+    key = seg.lengths + extra
+    key //= bs                                       # blocks per message (roughly, for BLAKE2)
+    kmin, kmax = int(key.min()), int(key.max())
+    total = int(key.sum()) + n
     k = max(1, min(max_threads, total // MIN_BLOCKS_PER_THREAD, -(-n // ALIGN)))
-    if key is None:
+    if kmin == kmax:                                 # same block count: no reordering
         rows = np.arange(n, dtype=np.int64)
+        bounds = [0, n] if k == 1 else _bounds(np.arange(1, k, dtype=np.int64) * n // k, n)
     else:
         rows = np.argsort(key.astype(np.uint16) if kmax < 65536 else key, kind="stable")
-    if k == 1:
-        hash_rows(seg.values, seg.starts, seg.lengths, rows, iv, out)
+        if k == 1:
+            bounds = [0, n]
+        else:
+            work = np.cumsum(key[rows] + 1)          # +1: the per-message cost
+            bounds = _bounds(np.searchsorted(
+                work, np.arange(1, k, dtype=np.int64) * int(work[-1]) // k), n)
+    _call_on_threads(_entry(kernels, spec, "hash_rows"),
+                     [(seg.values, seg.starts, seg.lengths, rows[a:b], iv, out)
+                      for a, b in zip(bounds[:-1], bounds[1:])])
+
+
+def _call_on_threads(entry, calls):
+    """``entry(*args)`` for every argument tuple: the first on this thread, the others on the
+    pool's, at once (the entries release the GIL)."""
+    if len(calls) == 1:
+        entry(*calls[0])
         return
-    if key is None:
-        cuts = np.arange(1, k, dtype=np.int64) * n // k
-    else:
-        work = np.cumsum(key[rows] + 1)              # +1: the per-message cost
-        cuts = np.searchsorted(work, np.arange(1, k, dtype=np.int64) * int(work[-1]) // k)
-    cuts = (cuts + ALIGN // 2) // ALIGN * ALIGN
-    bounds = np.unique(np.concatenate(([0], np.clip(cuts, 0, n), [n]))).tolist()
-    chunks = [rows[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
     pool = _executor()
-    futures = [pool.submit(hash_rows, seg.values, seg.starts, seg.lengths, chunk, iv, out)
-               for chunk in chunks[1:]]
+    futures = [pool.submit(entry, *args) for args in calls[1:]]
     try:
-        hash_rows(seg.values, seg.starts, seg.lengths, chunks[0], iv, out)
+        entry(*calls[0])
     finally:
         for f in futures:            # never return while a worker may still write into out
             f.result()
@@ -470,10 +485,9 @@ def _hash_segments(spec, segments, n, outlen, out, threads, kernels=None):
     if kernels is None:
         mean = sum(seg.nbytes() for seg in segments) // n
         kernels = _dispatch.batch_kernels_for(spec, mean)
-    hash_rows = _hash_rows_entry(kernels, spec)
     for seg in segments:
         view = out if seg.n == n else out[seg.row0:seg.row0 + seg.n]
-        _run(hash_rows, spec, iv, seg, view, threads)
+        _run(kernels, spec, iv, seg, view, threads)
     return out
 
 

@@ -181,6 +181,26 @@ def test_hash_rows_contract(name, kernels):
         assert (guard[0] == 0xA5).all() and (guard[-1] == 0xA5).all()
 
 
+@pytest.mark.parametrize("name, kernels", batch_params(ALL))
+def test_hash_grid_contract(name, kernels):
+    """The grid form of hash_rows (rows of one width, no index arrays): only rows
+    first..stop-1 are written, each with its digest; nothing else is touched."""
+    spec = _algorithms.SPECS[name]
+    width = spec.block_size + 3                    # one block plus a tail
+    n, first, stop = 3 * 16 + 5, 7, 3 * 16 + 2
+    grid = np.random.default_rng(6).integers(0, 256, (n, width), dtype=np.uint8)
+    outlen = spec.digest_size or SHAKE_LENGTH
+    guard = np.full((n + 2, outlen), 0xA5, np.uint8)
+    out = guard[1:-1]
+    kernels.hash_grid(grid.reshape(-1), width, width, (first, stop),
+                      batch.initial_state(spec), out)
+    for r in range(n):
+        want = expected(name, grid[r].tobytes(), outlen) if first <= r < stop \
+            else b"\xa5" * outlen
+        assert out[r].tobytes() == want, f"row {r}"
+    assert (guard[0] == 0xA5).all() and (guard[-1] == 0xA5).all()
+
+
 @pytest.mark.parametrize("name, kernels", batch_params(["shake_128", "shake_256"]))
 def test_shake_output_longer_than_the_rate(name, kernels):
     spec = _algorithms.SPECS[name]

@@ -8,6 +8,7 @@ import numpy as np
 
 from ._jit import (GIL_MINSIZE, inline_kernel, reacquire_gil, release_gil_if, scratch,
                    scratch_copy)
+from ._rows import length_of, row_at, row_count, start_of
 
 
 @inline_kernel
@@ -88,11 +89,11 @@ def md_oneshot(compress, block_size, len_bytes, little, iv, data, out):
 def md_hash_rows(compress, block_size, len_bytes, little, values, starts, lengths, rows, iv, out):
     """Batch fallback: digest of each message ``values[starts[r]:starts[r]+lengths[r]]`` for
     ``r`` in ``rows`` into ``out[r]``, one message at a time."""
-    state = np.empty_like(iv)
-    for i in range(rows.shape[0]):
-        r = rows[i]
-        start = starts[r]
-        n = lengths[r]
+    state = scratch_copy(iv, 8)
+    for i in range(row_count(rows)):
+        r = row_at(rows, i)
+        start = start_of(starts, r)
+        n = length_of(lengths, r)
         for k in range(iv.shape[0]):
             state[k] = iv[k]
         nblocks = n // block_size

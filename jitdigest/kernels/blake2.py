@@ -26,6 +26,7 @@ import numpy as np
 from ._jit import (GIL_MINSIZE, add32, add64, const_words, gil_kernel, inline_kernel, kernel,
                    load_le32, load_le64, new_words, not32, not64, reacquire_gil, release_gil_if,
                    rotr32, rotr64, scratch, scratch_copy, u32, u64)
+from ._rows import length_of, row_at, row_count, start_of
 from .blake2_unrolled import blake2b_compress_unrolled, blake2s_compress_unrolled
 
 IV64 = const_words([
@@ -286,10 +287,10 @@ def b2_message(compress, block_size, iv, data, out):
 def b2_hash_rows(compress, block_size, values, starts, lengths, rows, iv, out):
     """Batch fallback: each message ``values[starts[r]:starts[r]+lengths[r]]`` for ``r`` in
     ``rows`` hashed from ``iv`` (default or fixed parameters, no key) into ``out[r]``."""
-    for i in range(rows.shape[0]):
-        r = rows[i]
-        start = starts[r]
-        b2_message(compress, block_size, iv, values[start:start + lengths[r]], out[r])
+    for i in range(row_count(rows)):
+        r = row_at(rows, i)
+        start = start_of(starts, r)
+        b2_message(compress, block_size, iv, values[start:start + length_of(lengths, r)], out[r])
 
 
 # --- entry points (``final``'s ``total`` is unused: the counter lives in the state) ----------

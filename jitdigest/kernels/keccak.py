@@ -24,6 +24,7 @@ import numpy as np
 
 from ._jit import (GIL_MINSIZE, _ol, const_words, gil_kernel, inline_kernel, kernel, load_le64,
                    new_words, not64, reacquire_gil, release_gil_if, rotl64, scratch, u64)
+from ._rows import length_of, row_at, row_count, start_of
 
 LANES = 25      # 5 x 5 lanes of 64 bits
 ROUNDS = 24     # Keccak-f[1600]: 12 + 2*l rounds with l = 6
@@ -245,9 +246,10 @@ def sponge_hash_rows(absorb, permute, values, starts, lengths, rows, iv, out):
     ``rows`` into ``out[r]`` (``out.shape[1]`` bytes: a digest, or that many SHAKE bytes), one
     message at a time through the one-shot path."""
     lanes = new_words(LANES, np.uint64)
-    for i in range(rows.shape[0]):
-        r = rows[i]
-        sponge_message(absorb, permute, iv, lanes, values, starts[r], lengths[r], out[r])
+    for i in range(row_count(rows)):
+        r = row_at(rows, i)
+        sponge_message(absorb, permute, iv, lanes, values, start_of(starts, r),
+                       length_of(lengths, r), out[r])
 
 
 # --- entry points (signatures in jitdigest._dispatch) ---------------------------------------

@@ -17,6 +17,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from ._jit import inline_kernel, kernel
+from ._rows import length_of, row_at, row_count, start_of
 
 
 # LLVM's X86 tuning for most AVX-512 Intel cores ("prefer-256-bit") makes the vectoriser use
@@ -103,7 +104,7 @@ def b_x8_hash_rows(values, starts, lengths, rows, iv, out):
     row = np.full(8, -1, np.int64)  # row being hashed per lane, -1: idle
     nfull = np.full(8, -1, np.int64)  # its blocks before the final one
     blk = np.zeros(8, np.int64)  # blocks loaded so far
-    nrows = rows.shape[0]
+    nrows = row_count(rows)
     pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches
     nout = min(out.shape[1], 64)
     nxt = 0
@@ -129,15 +130,15 @@ def b_x8_hash_rows(values, starts, lengths, rows, iv, out):
                     row[lane] = -1
                     busy -= 1
                 if nxt < nrows:  # start the next row
-                    r = rows[nxt]
+                    r = row_at(rows, nxt)
                     nxt += 1
                     busy += 1
                     row[lane] = r
                     if pf and nxt + 7 < nrows:  # the first block of the row 8 rows on
-                        p = starts[rows[nxt + 7]]
+                        p = start_of(starts, row_at(rows, nxt + 7))
                         _prefetch(values, p)
                         _prefetch(values, p + 64)
-                    nfull[lane] = max(lengths[r] - 1,
+                    nfull[lane] = max(length_of(lengths, r) - 1,
                         0) // 128  # the last 1..128 bytes: final block
                     blk[lane] = 0
                     for i in range(8):
@@ -146,7 +147,7 @@ def b_x8_hash_rows(values, starts, lengths, rows, iv, out):
             if r >= 0:  # load the lane's next block, its counter and flags
                 b = blk[lane]
                 blk[lane] = b + 1
-                q = np.uint64(starts[r] + b * 128)
+                q = np.uint64(start_of(starts, r) + b * 128)
                 if b < nfull[lane]:
                     if pf and b + 4 < nfull[lane]:  # the block 4 ahead
                         _prefetch(values, q + np.uint64(512))
@@ -160,7 +161,7 @@ def b_x8_hash_rows(values, starts, lengths, rows, iv, out):
                     f0 = np.uint64(0x0000000000000000)
                     f1 = np.uint64(0x0000000000000000)
                 else:  # the final block: 0..128 bytes, zero-padded
-                    t = lengths[r]
+                    t = length_of(lengths, r)
                     count = t - b * 128
                     nd = count // 8
                     for j in range(16):
@@ -1390,7 +1391,7 @@ def b_x4_hash_rows(values, starts, lengths, rows, iv, out):
     row = np.full(4, -1, np.int64)  # row being hashed per lane, -1: idle
     nfull = np.full(4, -1, np.int64)  # its blocks before the final one
     blk = np.zeros(4, np.int64)  # blocks loaded so far
-    nrows = rows.shape[0]
+    nrows = row_count(rows)
     pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches
     nout = min(out.shape[1], 64)
     nxt = 0
@@ -1416,15 +1417,15 @@ def b_x4_hash_rows(values, starts, lengths, rows, iv, out):
                     row[lane] = -1
                     busy -= 1
                 if nxt < nrows:  # start the next row
-                    r = rows[nxt]
+                    r = row_at(rows, nxt)
                     nxt += 1
                     busy += 1
                     row[lane] = r
                     if pf and nxt + 3 < nrows:  # the first block of the row 4 rows on
-                        p = starts[rows[nxt + 3]]
+                        p = start_of(starts, row_at(rows, nxt + 3))
                         _prefetch(values, p)
                         _prefetch(values, p + 64)
-                    nfull[lane] = max(lengths[r] - 1,
+                    nfull[lane] = max(length_of(lengths, r) - 1,
                         0) // 128  # the last 1..128 bytes: final block
                     blk[lane] = 0
                     for i in range(8):
@@ -1433,7 +1434,7 @@ def b_x4_hash_rows(values, starts, lengths, rows, iv, out):
             if r >= 0:  # load the lane's next block, its counter and flags
                 b = blk[lane]
                 blk[lane] = b + 1
-                q = np.uint64(starts[r] + b * 128)
+                q = np.uint64(start_of(starts, r) + b * 128)
                 if b < nfull[lane]:
                     if pf and b + 4 < nfull[lane]:  # the block 4 ahead
                         _prefetch(values, q + np.uint64(512))
@@ -1447,7 +1448,7 @@ def b_x4_hash_rows(values, starts, lengths, rows, iv, out):
                     f0 = np.uint64(0x0000000000000000)
                     f1 = np.uint64(0x0000000000000000)
                 else:  # the final block: 0..128 bytes, zero-padded
-                    t = lengths[r]
+                    t = length_of(lengths, r)
                     count = t - b * 128
                     nd = count // 8
                     for j in range(16):
@@ -2678,7 +2679,7 @@ def s_x16_hash_rows(values, starts, lengths, rows, iv, out):
     row = np.full(16, -1, np.int64)  # row being hashed per lane, -1: idle
     nfull = np.full(16, -1, np.int64)  # its blocks before the final one
     blk = np.zeros(16, np.int64)  # blocks loaded so far
-    nrows = rows.shape[0]
+    nrows = row_count(rows)
     pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches
     nout = min(out.shape[1], 32)
     count0 = np.uint64(iv[9]) << np.uint64(32) | np.uint64(iv[8])  # 64-bit counter
@@ -2701,14 +2702,15 @@ def s_x16_hash_rows(values, starts, lengths, rows, iv, out):
                     row[lane] = -1
                     busy -= 1
                 if nxt < nrows:  # start the next row
-                    r = rows[nxt]
+                    r = row_at(rows, nxt)
                     nxt += 1
                     busy += 1
                     row[lane] = r
                     if pf and nxt + 15 < nrows:  # the first block of the row 16 rows on
-                        p = starts[rows[nxt + 15]]
+                        p = start_of(starts, row_at(rows, nxt + 15))
                         _prefetch(values, p)
-                    nfull[lane] = max(lengths[r] - 1, 0) // 64  # the last 1..64 bytes: final block
+                    nfull[lane] = max(length_of(lengths, r) - 1,
+                        0) // 64  # the last 1..64 bytes: final block
                     blk[lane] = 0
                     for i in range(8):
                         buf[i * 16 + lane] = iv[i]
@@ -2716,7 +2718,7 @@ def s_x16_hash_rows(values, starts, lengths, rows, iv, out):
             if r >= 0:  # load the lane's next block, its counter and flags
                 b = blk[lane]
                 blk[lane] = b + 1
-                q = np.uint64(starts[r] + b * 64)
+                q = np.uint64(start_of(starts, r) + b * 64)
                 if b < nfull[lane]:
                     if pf and b + 4 < nfull[lane]:  # the block 4 ahead
                         _prefetch(values, q + np.uint64(256))
@@ -2729,7 +2731,7 @@ def s_x16_hash_rows(values, starts, lengths, rows, iv, out):
                     f0 = np.uint32(0x00000000)
                     f1 = np.uint32(0x00000000)
                 else:  # the final block: 0..64 bytes, zero-padded
-                    t = lengths[r]
+                    t = length_of(lengths, r)
                     count = t - b * 64
                     nd = count // 4
                     for j in range(16):
@@ -3768,7 +3770,7 @@ def s_x8_hash_rows(values, starts, lengths, rows, iv, out):
     row = np.full(8, -1, np.int64)  # row being hashed per lane, -1: idle
     nfull = np.full(8, -1, np.int64)  # its blocks before the final one
     blk = np.zeros(8, np.int64)  # blocks loaded so far
-    nrows = rows.shape[0]
+    nrows = row_count(rows)
     pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches
     nout = min(out.shape[1], 32)
     count0 = np.uint64(iv[9]) << np.uint64(32) | np.uint64(iv[8])  # 64-bit counter
@@ -3791,14 +3793,15 @@ def s_x8_hash_rows(values, starts, lengths, rows, iv, out):
                     row[lane] = -1
                     busy -= 1
                 if nxt < nrows:  # start the next row
-                    r = rows[nxt]
+                    r = row_at(rows, nxt)
                     nxt += 1
                     busy += 1
                     row[lane] = r
                     if pf and nxt + 7 < nrows:  # the first block of the row 8 rows on
-                        p = starts[rows[nxt + 7]]
+                        p = start_of(starts, row_at(rows, nxt + 7))
                         _prefetch(values, p)
-                    nfull[lane] = max(lengths[r] - 1, 0) // 64  # the last 1..64 bytes: final block
+                    nfull[lane] = max(length_of(lengths, r) - 1,
+                        0) // 64  # the last 1..64 bytes: final block
                     blk[lane] = 0
                     for i in range(8):
                         buf[i * 8 + lane] = iv[i]
@@ -3806,7 +3809,7 @@ def s_x8_hash_rows(values, starts, lengths, rows, iv, out):
             if r >= 0:  # load the lane's next block, its counter and flags
                 b = blk[lane]
                 blk[lane] = b + 1
-                q = np.uint64(starts[r] + b * 64)
+                q = np.uint64(start_of(starts, r) + b * 64)
                 if b < nfull[lane]:
                     if pf and b + 4 < nfull[lane]:  # the block 4 ahead
                         _prefetch(values, q + np.uint64(256))
@@ -3819,7 +3822,7 @@ def s_x8_hash_rows(values, starts, lengths, rows, iv, out):
                     f0 = np.uint32(0x00000000)
                     f1 = np.uint32(0x00000000)
                 else:  # the final block: 0..64 bytes, zero-padded
-                    t = lengths[r]
+                    t = length_of(lengths, r)
                     count = t - b * 64
                     nd = count // 4
                     for j in range(16):

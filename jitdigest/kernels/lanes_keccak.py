@@ -15,6 +15,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from ._jit import inline_kernel, kernel
+from ._rows import length_of, row_at, row_count, start_of
 
 
 # LLVM's X86 tuning for most AVX-512 Intel cores ("prefer-256-bit") makes the vectoriser use
@@ -101,7 +102,7 @@ def x8_hash_rows(values, starts, lengths, rows, iv, out):
     ds = iv[26]
     nout = out.shape[1]
     nsq = (nout - 1) // rate if nout > rate else 0  # extra permutations to squeeze
-    nrows = rows.shape[0]
+    nrows = row_count(rows)
     pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches
     buf = np.zeros(200, np.uint64)  # lane word i of message lane l at buf[i * 8 + l]
     row = np.full(8, -1, np.int64)  # row being hashed per lane, -1: idle
@@ -137,17 +138,17 @@ def x8_hash_rows(values, starts, lengths, rows, iv, out):
             if r < 0:
                 if nxt == nrows:
                     continue
-                r = rows[nxt]  # start the next row
+                r = row_at(rows, nxt)  # start the next row
                 nxt += 1
                 busy += 1
                 row[lane] = r
-                first[lane] = starts[r]
+                first[lane] = start_of(starts, r)
                 if pf and nxt + 7 < nrows:  # the first block of the row 8 rows on
-                    p = starts[rows[nxt + 7]]
+                    p = start_of(starts, row_at(rows, nxt + 7))
                     _prefetch(values, p)
                     _prefetch(values, p + 64)
                     _prefetch(values, p + 128)
-                nfull[lane] = lengths[r] // rate
+                nfull[lane] = length_of(lengths, r) // rate
                 b = 0
                 for i in range(25):
                     buf[i * 8 + lane] = iv[i]
@@ -163,7 +164,7 @@ def x8_hash_rows(values, starts, lengths, rows, iv, out):
                 for j in range(nwr):
                     buf[j * 8 + lane] ^= _word(values, q + np.uint64(8 * j))
             elif b == nfull[lane]:  # absorb the padded tail: data, domain byte, final 0x80
-                rest = lengths[r] - b * rate
+                rest = length_of(lengths, r) - b * rate
                 q = np.uint64(first[lane] + b * rate)
                 nd = rest >> 3
                 for j in range(nd):
@@ -410,7 +411,7 @@ def x4_hash_rows(values, starts, lengths, rows, iv, out):
     ds = iv[26]
     nout = out.shape[1]
     nsq = (nout - 1) // rate if nout > rate else 0  # extra permutations to squeeze
-    nrows = rows.shape[0]
+    nrows = row_count(rows)
     pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches
     buf = np.zeros(100, np.uint64)  # lane word i of message lane l at buf[i * 4 + l]
     row = np.full(4, -1, np.int64)  # row being hashed per lane, -1: idle
@@ -446,17 +447,17 @@ def x4_hash_rows(values, starts, lengths, rows, iv, out):
             if r < 0:
                 if nxt == nrows:
                     continue
-                r = rows[nxt]  # start the next row
+                r = row_at(rows, nxt)  # start the next row
                 nxt += 1
                 busy += 1
                 row[lane] = r
-                first[lane] = starts[r]
+                first[lane] = start_of(starts, r)
                 if pf and nxt + 3 < nrows:  # the first block of the row 4 rows on
-                    p = starts[rows[nxt + 3]]
+                    p = start_of(starts, row_at(rows, nxt + 3))
                     _prefetch(values, p)
                     _prefetch(values, p + 64)
                     _prefetch(values, p + 128)
-                nfull[lane] = lengths[r] // rate
+                nfull[lane] = length_of(lengths, r) // rate
                 b = 0
                 for i in range(25):
                     buf[i * 4 + lane] = iv[i]
@@ -472,7 +473,7 @@ def x4_hash_rows(values, starts, lengths, rows, iv, out):
                 for j in range(nwr):
                     buf[j * 4 + lane] ^= _word(values, q + np.uint64(8 * j))
             elif b == nfull[lane]:  # absorb the padded tail: data, domain byte, final 0x80
-                rest = lengths[r] - b * rate
+                rest = length_of(lengths, r) - b * rate
                 q = np.uint64(first[lane] + b * rate)
                 nd = rest >> 3
                 for j in range(nd):

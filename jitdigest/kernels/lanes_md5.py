@@ -15,6 +15,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from ._jit import inline_kernel, kernel
+from ._rows import length_of, row_at, row_count, start_of
 
 
 # LLVM's X86 tuning for most AVX-512 Intel cores ("prefer-256-bit") makes the vectoriser use
@@ -102,7 +103,7 @@ def x16_hash_rows(values, starts, lengths, rows, iv, out):
     nfull = np.zeros(32, np.int64)  # its whole blocks, read from values
     nblk = np.zeros(32, np.int64)  # its blocks in all (whole + tail)
     blk = np.zeros(32, np.int64)  # blocks loaded so far
-    nrows = rows.shape[0]
+    nrows = row_count(rows)
     pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches
     nout = min(out.shape[1], 16)
     nxt = 0
@@ -124,17 +125,17 @@ def x16_hash_rows(values, starts, lengths, rows, iv, out):
                     row[lane] = -1
                     busy -= 1
                 if nxt < nrows:  # start the next row: initial state, padded tail
-                    r = rows[nxt]
+                    r = row_at(rows, nxt)
                     nxt += 1
                     busy += 1
                     row[lane] = r
-                    n = lengths[r]
+                    n = length_of(lengths, r)
                     nf = n // 64
                     rest = n - nf * 64  # bytes in the tail
                     nt = 16 if rest < 56 else 32  # tail words: 1 or 2 blocks
-                    first[lane] = starts[r]
+                    first[lane] = start_of(starts, r)
                     if pf and nxt + 31 < nrows:  # the first block of the row 32 rows on
-                        p = starts[rows[nxt + 31]]
+                        p = start_of(starts, row_at(rows, nxt + 31))
                         _prefetch(values, p)
                     nfull[lane] = nf
                     nblk[lane] = nf + nt // 16
@@ -143,7 +144,7 @@ def x16_hash_rows(values, starts, lengths, rows, iv, out):
                         buf[i * 32 + lane] = iv[i]
                     if rest > 0:  # stage the tail block with data, the 0x80 byte (and the length)
                         t0 = lane * 16
-                        q = np.uint64(starts[r] + nf * 64)
+                        q = np.uint64(start_of(starts, r) + nf * 64)
                         nd = rest // 4  # whole data words in the tail
                         for j in range(16):  # fixed count: vector stores, no memset call
                             tail[t0 + j] = 0
@@ -170,7 +171,7 @@ def x16_hash_rows(values, starts, lengths, rows, iv, out):
                     for j in range(8):
                         buf64[64 + j * 32 + lane] = _dword(values, q + np.uint64(8 * j))
                 else:
-                    n = lengths[row[lane]]
+                    n = length_of(lengths, row[lane])
                     if b > nfull[lane] or n == nfull[lane] * 64:  # a pad-only block
                         for j in range(14):
                             buf[128 + (j >> 1) * 64 + 2 * lane + (j & 1)] = 0
@@ -503,7 +504,7 @@ def x8_hash_rows(values, starts, lengths, rows, iv, out):
     nfull = np.zeros(16, np.int64)  # its whole blocks, read from values
     nblk = np.zeros(16, np.int64)  # its blocks in all (whole + tail)
     blk = np.zeros(16, np.int64)  # blocks loaded so far
-    nrows = rows.shape[0]
+    nrows = row_count(rows)
     pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches
     nout = min(out.shape[1], 16)
     nxt = 0
@@ -525,17 +526,17 @@ def x8_hash_rows(values, starts, lengths, rows, iv, out):
                     row[lane] = -1
                     busy -= 1
                 if nxt < nrows:  # start the next row: initial state, padded tail
-                    r = rows[nxt]
+                    r = row_at(rows, nxt)
                     nxt += 1
                     busy += 1
                     row[lane] = r
-                    n = lengths[r]
+                    n = length_of(lengths, r)
                     nf = n // 64
                     rest = n - nf * 64  # bytes in the tail
                     nt = 16 if rest < 56 else 32  # tail words: 1 or 2 blocks
-                    first[lane] = starts[r]
+                    first[lane] = start_of(starts, r)
                     if pf and nxt + 15 < nrows:  # the first block of the row 16 rows on
-                        p = starts[rows[nxt + 15]]
+                        p = start_of(starts, row_at(rows, nxt + 15))
                         _prefetch(values, p)
                     nfull[lane] = nf
                     nblk[lane] = nf + nt // 16
@@ -544,7 +545,7 @@ def x8_hash_rows(values, starts, lengths, rows, iv, out):
                         buf[i * 16 + lane] = iv[i]
                     if rest > 0:  # stage the tail block with data, the 0x80 byte (and the length)
                         t0 = lane * 16
-                        q = np.uint64(starts[r] + nf * 64)
+                        q = np.uint64(start_of(starts, r) + nf * 64)
                         nd = rest // 4  # whole data words in the tail
                         for j in range(16):  # fixed count: vector stores, no memset call
                             tail[t0 + j] = 0
@@ -571,7 +572,7 @@ def x8_hash_rows(values, starts, lengths, rows, iv, out):
                     for j in range(16):
                         buf[64 + j * 16 + lane] = _word(values, q + np.uint64(4 * j))
                 else:
-                    n = lengths[row[lane]]
+                    n = length_of(lengths, row[lane])
                     if b > nfull[lane] or n == nfull[lane] * 64:  # a pad-only block
                         for j in range(14):
                             buf[64 + j * 16 + lane] = 0

@@ -15,6 +15,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from ._jit import inline_kernel, kernel
+from ._rows import length_of, row_at, row_count, start_of
 
 
 # LLVM's X86 tuning for most AVX-512 Intel cores ("prefer-256-bit") makes the vectoriser use
@@ -135,7 +136,7 @@ def x16_hash_rows(values, starts, lengths, rows, iv, out):
     nfull = np.zeros(16, np.int64)  # its whole blocks, read from values
     nblk = np.zeros(16, np.int64)  # its blocks in all (whole + tail)
     blk = np.zeros(16, np.int64)  # blocks loaded so far
-    nrows = rows.shape[0]
+    nrows = row_count(rows)
     pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches
     nout = min(out.shape[1], 32)
     nxt = 0
@@ -159,17 +160,17 @@ def x16_hash_rows(values, starts, lengths, rows, iv, out):
                     row[lane] = -1
                     busy -= 1
                 if nxt < nrows:  # start the next row: initial state, padded tail
-                    r = rows[nxt]
+                    r = row_at(rows, nxt)
                     nxt += 1
                     busy += 1
                     row[lane] = r
-                    n = lengths[r]
+                    n = length_of(lengths, r)
                     nf = n // 64
                     rest = n - nf * 64  # bytes in the tail
                     nt = 16 if rest < 56 else 32  # tail words: 1 or 2 blocks
-                    first[lane] = starts[r]
+                    first[lane] = start_of(starts, r)
                     if pf and nxt + 15 < nrows:  # the first block of the row 16 rows on
-                        p = starts[rows[nxt + 15]]
+                        p = start_of(starts, row_at(rows, nxt + 15))
                         _prefetch(values, p)
                     nfull[lane] = nf
                     nblk[lane] = nf + nt // 16
@@ -178,7 +179,7 @@ def x16_hash_rows(values, starts, lengths, rows, iv, out):
                         buf[i * 16 + lane] = iv[i]
                     if rest > 0:  # stage the tail block with data, the 0x80 byte (and the length)
                         t0 = lane * 16
-                        q = np.uint64(starts[r] + nf * 64)
+                        q = np.uint64(start_of(starts, r) + nf * 64)
                         nd = rest // 4  # whole data words in the tail
                         for j in range(16):  # fixed count: vector stores, no memset call
                             tail[t0 + j] = 0
@@ -206,7 +207,7 @@ def x16_hash_rows(values, starts, lengths, rows, iv, out):
                     for j in range(8):
                         buf64[64 + j * 16 + lane] = _dword(values, q + np.uint64(8 * j))
                 else:
-                    n = lengths[row[lane]]
+                    n = length_of(lengths, row[lane])
                     if b > nfull[lane] or n == nfull[lane] * 64:  # a pad-only block
                         uni = n if uni == -2 or uni == n else -1
                         late[lane] = n  # written below only if the lanes' blocks differ
@@ -1142,7 +1143,7 @@ def x8_hash_rows(values, starts, lengths, rows, iv, out):
     nfull = np.zeros(8, np.int64)  # its whole blocks, read from values
     nblk = np.zeros(8, np.int64)  # its blocks in all (whole + tail)
     blk = np.zeros(8, np.int64)  # blocks loaded so far
-    nrows = rows.shape[0]
+    nrows = row_count(rows)
     pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches
     nout = min(out.shape[1], 32)
     nxt = 0
@@ -1164,17 +1165,17 @@ def x8_hash_rows(values, starts, lengths, rows, iv, out):
                     row[lane] = -1
                     busy -= 1
                 if nxt < nrows:  # start the next row: initial state, padded tail
-                    r = rows[nxt]
+                    r = row_at(rows, nxt)
                     nxt += 1
                     busy += 1
                     row[lane] = r
-                    n = lengths[r]
+                    n = length_of(lengths, r)
                     nf = n // 64
                     rest = n - nf * 64  # bytes in the tail
                     nt = 16 if rest < 56 else 32  # tail words: 1 or 2 blocks
-                    first[lane] = starts[r]
+                    first[lane] = start_of(starts, r)
                     if pf and nxt + 7 < nrows:  # the first block of the row 8 rows on
-                        p = starts[rows[nxt + 7]]
+                        p = start_of(starts, row_at(rows, nxt + 7))
                         _prefetch(values, p)
                     nfull[lane] = nf
                     nblk[lane] = nf + nt // 16
@@ -1183,7 +1184,7 @@ def x8_hash_rows(values, starts, lengths, rows, iv, out):
                         buf[i * 8 + lane] = iv[i]
                     if rest > 0:  # stage the tail block with data, the 0x80 byte (and the length)
                         t0 = lane * 16
-                        q = np.uint64(starts[r] + nf * 64)
+                        q = np.uint64(start_of(starts, r) + nf * 64)
                         nd = rest // 4  # whole data words in the tail
                         for j in range(16):  # fixed count: vector stores, no memset call
                             tail[t0 + j] = 0
@@ -1210,7 +1211,7 @@ def x8_hash_rows(values, starts, lengths, rows, iv, out):
                     for j in range(16):
                         buf[64 + j * 8 + lane] = _word(values, q + np.uint64(4 * j))
                 else:
-                    n = lengths[row[lane]]
+                    n = length_of(lengths, row[lane])
                     if b > nfull[lane] or n == nfull[lane] * 64:  # a pad-only block
                         for j in range(14):
                             buf[64 + j * 8 + lane] = 0

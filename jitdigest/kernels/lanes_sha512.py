@@ -15,6 +15,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from ._jit import inline_kernel, kernel
+from ._rows import length_of, row_at, row_count, start_of
 
 
 # LLVM's X86 tuning for most AVX-512 Intel cores ("prefer-256-bit") makes the vectoriser use
@@ -94,7 +95,7 @@ def x8_hash_rows(values, starts, lengths, rows, iv, out):
     nfull = np.zeros(8, np.int64)  # its whole blocks, read from values
     nblk = np.zeros(8, np.int64)  # its blocks in all (whole + tail)
     blk = np.zeros(8, np.int64)  # blocks loaded so far
-    nrows = rows.shape[0]
+    nrows = row_count(rows)
     pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches
     nout = min(out.shape[1], 64)
     nxt = 0
@@ -121,17 +122,17 @@ def x8_hash_rows(values, starts, lengths, rows, iv, out):
                     row[lane] = -1
                     busy -= 1
                 if nxt < nrows:  # start the next row: initial state, padded tail
-                    r = rows[nxt]
+                    r = row_at(rows, nxt)
                     nxt += 1
                     busy += 1
                     row[lane] = r
-                    n = lengths[r]
+                    n = length_of(lengths, r)
                     nf = n // 128
                     rest = n - nf * 128  # bytes in the tail
                     nt = 16 if rest < 112 else 32  # tail words: 1 or 2 blocks
-                    first[lane] = starts[r]
+                    first[lane] = start_of(starts, r)
                     if pf and nxt + 7 < nrows:  # the first block of the row 8 rows on
-                        p = starts[rows[nxt + 7]]
+                        p = start_of(starts, row_at(rows, nxt + 7))
                         _prefetch(values, p)
                         _prefetch(values, p + 64)
                     nfull[lane] = nf
@@ -141,7 +142,7 @@ def x8_hash_rows(values, starts, lengths, rows, iv, out):
                         buf[i * 8 + lane] = iv[i]
                     if rest > 0:  # stage the tail block with data, the 0x80 byte (and the length)
                         t0 = lane * 16
-                        q = np.uint64(starts[r] + nf * 128)
+                        q = np.uint64(start_of(starts, r) + nf * 128)
                         nd = rest // 8  # whole data words in the tail
                         for j in range(16):  # fixed count: vector stores, no memset call
                             tail[t0 + j] = 0
@@ -169,7 +170,7 @@ def x8_hash_rows(values, starts, lengths, rows, iv, out):
                     for j in range(16):
                         buf[64 + j * 8 + lane] = _word(values, q + np.uint64(8 * j))
                 else:
-                    n = lengths[row[lane]]
+                    n = length_of(lengths, row[lane])
                     if b > nfull[lane] or n == nfull[lane] * 128:  # a pad-only block
                         for j in range(14):
                             buf[64 + j * 8 + lane] = 0
@@ -822,7 +823,7 @@ def x4_hash_rows(values, starts, lengths, rows, iv, out):
     nfull = np.zeros(4, np.int64)  # its whole blocks, read from values
     nblk = np.zeros(4, np.int64)  # its blocks in all (whole + tail)
     blk = np.zeros(4, np.int64)  # blocks loaded so far
-    nrows = rows.shape[0]
+    nrows = row_count(rows)
     pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches
     nout = min(out.shape[1], 64)
     nxt = 0
@@ -849,17 +850,17 @@ def x4_hash_rows(values, starts, lengths, rows, iv, out):
                     row[lane] = -1
                     busy -= 1
                 if nxt < nrows:  # start the next row: initial state, padded tail
-                    r = rows[nxt]
+                    r = row_at(rows, nxt)
                     nxt += 1
                     busy += 1
                     row[lane] = r
-                    n = lengths[r]
+                    n = length_of(lengths, r)
                     nf = n // 128
                     rest = n - nf * 128  # bytes in the tail
                     nt = 16 if rest < 112 else 32  # tail words: 1 or 2 blocks
-                    first[lane] = starts[r]
+                    first[lane] = start_of(starts, r)
                     if pf and nxt + 3 < nrows:  # the first block of the row 4 rows on
-                        p = starts[rows[nxt + 3]]
+                        p = start_of(starts, row_at(rows, nxt + 3))
                         _prefetch(values, p)
                         _prefetch(values, p + 64)
                     nfull[lane] = nf
@@ -869,7 +870,7 @@ def x4_hash_rows(values, starts, lengths, rows, iv, out):
                         buf[i * 4 + lane] = iv[i]
                     if rest > 0:  # stage the tail block with data, the 0x80 byte (and the length)
                         t0 = lane * 16
-                        q = np.uint64(starts[r] + nf * 128)
+                        q = np.uint64(start_of(starts, r) + nf * 128)
                         nd = rest // 8  # whole data words in the tail
                         for j in range(16):  # fixed count: vector stores, no memset call
                             tail[t0 + j] = 0
@@ -897,7 +898,7 @@ def x4_hash_rows(values, starts, lengths, rows, iv, out):
                     for j in range(16):
                         buf[32 + j * 4 + lane] = _word(values, q + np.uint64(8 * j))
                 else:
-                    n = lengths[row[lane]]
+                    n = length_of(lengths, row[lane])
                     if b > nfull[lane] or n == nfull[lane] * 128:  # a pad-only block
                         for j in range(14):
                             buf[32 + j * 4 + lane] = 0
