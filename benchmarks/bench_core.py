@@ -5,8 +5,11 @@ For each algorithm and message length (16, 64, 1024, 16384 B and 1 MiB) it times
 ``new(data).digest()`` served by each kernel set this CPU can run (``portable`` = the Numba
 JIT kernels; ``sha_ni`` / ``unrolled`` where registered), by hashlib (OpenSSL with every CPU
 extension it uses) and by OpenSSL's portable code (hashlib in a child process with
-``OPENSSL_ia32cap`` masking all extensions). It also times many 64-byte messages hashed inside
-one compiled call (what the batch path does) per kernel.
+``OPENSSL_ia32cap`` masking all extensions). Rows ``api`` time what a user writes,
+``jitdigest.sha256(data).digest()`` (module constructor, dispatch's kernel, the one-shot path
+for ``bytes``), against ``hashlib.sha256(data).digest()`` taking turns in this process. It also
+times many 64-byte messages hashed inside one compiled call (what the batch path does) per
+kernel.
 
     python benchmarks/bench_core.py [--algorithms md5 sha256 ...] [--sizes 64 1048576] [--quick]
 """
@@ -57,6 +60,25 @@ def time_jitdigest(name, sizes):
             data = os.urandom(size)
             assert make(data).digest() == hashlib.new(name, data).digest()
             rows[(ks.name, size)] = seconds_per_call(lambda: make(data).digest())
+    return rows
+
+
+def time_public_api(name, sizes, rounds=5):
+    """``jitdigest.<name>(data).digest()`` -- the constructor users call, dispatch's kernel,
+    the bytes one-shot path -- against ``hashlib.<name>(data).digest()``, timed in turn in this
+    process: {size: (jitdigest seconds, hashlib seconds)}."""
+    import jitdigest
+    from _timing import take_turns
+    ours, theirs = getattr(jitdigest, name, None), getattr(hashlib, name, None)
+    if ours is None or theirs is None:
+        return {}
+    rows = {}
+    for size in sizes:
+        data = os.urandom(size)
+        assert ours(data).digest() == theirs(data).digest()
+        t = take_turns({"jitdigest": lambda: ours(data).digest(),
+                        "hashlib": lambda: theirs(data).digest()}, rounds=rounds)
+        rows[size] = (t["jitdigest"], t["hashlib"])
     return rows
 
 
@@ -119,6 +141,11 @@ def main():
             print(f"{name:<11}{size:>9}  {kernel:<9}{1e-3 / sec:>9.1f}{size / sec / 1e6:>9.1f}"
                   f"{size / h_sec / 1e6:>13.1f}{size / p_sec / 1e6:>15.1f}"
                   f"{h_sec / sec:>11.2f}{p_sec / sec:>13.2f}")
+        for size, (sec, h_sec) in time_public_api(name, sizes).items():
+            print(f"{name:<11}{size:>9}  {'api':<9}{1e-3 / sec:>9.1f}{size / sec / 1e6:>9.1f}"
+                  f"{size / h_sec / 1e6:>13.1f}{'in turn':>15}{h_sec / sec:>11.2f}")
+            results.append(dict(algorithm=name, size=size, kernel="api", seconds=sec,
+                                hashlib_seconds=h_sec))
         for kernel, sec in time_batch_loop(name).items():
             h_sec = ref.get(f"{name}:64")
             extra = f"{h_sec / sec:>11.2f}" if h_sec else ""
