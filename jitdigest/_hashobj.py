@@ -2,8 +2,10 @@
 
 ``update()`` hands the caller's buffer to the kernel as a uint8 view (no copy): the kernel
 tops up the partial block and compresses whole blocks in place. ``digest()`` does not
-finalise. An object made from immutable ``bytes`` and never updated again is digested by one
-kernel call from the initial state (the one-shot path behind ``sha256(data).digest()``).
+finalise. An object whose whole input so far is one immutable ``bytes`` object (given to the
+constructor or to the first ``update()``) holds on to it and is digested by one kernel call from
+the initial state: the one-shot path behind ``sha256(data).digest()``, and behind hashlib's
+idiom ``h = proto.copy(); h.update(data); h.digest()`` (copying such an object shares the bytes).
 """
 import numpy as np
 
@@ -92,8 +94,8 @@ class Hash:
         self._buflen = 0
         self._total = 0
         pending = self._pending
-        if pending is not None:
-            self._pending = None
+        self._pending = None
+        if pending:
             self._absorb(np.frombuffer(pending, np.uint8))
 
     def _absorb(self, view):
@@ -102,9 +104,14 @@ class Hash:
 
     def update(self, data):
         """Update the hash object with the bytes of ``data`` (any C-contiguous buffer)."""
-        view = as_bytes_view(data)
         if self._state is None:
+            if type(data) is bytes and not self._pending:
+                self._pending = data          # still one immutable message: one-shot path
+                return
+            view = as_bytes_view(data)
             self._materialise()
+        else:
+            view = as_bytes_view(data)
         self._absorb(view)
 
     def _digest_into(self, out):
@@ -130,13 +137,18 @@ class Hash:
 
     def copy(self):
         """An independent copy of this hash object."""
-        if self._state is None:
-            self._materialise()
         other = object.__new__(type(self))
-        for slot in Hash.__slots__:
-            setattr(other, slot, getattr(self, slot))
-        other._state = self._state.copy()
-        other._buf = self._buf.copy()
+        other._spec = self._spec
+        other._kernels = self._kernels
+        other._iv = self._iv
+        other._pending = self._pending        # immutable bytes, or None
+        if self._state is None:
+            other._state = None
+        else:
+            other._state = self._state.copy()
+            other._buf = self._buf.copy()
+            other._buflen = self._buflen
+            other._total = self._total
         self._copy_extra(other)
         return other
 

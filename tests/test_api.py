@@ -144,6 +144,27 @@ def test_digest_does_not_finalise_and_copy_is_independent():
     assert h.hexdigest() == h.digest().hex()
 
 
+@pytest.mark.parametrize("name", FIXED)
+def test_prototype_copy_idiom(name):
+    """hashlib's ``p = proto.copy(); p.update(data); p.digest()``: a copy of an object holding
+    unhashed bytes shares them; later updates of any buffer type hash on from there."""
+    size = 20 if name.startswith("shake") else None
+    args = (size,) if size else ()
+    proto, ref = jitdigest.new(name), hashlib.new(name)
+    for data in (b"", b"abc", bytes(range(200)) * 3):
+        p, r = proto.copy(), ref.copy()
+        p.update(data)
+        r.update(data)
+        q, s = p.copy(), r.copy()
+        assert p.digest(*args) == r.digest(*args)
+        for more in (b"x" * 70, bytearray(b"yz"), np.arange(9, dtype=np.uint16)):
+            q.update(more)
+            s.update(more)
+            assert q.digest(*args) == s.digest(*args)
+        assert p.digest(*args) == r.digest(*args)      # the copy left p alone
+    assert proto.digest(*args) == ref.digest(*args)
+
+
 def test_shake_needs_a_length():
     h = jitdigest.shake_128(b"abc")
     assert h.digest_size == 0
