@@ -26,6 +26,7 @@ class Backend:
     prefix: str = ""         # entries are named prefix + "update" / "final" / "oneshot"
     feature: str = None      # CPU feature the host and Numba's target must both have
     switch: str = None       # JITDIGEST_DISABLE name that turns this backend off
+    lanes: int = 1           # messages side by side in one SIMD group (batch backends)
 
     def usable(self):
         if self.feature is None:
@@ -56,26 +57,26 @@ BATCH_REGISTRY = (
     # Lane kernels (jitdigest/kernels/lanes_*.py, made by tools/gen_lanes.py): 16 x uint32 or
     # 8 x uint64 lanes on 512-bit vectors, 8 x uint32 or 4 x uint64 on AVX2's 256-bit ones.
     Backend("lanes16", "md5", "lanes_md5", "x16_",
-            feature=("avx512f", "avx512bw"), switch="avx512"),
-    Backend("lanes8", "md5", "lanes_md5", "x8_", feature="avx2", switch="avx2"),
+            feature=("avx512f", "avx512bw"), switch="avx512", lanes=16),
+    Backend("lanes8", "md5", "lanes_md5", "x8_", feature="avx2", switch="avx2", lanes=8),
     Backend("lanes16", "sha1", "lanes_sha1", "x16_",
-            feature=("avx512f", "avx512bw"), switch="avx512"),
-    Backend("lanes8", "sha1", "lanes_sha1", "x8_", feature="avx2", switch="avx2"),
+            feature=("avx512f", "avx512bw"), switch="avx512", lanes=16),
+    Backend("lanes8", "sha1", "lanes_sha1", "x8_", feature="avx2", switch="avx2", lanes=8),
     Backend("lanes16", "sha256", "lanes_sha256", "x16_",
-            feature=("avx512f", "avx512bw"), switch="avx512"),
-    Backend("lanes8", "sha256", "lanes_sha256", "x8_", feature="avx2", switch="avx2"),
+            feature=("avx512f", "avx512bw"), switch="avx512", lanes=16),
+    Backend("lanes8", "sha256", "lanes_sha256", "x8_", feature="avx2", switch="avx2", lanes=8),
     Backend("lanes8", "sha512", "lanes_sha512", "x8_",
-            feature=("avx512f", "avx512bw"), switch="avx512"),
-    Backend("lanes4", "sha512", "lanes_sha512", "x4_", feature="avx2", switch="avx2"),
+            feature=("avx512f", "avx512bw"), switch="avx512", lanes=8),
+    Backend("lanes4", "sha512", "lanes_sha512", "x4_", feature="avx2", switch="avx2", lanes=4),
     Backend("lanes8", "keccak", "lanes_keccak", "x8_",
-            feature=("avx512f", "avx512bw"), switch="avx512"),
-    Backend("lanes4", "keccak", "lanes_keccak", "x4_", feature="avx2", switch="avx2"),
+            feature=("avx512f", "avx512bw"), switch="avx512", lanes=8),
+    Backend("lanes4", "keccak", "lanes_keccak", "x4_", feature="avx2", switch="avx2", lanes=4),
     Backend("lanes8", "blake2b", "lanes_blake2", "b_x8_",
-            feature=("avx512f", "avx512bw"), switch="avx512"),
-    Backend("lanes4", "blake2b", "lanes_blake2", "b_x4_", feature="avx2", switch="avx2"),
+            feature=("avx512f", "avx512bw"), switch="avx512", lanes=8),
+    Backend("lanes4", "blake2b", "lanes_blake2", "b_x4_", feature="avx2", switch="avx2", lanes=4),
     Backend("lanes16", "blake2s", "lanes_blake2", "s_x16_",
-            feature=("avx512f", "avx512bw"), switch="avx512"),
-    Backend("lanes8", "blake2s", "lanes_blake2", "s_x8_", feature="avx2", switch="avx2"),
+            feature=("avx512f", "avx512bw"), switch="avx512", lanes=16),
+    Backend("lanes8", "blake2s", "lanes_blake2", "s_x8_", feature="avx2", switch="avx2", lanes=8),
 )
 
 
@@ -153,9 +154,17 @@ def batch_kernel_sets(spec):
     return lanes + usable_kernel_sets(spec)
 
 
-def batch_kernels_for(spec, mean_length):
-    """The kernel set that should serve ``hash_rows`` for messages of about ``mean_length``
-    bytes (lane kernels where they beat the per-message kernels, measured per family).
+def batch_kernels_for(spec, mean_length, rows=None):
+    """The kernel set that should serve ``hash_rows`` for ``rows`` messages (None: many) of
+    about ``mean_length`` bytes (lane kernels where they beat the per-message kernels, measured
+    per family).
+
+    A lane kernel runs a batch of fewer rows than lanes with idle lanes. Measured, 64 KiB rows,
+    per-message kernel over lanes16/lanes8 by row count: with SHA-NI (sha1, sha256) the
+    per-message kernel wins up to 4-8 rows (1 row: 3.4x sha1, 7x sha256; even at 8 rows for
+    sha256); with the portable kernels only a single row (1.2x sha3_256 to 1.9x md5; 2 rows
+    are even). So the per-message kernel serves fewer than half a group of rows when it is a
+    hardware one, and a single row otherwise.
 
     Measured, SHA-1 and SHA-256 (one core, rows of equal length, enough rows to fill the
     lanes), lane kernel over SHA-NI at 64 B / 256 B / 1 KiB / 16 KiB. On an AVX-512 CPU the
@@ -167,6 +176,11 @@ def batch_kernels_for(spec, mean_length):
     0.8x): there SHA-NI serves the longer messages. What this cannot see is a batch of fewer
     rows than lanes (a lone long message runs in one lane of 8 or 16)."""
     sets = batch_kernel_sets(spec)
+    lanes = sets[0].backend.lanes
+    if rows is not None and lanes > 1:
+        single = usable_kernel_sets(spec)[0]
+        if rows < (lanes // 2 if single.backend.feature else 2):
+            return single
     if (spec.family == "sha256" and mean_length >= 512 and sets[0].name == "lanes8"
             and "avx512vl" not in _cpu.target_features()):
         for ks in sets:

@@ -484,7 +484,7 @@ def _hash_segments(spec, segments, n, outlen, out, threads, kernels=None):
     iv = initial_state(spec)
     if kernels is None:
         mean = sum(seg.nbytes() for seg in segments) // n
-        kernels = _dispatch.batch_kernels_for(spec, mean)
+        kernels = _dispatch.batch_kernels_for(spec, mean, n)
     for seg in segments:
         view = out if seg.n == n else out[seg.row0:seg.row0 + seg.n]
         _run(kernels, spec, iv, seg, view, threads)

@@ -16,6 +16,7 @@ import pathlib
 import numpy as np
 import pytest
 
+import jitdigest
 from jitdigest import _algorithms, _cpu, _dispatch
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
@@ -230,6 +231,26 @@ def test_batch_kernels_for_prefers_usable_lanes_and_honours_switches(name):
     with _cpu.disabled("avx512"):
         chosen = _dispatch.batch_kernels_for(spec, 64).backend
         assert chosen.switch != "avx512"
+
+
+@pytest.mark.parametrize("name", ["md5", "sha1", "sha256", "sha512", "sha3_256", "blake2b",
+                                  "blake2s"])
+def test_few_rows_go_to_the_per_message_kernel(name):
+    """A batch far smaller than a lane group leaves most lanes idle: one row (and, where the
+    per-message kernel is a hardware one, under half a group) goes to the per-message kernel;
+    the answer is the same either way."""
+    spec = _algorithms.SPECS[name]
+    lanes = _dispatch.batch_kernels_for(spec, 1024)
+    single = _dispatch.usable_kernel_sets(spec)[0]
+    if lanes.backend.lanes == 1:
+        pytest.skip("no lane kernel usable here")
+    assert _dispatch.batch_kernels_for(spec, 1024, 1) is single
+    limit = lanes.backend.lanes // 2 if single.backend.feature else 2
+    assert _dispatch.batch_kernels_for(spec, 1024, limit - 1) is single
+    assert _dispatch.batch_kernels_for(spec, 1024, limit) is lanes
+    assert _dispatch.batch_kernels_for(spec, 1024, 1000) is lanes
+    rows = np.random.default_rng(9).integers(0, 256, (1, 3000), dtype=np.uint8)
+    assert bytes(jitdigest.hash_many(name, rows)[0]) == hashlib.new(name, rows.tobytes()).digest()
 
 
 def _blake2_params():

@@ -45,9 +45,9 @@ Go): one straight-line basic block per 64-byte block, vectors held in XMM regist
 """
 from ._jit import gil_kernel, kernel
 from ._md import md_final, md_hash_rows, md_oneshot, md_update
-from ._simd import (alignr, blend, c_blocks, pshufd, sha1msg1, sha1msg2, sha1nexte, sha1rnds4,
-                    sha256msg1, sha256msg2, sha256rnds2, u32x4_add, u32x4_lane, u32x4_load,
-                    u32x4_load_be, u32x4_set, u32x4_store, u32x4_xor)
+from ._simd import (alignr, blend, c_blocks, clear_upper_vectors, pshufd, sha1msg1, sha1msg2,
+                    sha1nexte, sha1rnds4, sha256msg1, sha256msg2, sha256rnds2, u32x4_add,
+                    u32x4_lane, u32x4_load, u32x4_load_be, u32x4_set, u32x4_store, u32x4_xor)
 '''
 
 
@@ -59,6 +59,7 @@ def sha256_body():
     a('    """Compress ``nblocks`` 64-byte blocks of ``data`` from byte ``offset`` into ``state``')
     a('    (8 x uint32, SHA-224 or SHA-256) with SHA-NI."""')
     a("    src, pos = c_blocks(data, offset, 64 * nblocks)")
+    a("    clear_upper_vectors()  # no AVX-SSE transitions in the SHA rounds")
     a("    tmp = pshufd(u32x4_load(state, 0), 0xB1)       # CDAB")
     a("    state1 = pshufd(u32x4_load(state, 4), 0x1B)    # EFGH")
     a("    state0 = alignr(tmp, state1, 8)                # ABEF")
@@ -103,6 +104,7 @@ def sha1_body():
     a('    """Compress ``nblocks`` 64-byte blocks of ``data`` from byte ``offset`` into ``state``')
     a('    (5 x uint32) with SHA-NI. Vectors hold words high lane first (lane 3 = A, W[t])."""')
     a("    src, pos = c_blocks(data, offset, 64 * nblocks)")
+    a("    clear_upper_vectors()  # no AVX-SSE transitions in the SHA rounds")
     a("    abcd = pshufd(u32x4_load(state, 0), 0x1B)")
     a("    e0 = u32x4_set(0, 0, 0, state[4])")
     a("    for blk in range(nblocks):")

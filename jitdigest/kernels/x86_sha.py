@@ -19,9 +19,9 @@ Go): one straight-line basic block per 64-byte block, vectors held in XMM regist
 """
 from ._jit import gil_kernel, kernel
 from ._md import md_final, md_hash_rows, md_oneshot, md_update
-from ._simd import (alignr, blend, c_blocks, pshufd, sha1msg1, sha1msg2, sha1nexte, sha1rnds4,
-                    sha256msg1, sha256msg2, sha256rnds2, u32x4_add, u32x4_lane, u32x4_load,
-                    u32x4_load_be, u32x4_set, u32x4_store, u32x4_xor)
+from ._simd import (alignr, blend, c_blocks, clear_upper_vectors, pshufd, sha1msg1, sha1msg2,
+                    sha1nexte, sha1rnds4, sha256msg1, sha256msg2, sha256rnds2, u32x4_add,
+                    u32x4_lane, u32x4_load, u32x4_load_be, u32x4_set, u32x4_store, u32x4_xor)
 
 
 @kernel
@@ -29,6 +29,7 @@ def sha1_compress(state, data, offset, nblocks):
     """Compress ``nblocks`` 64-byte blocks of ``data`` from byte ``offset`` into ``state``
     (5 x uint32) with SHA-NI. Vectors hold words high lane first (lane 3 = A, W[t])."""
     src, pos = c_blocks(data, offset, 64 * nblocks)
+    clear_upper_vectors()  # no AVX-SSE transitions in the SHA rounds
     abcd = pshufd(u32x4_load(state, 0), 0x1B)
     e0 = u32x4_set(0, 0, 0, state[4])
     for blk in range(nblocks):
@@ -220,6 +221,7 @@ def sha256_compress(state, data, offset, nblocks):
     """Compress ``nblocks`` 64-byte blocks of ``data`` from byte ``offset`` into ``state``
     (8 x uint32, SHA-224 or SHA-256) with SHA-NI."""
     src, pos = c_blocks(data, offset, 64 * nblocks)
+    clear_upper_vectors()  # no AVX-SSE transitions in the SHA rounds
     tmp = pshufd(u32x4_load(state, 0), 0xB1)       # CDAB
     state1 = pshufd(u32x4_load(state, 4), 0x1B)    # EFGH
     state0 = alignr(tmp, state1, 8)                # ABEF
