@@ -167,21 +167,21 @@ def batch_kernels_for(spec, mean_length, rows=None):
     hardware one, and a single row otherwise.
 
     Measured, SHA-1 and SHA-256 (one core, rows of equal length, enough rows to fill the
-    lanes), lane kernel over SHA-NI at 64 B / 256 B / 1 KiB / 16 KiB. On an AVX-512 CPU the
-    lanes win everywhere: lanes16 4.2x / 3.8x / 3.5x / 9.5x (SHA-1) and 3.0x / 2.4x / 2.3x /
-    6.3x (SHA-256); lanes8, with AVX-512VL's vector rotates, 1.7x to 6.5x (SHA-NI ran slower
-    at 16 KiB than at 1 KiB on that target). Compiled for an AVX2 + SHA-NI target without
-    AVX-512 (no vector rotate: 3 operations each), SHA-1 lanes8 still wins (2.4x / 1.9x /
-    1.6x / 1.5x) but SHA-256 lanes8 gives way from about 512 bytes (1.2x / 1.0x / 0.9x /
-    0.8x): there SHA-NI serves the longer messages. What this cannot see is a batch of fewer
-    rows than lanes (a lone long message runs in one lane of 8 or 16)."""
+    lanes), lane kernel over SHA-NI at 64 B / 1 KiB / 16 KiB. On an AVX-512 CPU the lanes win
+    everywhere: lanes16 3.0x / 3.0x / 2.9x (SHA-1) and 2.3x / 1.9x / 1.8x (SHA-256). Compiled
+    for an AVX2 + SHA-NI target without AVX-512 (no vector rotate: 3 operations each), SHA-1
+    lanes8 still wins (1.6x / 1.5x / 1.4x) but SHA-256 lanes8 does not (0.87x / 0.81x / 0.81x):
+    there SHA-NI serves SHA-256 batches of any length. (Figures of 2026-12-02, after the SHA-NI
+    kernels stopped paying AVX-SSE transitions in the batch entry.) No choice depends on
+    ``mean_length`` at present; it stays in the signature for the next family that needs it.
+    """
     sets = batch_kernel_sets(spec)
     lanes = sets[0].backend.lanes
     if rows is not None and lanes > 1:
         single = usable_kernel_sets(spec)[0]
         if rows < (lanes // 2 if single.backend.feature else 2):
             return single
-    if (spec.family == "sha256" and mean_length >= 512 and sets[0].name == "lanes8"
+    if (spec.family == "sha256" and sets[0].name == "lanes8"
             and "avx512vl" not in _cpu.target_features()):
         for ks in sets:
             if ks.name == "sha_ni":
