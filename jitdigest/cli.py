@@ -226,7 +226,14 @@ def main(argv=None):
     else:
         args = parser.parse_args(argv)
     try:
-        return args.func(args)
+        status = args.func(args)
+        sys.stdout.flush()                  # a closed pipe shows here, not at exit
+        return status
+    except BrokenPipeError:
+        # The reader went away (``jitdigest info | head``): stop quietly, as coreutils do.
+        import os
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except ValueError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2

@@ -575,3 +575,14 @@ def test_info_and_warmup_still_work(capsys):
     assert "kernel sha256 " in out and "UseSHA256Intrinsics = " in out
     assert cli.main(["warmup", "md5"]) == 0
     assert capsys.readouterr().out.startswith("md5: ")
+
+
+def test_info_into_a_closed_pipe_is_quiet():
+    """``jitdigest info | head -1``: the reader is gone before the output is written; the
+    command stops with status 1 and no traceback (as coreutils stop)."""
+    proc = subprocess.Popen([sys.executable, "-m", "jitdigest", "info"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    proc.stdout.close()                        # before the child has imported anything
+    err = proc.stderr.read()
+    assert proc.wait(timeout=120) == 1
+    assert err == b""
