@@ -63,6 +63,21 @@ class _Blake2(Hash):
     def _setup(self, data, digest_size, key, salt, person, fanout, depth, leaf_size,
                node_offset, node_depth, inner_size, last_node, usedforsecurity, kernels=None):
         cls = type(self)
+        if (type(digest_size) is int and digest_size == cls.MAX_DIGEST_SIZE
+                and type(key) is bytes and not key and type(salt) is bytes and not salt
+                and type(person) is bytes and not person
+                and type(fanout) is int and fanout == 1 and type(depth) is int and depth == 1
+                and type(leaf_size) is int and leaf_size == 0
+                and type(node_offset) is int and node_offset == 0
+                and type(node_depth) is int and node_depth == 0
+                and type(inner_size) is int and inner_size == 0
+                and last_node is False and usedforsecurity is True):
+            # hashlib's defaults (the usual call): nothing to convert or check
+            self._digest_size = digest_size
+            Hash.__init__(self, _algorithms.SPECS[cls.name], b"" if data is _NO_DATA else data,
+                          cls._initial_state(digest_size, 0, b"", b"", 1, 1, 0, 0, 0, 0, False),
+                          kernels)
+            return
         # Conversion, in signature order.
         digest_size = _c_int(digest_size)
         key = _c_buffer(key)
