@@ -56,9 +56,6 @@ ALIGN = 64                      # chunk boundaries fall on multiples of this man
 MIN_BLOCKS_PER_THREAD = 2048    # below this much work per thread, fewer threads
 _INT64_MAX = np.iinfo(np.int64).max
 
-# Bytes that padding adds at least (0x80/domain byte + length field), for the block count key.
-_PAD = {"md5": 9, "sha1": 9, "sha256": 9, "sha512": 17, "keccak": 1}
-
 # --- threads --------------------------------------------------------------------------------
 
 def default_threads():
@@ -432,7 +429,7 @@ def _run(kernels, spec, iv, seg, out, max_threads):
     """Hash one segment into ``out`` (its rows only), on up to ``max_threads`` threads."""
     n = seg.n
     bs = spec.block_size
-    extra = _PAD.get(spec.family, 0) + bs - 1
+    extra = spec.min_padding + bs - 1
     if seg.width is not None:                        # the grid form: rows of one width
         total = max(1, (seg.width + extra) // bs) * n
         k = max(1, min(max_threads, total // MIN_BLOCKS_PER_THREAD, -(-n // ALIGN)))

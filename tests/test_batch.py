@@ -77,7 +77,7 @@ def edge_lengths(spec):
     """Message lengths from 0 to 3 blocks, with the padding edges (the last length that still
     fits the length field in the final block, and the first that does not)."""
     bs = spec.block_size
-    pad = batch._PAD.get(spec.family, 0)
+    pad = spec.min_padding
     lengths = {0, 1, 2, bs // 2, bs - 1, bs, bs + 1, 2 * bs - 1, 2 * bs, 2 * bs + 1,
                3 * bs - 1, 3 * bs, 3 * bs + 1}
     if pad:
@@ -94,7 +94,7 @@ def ragged_messages(spec, n=N_RAGGED, seed=0):
 
 def rows_widths(spec):
     bs = spec.block_size
-    pad = batch._PAD.get(spec.family, 0)
+    pad = spec.min_padding
     return sorted({0, 1, max(bs - pad, 0), bs - pad + 1, bs, 2 * bs + 1, 3 * bs})
 
 
