@@ -48,7 +48,7 @@ def _data_from_keywords(func_name, no_data, data, kwargs):
     """Resolve the data argument given by keyword, with hashlib's TypeErrors."""
     for key in kwargs:
         if key not in _DATA_KEYWORDS:
-            raise TypeError(f"{key!r} is an invalid keyword argument for {func_name}()")
+            raise _hashobj.unknown_keyword_error(func_name, key)
     for key in _DATA_KEYWORDS:
         if key in kwargs:
             if data is not no_data:
@@ -87,6 +87,8 @@ def new(name, data=b"", **kwargs):
     """Return a new hash object for the named algorithm, as ``hashlib.new``: names are hashlib's
     (and OpenSSL's, e.g. "SHA-256"); an unknown name raises ValueError."""
     spec = _algorithms.lookup(name)
+    if spec.name in _BLAKE2:            # hashlib calls its blake2 classes: their errors as is
+        return _BLAKE2[spec.name](data, **kwargs)
     try:
         return _CONSTRUCTORS[spec.name](data, **kwargs)
     except TypeError as exc:

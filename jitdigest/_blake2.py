@@ -16,7 +16,7 @@ from functools import lru_cache
 import numpy as np
 
 from . import _algorithms
-from ._hashobj import Hash
+from ._hashobj import Hash, unknown_keyword_error
 
 _NO_DATA = object()
 _INT_MIN, _INT_MAX = -2 ** 31, 2 ** 31 - 1
@@ -179,7 +179,7 @@ def _check_extra(name, args, kwargs):
     if args:
         raise TypeError(f"{name}() takes at most 1 positional argument ({1 + len(args)} given)")
     if kwargs:
-        raise TypeError(f"{next(iter(kwargs))!r} is an invalid keyword argument for {name}()")
+        raise unknown_keyword_error(name, next(iter(kwargs)))
 
 
 class blake2b(_Blake2):

@@ -23,6 +23,25 @@ def as_bytes_view(data):
         raise TypeError("object supporting the buffer API required") from None
 
 
+_KEYWORD_ERROR = []                 # the running Python's wording, found on first use
+
+
+def unknown_keyword_error(func_name, key):
+    """hashlib's TypeError for an unexpected keyword argument, in the running Python's words
+    ("'k' is an invalid keyword argument for f()" up to 3.12, "f() got an unexpected keyword
+    argument 'k'" from 3.13), found once by asking hashlib itself."""
+    if not _KEYWORD_ERROR:
+        import hashlib
+        try:
+            hashlib.blake2b(jitdigest_probe=None)
+        except TypeError as exc:
+            _KEYWORD_ERROR.append(str(exc))
+        else:                           # a hashlib that takes any keyword: the 3.12 wording
+            _KEYWORD_ERROR.append("'jitdigest_probe' is an invalid keyword argument for blake2b()")
+    message = _KEYWORD_ERROR[0].replace("blake2b()", f"{func_name}()")
+    return TypeError(message.replace("'jitdigest_probe'", repr(key)))
+
+
 class Hash:
     """A hash object with hashlib's interface (``update``, ``digest``, ``hexdigest``, ``copy``,
     ``name``, ``digest_size``, ``block_size``)."""
