@@ -438,6 +438,7 @@ def test_four_threads_calling_at_once(small_chunks):
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
 def test_threads_work_in_a_forked_child(small_chunks):
     rows = np.random.default_rng(6).integers(0, 256, (500, 100), dtype=np.uint8)
     want = jitdigest.hash_many("md5", rows, threads=3)           # the pool now has threads
