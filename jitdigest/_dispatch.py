@@ -11,7 +11,6 @@ import importlib
 from dataclasses import dataclass
 
 from . import _cpu
-from .kernels._jit import JIT_ENABLED
 
 ENTRIES = ("update", "final", "oneshot", "hash_rows", "hash_grid")
 # hash_grid is the hash_rows function compiled for the grid form (jitdigest/kernels/_rows.py)
@@ -118,7 +117,7 @@ class KernelSet:
         if self._module is None:
             self._module = importlib.import_module("jitdigest.kernels." + self.backend.module)
         func = getattr(self._module, self.backend.prefix + _FUNCTION.get(entry, entry))
-        if JIT_ENABLED:
+        if _cpu.jit_enabled():
             func = func.compile(_signatures(self._word)[entry])
         setattr(self, entry, func)          # later lookups skip __getattr__
         return func

@@ -47,8 +47,7 @@ import uuid as _uuid
 
 import numpy as np
 
-from . import _algorithms, _dispatch
-from .kernels._jit import JIT_ENABLED
+from . import _algorithms, _cpu, _dispatch
 
 __all__ = ["hash_many", "hexdigests", "uuid3_many", "uuid5_many", "uuid_strings"]
 
@@ -67,7 +66,7 @@ def default_threads():
             return max(1, int(env))
         except ValueError:
             pass
-    if not JIT_ENABLED:
+    if not _cpu.jit_enabled():
         return 1
     return _cpus()
 
