@@ -11,11 +11,14 @@ CPU has them, on hardware SHA instructions. The interface is hashlib's::
     'ddaf35a193617aba'
 
 Any C-contiguous buffer is hashed as its raw bytes (bytes, bytearray, memoryview, numpy arrays
-of any dtype). Importing jitdigest compiles nothing: each algorithm compiles on first use and is
-cached on disk (``python -m jitdigest warmup`` compiles ahead of time).
+of any dtype). Importing jitdigest imports no Numba and compiles nothing: each kernel compiles
+on first use and is cached per user, outside the package (``jitdigest cache info``;
+``jitdigest warmup`` compiles ahead of time). A cache that cannot be written or holds a damaged
+entry never stops hashing: it costs a compile and one ``CacheWarning``.
 """
 from . import _algorithms, _hashobj
 from ._algorithms import algorithms_available, algorithms_guaranteed
+from ._cachedir import CacheWarning
 
 __version__ = "0.1.0"
 
@@ -24,7 +27,7 @@ __all__ = [
     "md5", "sha1", "sha224", "sha256", "sha384", "sha512",
     "sha3_224", "sha3_256", "sha3_384", "sha3_512", "shake_128", "shake_256",
     "blake2b", "blake2s",
-    "hash_many", "hexdigests", "uuid3_many", "uuid5_many", "uuid_strings",
+    "hash_many", "hexdigests", "uuid3_many", "uuid5_many", "uuid_strings", "CacheWarning",
 ]
 
 

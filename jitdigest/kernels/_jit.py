@@ -8,11 +8,14 @@ read from arrays go through ``u32``/``u64`` (or the block loaders) before any ar
 """
 import struct
 
-import numba
-import numpy as np
-from llvmlite import ir
-from numba.core import cgutils, errors, types
-from numba.extending import intrinsic, overload
+from .._cpu import sane_numba_environment
+
+sane_numba_environment()
+import numba  # noqa: E402  (after the environment check: a bad NUMBA_NUM_THREADS breaks it)
+import numpy as np  # noqa: E402
+from llvmlite import ir  # noqa: E402
+from numba.core import cgutils, errors, types  # noqa: E402
+from numba.extending import intrinsic, overload  # noqa: E402
 
 JIT_ENABLED = not numba.config.DISABLE_JIT
 
@@ -20,9 +23,18 @@ M32 = 0xFFFFFFFF
 M64 = 0xFFFFFFFFFFFFFFFF
 
 
+def cached(dispatcher):
+    """Give a compiled kernel jitdigest's on-disk cache (``_numba_cache``: outside the package,
+    keyed on version and sources, safe when not writable or damaged)."""
+    if not JIT_ENABLED:
+        return dispatcher
+    from ._numba_cache import attach
+    return attach(dispatcher)
+
+
 def kernel(func):
     """Compile-on-first-use, cached, GIL-free kernel (a plain function when the JIT is off)."""
-    return numba.njit(cache=True, nogil=True)(func)
+    return cached(numba.njit(nogil=True)(func))
 
 
 def gil_kernel(func):
@@ -30,7 +42,7 @@ def gil_kernel(func):
     (``oneshot``, ``final``), where releasing and taking back the GIL is a sixth of the call.
     Those that may get a long input release it themselves around the long part
     (``release_gil_if``), as hashlib does from ``GIL_MINSIZE`` bytes."""
-    return numba.njit(cache=True, nogil=False)(func)
+    return cached(numba.njit(nogil=False)(func))
 
 
 GIL_MINSIZE = 2048      # hashlib's HASHLIB_GIL_MINSIZE

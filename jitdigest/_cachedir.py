@@ -1,0 +1,113 @@
+"""Where compiled kernels are kept, and what ``jitdigest cache info|clear`` shows and removes.
+
+Kernels are cached per user, never inside the installed package (so installing, upgrading,
+uninstalling or ``pip install -e`` over an earlier install leave nothing behind):
+
+* ``JITDIGEST_CACHE_DIR`` if set, else ``$NUMBA_CACHE_DIR/jitdigest`` if that is set, else the
+  platform's user cache directory (``$XDG_CACHE_HOME`` or ``~/.cache`` on Linux,
+  ``~/Library/Caches`` on macOS, ``%LOCALAPPDATA%`` on Windows) + ``/jitdigest``;
+* below it one folder per jitdigest version *and* contents of the kernel sources
+  (``0.1.0-<16 hex digits>``): a new version never loads an old kernel, and editing any file a
+  kernel is built from (``kernels/_jit.py`` too, not only the kernel's own file) in a checkout
+  moves to a fresh folder.
+
+Nothing here imports Numba: the command line lists and clears the cache without it.
+"""
+import functools
+import hashlib
+import os
+import shutil
+import sys
+
+ENV = "JITDIGEST_CACHE_DIR"
+
+
+class CacheWarning(UserWarning):
+    """The kernel cache could not be used as it is (not writable, or a damaged entry that was
+    discarded); hashing goes on, compiling what it needs."""
+KERNELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels")
+
+
+def _user_cache_home():
+    if sys.platform == "win32":
+        return os.environ.get("LOCALAPPDATA") or os.path.expanduser(r"~\AppData\Local")
+    if sys.platform == "darwin":
+        return os.path.expanduser("~/Library/Caches")
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    return xdg if os.path.isabs(xdg) else os.path.expanduser("~/.cache")
+
+
+def root():
+    """The folder holding every version's kernels."""
+    explicit = os.environ.get(ENV)
+    if explicit:
+        return os.path.abspath(explicit)
+    numba_dir = os.environ.get("NUMBA_CACHE_DIR")
+    if numba_dir:
+        return os.path.join(os.path.abspath(numba_dir), "jitdigest")
+    return os.path.join(_user_cache_home(), "jitdigest")
+
+
+@functools.lru_cache(maxsize=None)
+def source_key():
+    """A digest of every kernel source file's name and bytes (the kernels import nothing from
+    outside ``jitdigest/kernels``)."""
+    h = hashlib.sha256()
+    for name in sorted(os.listdir(KERNELS)):
+        if name.endswith(".py"):
+            with open(os.path.join(KERNELS, name), "rb") as f:
+                data = f.read()
+            h.update(b"%s\0%d\0" % (name.encode(), len(data)))
+            h.update(data)
+    return h.hexdigest()[:16]
+
+
+def directory():
+    """The folder this installation's kernels are loaded from and saved to."""
+    from . import __version__
+    return os.path.join(root(), f"{__version__}-{source_key()}")
+
+
+def _size(path):
+    total = files = 0
+    for base, _, names in os.walk(path):
+        for name in names:
+            try:
+                total += os.lstat(os.path.join(base, name)).st_size
+            except OSError:
+                continue
+            files += 1
+    return files, total
+
+
+def describe():
+    """{"root", "directory", "entries": [{"name", "files", "bytes", "current"}]}."""
+    top, mine = root(), directory()
+    entries = []
+    try:
+        names = sorted(os.listdir(top))
+    except OSError:
+        names = []
+    for name in names:
+        path = os.path.join(top, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            files, size = _size(path)
+            entries.append({"name": name, "files": files, "bytes": size,
+                            "current": path == mine})
+    return {"root": top, "directory": mine, "entries": entries}
+
+
+def clear():
+    """Remove every version's kernels under ``root()``; returns (folders, bytes) removed.
+    Only folders this module names (``<version>-<key>``) are touched, so pointing
+    ``JITDIGEST_CACHE_DIR`` at a folder with other contents never deletes them."""
+    removed = size = 0
+    top = root()
+    for entry in describe()["entries"]:
+        name = entry["name"]
+        if "-" not in name:
+            continue
+        shutil.rmtree(os.path.join(top, name), ignore_errors=True)
+        removed += 1
+        size += entry["bytes"]
+    return removed, size
