@@ -24,6 +24,12 @@ INTERESTING = ("sha", "ssse3", "sse4.1", "avx2", "avx512f", "avx512bw", "avx512v
 
 def _parse_disable(text):
     names = {part.strip().lower() for part in text.split(",") if part.strip()}
+    unknown = names - set(SWITCHES) - {"all"}
+    if unknown:
+        import warnings
+        warnings.warn(f"jitdigest: JITDIGEST_DISABLE: unknown switch(es) "
+                      f"{', '.join(sorted(unknown))} ignored (known: {', '.join(SWITCHES)}, all)",
+                      RuntimeWarning, stacklevel=2)
     if "all" in names:
         return frozenset(SWITCHES)
     return frozenset(names & set(SWITCHES))
@@ -62,7 +68,26 @@ def host_cpu_name():
     return ll.get_host_cpu_name()
 
 
+def sane_numba_environment():
+    """Called before Numba is first imported: a ``NUMBA_NUM_THREADS`` that is not a positive
+    whole number makes ``import numba`` itself raise, deep inside Numba. Drop it with a one-line
+    warning instead (Numba then uses one thread per CPU)."""
+    text = os.environ.get("NUMBA_NUM_THREADS")
+    if text is None:
+        return
+    try:
+        ok = int(text) >= 1
+    except ValueError:
+        ok = False
+    if not ok:
+        import warnings
+        del os.environ["NUMBA_NUM_THREADS"]
+        warnings.warn(f"jitdigest: NUMBA_NUM_THREADS={text!r} is not a positive whole number; "
+                      "ignored (one thread per CPU)", RuntimeWarning, stacklevel=3)
+
+
 def _numba_config():
+    sane_numba_environment()
     from numba.core import config
     return config
 

@@ -13,6 +13,7 @@ FLAGS = {
 
 def collect():
     """The info dict: versions, jit, threading layer, cpu, disabled switches, kernels, flags."""
+    _cpu.sane_numba_environment()
     import llvmlite
     import numba
     import numpy
