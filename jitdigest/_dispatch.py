@@ -8,9 +8,10 @@ array made by the caller). The choice is made here, in Python, once per hash obj
 never read a global switch.
 """
 import importlib
+import os
 from dataclasses import dataclass
 
-from . import _cpu
+from . import _cpu, _notice
 
 ENTRIES = ("update", "final", "oneshot", "hash_rows", "hash_grid")
 # hash_grid is the hash_rows function compiled for the grid form (jitdigest/kernels/_rows.py)
@@ -111,14 +112,26 @@ class KernelSet:
         self._word = word
         self._module = None
 
+    def _function(self, entry):
+        if self._module is None:
+            self._module = importlib.import_module("jitdigest.kernels." + self.backend.module)
+        return getattr(self._module, self.backend.prefix + _FUNCTION.get(entry, entry))
+
+    def ready(self, entry):
+        """Is ``entry`` loaded, or in the kernel cache (so using it compiles nothing)?"""
+        if entry in self.__dict__ or not _cpu.jit_enabled():
+            return True
+        cache_file = getattr(getattr(self._function(entry), "_cache", None), "_cache_file", None)
+        index = getattr(cache_file, "_index_path", None)
+        return index is not None and os.path.exists(index)
+
     def __getattr__(self, entry):
         if entry not in ENTRIES:
             raise AttributeError(entry)
-        if self._module is None:
-            self._module = importlib.import_module("jitdigest.kernels." + self.backend.module)
-        func = getattr(self._module, self.backend.prefix + _FUNCTION.get(entry, entry))
+        func = self._function(entry)
         if _cpu.jit_enabled():
-            func = func.compile(_signatures(self._word)[entry])
+            with _notice.compiling(self.backend.family):
+                func = func.compile(_signatures(self._word)[entry])
         setattr(self, entry, func)          # later lookups skip __getattr__
         return func
 
@@ -153,7 +166,22 @@ def batch_kernel_sets(spec):
     return lanes + usable_kernel_sets(spec)
 
 
+# False in processes that would rather not wait for a batch kernel to compile (the command
+# line: a first ``jitdigest sum`` compiles in seconds, not a minute): batch_kernels_for then
+# picks a lane kernel only when it is loaded or cached, else the per-message kernel.
+COMPILE_BATCH = True
+
+
 def batch_kernels_for(spec, mean_length, rows=None):
+    """The kernel set that should serve ``hash_rows``; see ``_best_batch_kernels``. With
+    ``COMPILE_BATCH`` off, a lane kernel that would have to be compiled is passed over."""
+    ks = _best_batch_kernels(spec, mean_length, rows)
+    if COMPILE_BATCH or ks.backend.lanes == 1 or ks.ready("hash_rows"):
+        return ks
+    return usable_kernel_sets(spec)[0]
+
+
+def _best_batch_kernels(spec, mean_length, rows=None):
     """The kernel set that should serve ``hash_rows`` for ``rows`` messages (None: many) of
     about ``mean_length`` bytes (lane kernels where they beat the per-message kernels, measured
     per family).

@@ -788,8 +788,11 @@ def _want_progress(args):
 
 def run(args):
     """``jitdigest sum``: the exit status (0 all good, 1 anything failed or mismatched)."""
+    from . import _dispatch
     _check_options(args)
     _skip_optional_probes()
+    _dispatch.COMPILE_BATCH = False     # lane kernels when cached ("jitdigest warmup"), else
+                                        # the per-message ones: no minute-long first run
     algos = Algorithms()
     algo = algos.from_option(args.algorithm, args.length)
     operands = [os.fsencode(f) for f in args.files] or [b"-"]

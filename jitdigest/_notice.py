@@ -1,0 +1,65 @@
+"""The line a first run shows while kernels compile ("compiling sha256 kernels, once per
+machine…" and a spinner), on a terminal's stderr only, and only once a compile has taken long
+enough to notice (loading a cached kernel takes milliseconds and shows nothing). Off when
+stderr is not a terminal, or with ``JITDIGEST_QUIET=1``."""
+import contextlib
+import os
+import sys
+import threading
+import time
+
+DELAY = 0.3         # seconds a compile runs before the line appears
+_FRAMES = "|/-\\"
+_lock = threading.Lock()
+
+
+def _terminal():
+    if os.environ.get("JITDIGEST_QUIET"):
+        return None
+    stream = sys.stderr
+    try:
+        return stream if stream is not None and stream.isatty() else None
+    except (AttributeError, ValueError):
+        return None
+
+
+@contextlib.contextmanager
+def compiling(what):
+    """Show the compile line for ``what`` while the block runs, if it runs past ``DELAY``."""
+    stream = _terminal()
+    if stream is None or not _lock.acquire(blocking=False):
+        yield                           # not a terminal, or another thread already shows it
+        return
+    done = threading.Event()
+    shown = []
+
+    def spin():
+        start = time.monotonic()
+        if done.wait(DELAY):
+            return
+        for i in range(1 << 30):
+            text = (f"\rjitdigest: compiling {what} kernels, once per machine... "
+                    f"{_FRAMES[i % 4]} {time.monotonic() - start:.0f} s")
+            try:
+                stream.write(text)
+                stream.flush()
+            except (OSError, ValueError):
+                return
+            shown.append(len(text))
+            if done.wait(0.2):
+                return
+
+    thread = threading.Thread(target=spin, name="jitdigest-compile-notice", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+        if shown:
+            try:
+                stream.write("\r" + " " * shown[-1] + "\r")
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        _lock.release()
