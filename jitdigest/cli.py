@@ -141,16 +141,43 @@ def _cmd_sum(args):
 def _configure_warmup(p):
     p.add_argument("algorithms", nargs="*", metavar="ALGO",
                    help="algorithms to compile (any name jitdigest.new() takes; default: all)")
+    p.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
+                   help="compile on N processes (default 0: one per CPU)")
 
 
 def _cmd_warmup(args):
-    from . import _algorithms, _dispatch
+    import os
+    from . import _algorithms, _warmup
     names = args.algorithms or sorted(_algorithms.SPECS)
     for name in names:
-        spec = _algorithms.lookup(name)
-        ks = _dispatch.kernels_for(spec)
-        ks.compile_all()
-        print(f"{spec.name}: {ks.name} kernels compiled and cached")
+        _algorithms.lookup(name)                # an unknown name: the usage error, up front
+    if args.jobs < 0:
+        raise ValueError(f"invalid number of jobs: {args.jobs}")
+    return _warmup.run(names, args.jobs or os.cpu_count() or 1)
+
+
+def _configure_cache(p):
+    p.add_argument("action", choices=("info", "clear"),
+                   help="info: where compiled kernels are kept and how big they are; "
+                        "clear: remove them (every version's)")
+
+
+def _cmd_cache(args):
+    from . import _cachedir
+    if args.action == "clear":
+        removed, size = _cachedir.clear()
+        print(f"removed {removed} folder{'' if removed == 1 else 's'} "
+              f"({size / 1e6:.1f} MB) from {_cachedir.root()}")
+        return 0
+    data = _cachedir.describe()
+    print(f"root {data['root']}")
+    print(f"this version {data['directory']}")
+    for entry in data["entries"]:
+        mark = "  (this version)" if entry["current"] else ""
+        print(f"{entry['name']}  {entry['files']} files  {entry['bytes'] / 1e6:.1f} MB{mark}")
+    total = sum(e["bytes"] for e in data["entries"])
+    print(f"total {total / 1e6:.1f} MB in {len(data['entries'])} folder"
+          f"{'' if len(data['entries']) == 1 else 's'}")
     return 0
 
 
@@ -169,8 +196,15 @@ COMMANDS = {
     "sum": ("print or check message digests of files, like sha256sum",
             SUM_DESCRIPTION, SUM_EPILOG, _configure_sum, _cmd_sum),
     "warmup": ("compile and cache the kernels of ALGOs (default: all)",
-               "Compile every kernel of the named algorithms and store them in Numba's cache, "
-               "so that later runs start fast.", None, _configure_warmup, _cmd_warmup),
+               "Compile every kernel this CPU will use for the named algorithms (the "
+               "per-message ones and the batch ones behind hash_many), on all cores, and store "
+               "them in the kernel cache, so that later runs load them and compile nothing.",
+               None, _configure_warmup, _cmd_warmup),
+    "cache": ("show where compiled kernels are kept, or remove them",
+              "Compiled kernels are kept per user, outside the installed package: in "
+              "$JITDIGEST_CACHE_DIR, else $NUMBA_CACHE_DIR/jitdigest, else the user cache "
+              "directory (~/.cache/jitdigest on Linux), one folder per version.",
+              None, _configure_cache, _cmd_cache),
     "info": ("versions, CPU features, switches and the kernel serving each algorithm",
              "Print versions, whether the JIT is on, CPU and target features, the "
              "JITDIGEST_DISABLE switches in force and the kernel serving each algorithm.",

@@ -90,14 +90,6 @@ def test_warm_cache_reuses_compiled_kernels(tmp_path):
     assert any(tmp_path.rglob("*.nbi"))         # NUMBA_CACHE_DIR honoured
 
 
-def test_python_m_warmup(tmp_path):
-    proc = run_python(["-m", "jitdigest", "warmup", "md5", "SHA-256"],
-                      env={"NUMBA_CACHE_DIR": str(tmp_path)})
-    assert proc.returncode == 0, proc.stderr
-    assert "md5:" in proc.stdout and "sha256:" in proc.stdout
-    assert any(tmp_path.rglob("*.nbi"))
-
-
 @pytest.mark.skipif(shutil.which("unshare") is None, reason="needs unshare for a read-only mount")
 def test_read_only_package_falls_back_to_user_cache(tmp_path):
     """A copy of the package on a read-only bind mount: kernels still compile, and are cached

@@ -1,0 +1,94 @@
+"""``jitdigest warmup``: compile ahead of time every kernel this CPU will use for some algorithms
+(the per-message entries and the batch ones behind ``hash_many``), in worker processes so that
+every core compiles, and store them in the kernel cache, so that later runs load and never
+compile.
+
+Numba compiles one function at a time per process (its compiler lock) and mostly in Python, so
+processes, not threads, use the cores. Kernels are handed out biggest first (the lane kernels
+take ten times longer than the rest) to keep the processes evenly busy.
+"""
+import multiprocessing
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+
+from . import _algorithms, _dispatch
+
+# Entries of a batch ("lanes") backend; per-message backends serve every entry.
+BATCH_ENTRIES = ("hash_rows", "hash_grid")
+
+
+def plan(names):
+    """[(backend, word name, entry)] that the algorithms ``names`` use on this CPU, without
+    repeats, lane kernels first; and {algorithm: (kernel, batch kernel)} names for the report."""
+    tasks, chosen = {}, {}
+    for name in names:
+        spec = _algorithms.lookup(name)
+        single = _dispatch.kernels_for(spec)
+        batch = _dispatch.batch_kernels_for(spec, 64)
+        chosen[spec.name] = (single.name, batch.name)
+        for ks, entries in ((batch, BATCH_ENTRIES), (single, _dispatch.ENTRIES)):
+            for entry in entries:
+                tasks.setdefault((ks.backend, spec.word.__name__, entry), None)
+    order = sorted(tasks, key=lambda t: t[0].lanes == 1)       # stable: lanes first
+    return order, chosen
+
+
+def compile_one(backend, word, entry):
+    """Compile (or load) one entry in this process; returns the seconds it took."""
+    import numpy as np
+    start = time.perf_counter()
+    getattr(_dispatch._kernel_set(backend, getattr(np, word)), entry)
+    return time.perf_counter() - start
+
+
+def _label(task):
+    backend, _, entry = task
+    return f"{backend.family} {backend.name} {entry}"
+
+
+def run(names, jobs, out=sys.stdout, err=sys.stderr):
+    """Compile everything ``names`` need on ``jobs`` processes; returns the exit status."""
+    from . import _cachedir
+    tasks, chosen = plan(names)
+    jobs = max(1, min(jobs, len(tasks)))
+    tty = _isatty(err)
+    start = time.perf_counter()
+    done = 0
+
+    def report(task, seconds):
+        nonlocal done
+        done += 1
+        if tty:
+            err.write(f"\r\x1b[K[{done}/{len(tasks)}] {_label(task)} {seconds:.1f} s")
+            err.flush()
+
+    if jobs == 1:
+        for task in tasks:
+            report(task, compile_one(*task))
+    else:
+        context = multiprocessing.get_context("spawn")       # a fresh interpreter: no locks
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+            futures = {pool.submit(compile_one, *task): task for task in tasks}
+            try:
+                for future in as_completed(futures):
+                    report(futures[future], future.result())
+            except BaseException:
+                for future in futures:
+                    future.cancel()
+                raise
+    if tty:
+        err.write("\r\x1b[K")
+        err.flush()
+    for name, (single, batch) in sorted(chosen.items()):
+        out.write(f"{name}: {single} kernels, batch {batch}: compiled and cached\n")
+    out.write(f"{len(tasks)} kernels ready in {time.perf_counter() - start:.1f} s on {jobs} "
+              f"process{'es' if jobs > 1 else ''}; cache: {_cachedir.directory()}\n")
+    return 0
+
+
+def _isatty(stream):
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
