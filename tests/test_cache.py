@@ -1,0 +1,297 @@
+"""The kernel cache and the start-up path: where kernels are kept (outside the package, per
+version and kernel sources), a world where nothing can be written, damaged cache files, the
+compile notice on a terminal, ``jitdigest warmup`` / ``jitdigest cache``, environment faults, and
+an import that loads no Numba. Every digest is checked against hashlib."""
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jitdigest import _cachedir
+
+REPO = Path(__file__).resolve().parents[1]
+ABC_MD5 = hashlib.md5(b"abc").hexdigest()
+
+
+def run_python(args, env=None, cwd=None, timeout=600):
+    full = {k: v for k, v in os.environ.items()
+            if k not in ("NUMBA_CACHE_DIR", "JITDIGEST_CACHE_DIR", "JITDIGEST_DISABLE")}
+    full.update(env or {})
+    args = ["-c", args] if isinstance(args, str) else args
+    return subprocess.run([sys.executable, *args], env=full, cwd=cwd, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def warnings_in(stderr):
+    return [ln for ln in stderr.splitlines() if "CacheWarning" in ln]
+
+
+# --- where -------------------------------------------------------------------------------
+
+def test_cache_root_follows_the_environment(monkeypatch, tmp_path):
+    for name in ("JITDIGEST_CACHE_DIR", "NUMBA_CACHE_DIR", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    if sys.platform.startswith("linux"):
+        assert _cachedir.root() == str(tmp_path / "home" / ".cache" / "jitdigest")
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+        assert _cachedir.root() == str(tmp_path / "xdg" / "jitdigest")
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba"))
+    assert _cachedir.root() == str(tmp_path / "numba" / "jitdigest")
+    monkeypatch.setenv("JITDIGEST_CACHE_DIR", str(tmp_path / "mine"))
+    assert _cachedir.root() == str(tmp_path / "mine")
+    import jitdigest
+    assert Path(_cachedir.directory()).name.startswith(jitdigest.__version__ + "-")
+    assert not _cachedir.directory().startswith(str(REPO / "jitdigest"))
+
+
+def test_source_key_covers_every_kernel_file(monkeypatch, tmp_path):
+    kernels = tmp_path / "kernels"
+    shutil.copytree(REPO / "jitdigest" / "kernels", kernels,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(_cachedir, "KERNELS", str(kernels))
+    keys = set()
+    for name in ("_jit.py", "_md.py", "md5.py", "lanes_sha256.py"):
+        _cachedir.source_key.cache_clear()
+        keys.add(_cachedir.source_key())
+        with open(kernels / name, "a") as f:
+            f.write("\n# an edit\n")
+    _cachedir.source_key.cache_clear()
+    keys.add(_cachedir.source_key())
+    monkeypatch.undo()
+    _cachedir.source_key.cache_clear()
+    assert len(keys) == 5               # every edit, shared pieces too, gives a new folder
+
+
+def test_kernels_are_cached_outside_the_package(tmp_path):
+    code = ("import jitdigest, sys; print(jitdigest.md5(b'abc').hexdigest());"
+            "from jitdigest import _cachedir; print(_cachedir.directory())")
+    before = set((REPO / "jitdigest").rglob("*.nb[ic]"))      # a checkout's older debris
+    first = run_python(code, env={"JITDIGEST_CACHE_DIR": str(tmp_path)})
+    assert first.returncode == 0, first.stderr
+    digest, folder = first.stdout.split()
+    assert digest == ABC_MD5
+    assert Path(folder).parent == tmp_path and any(Path(folder).glob("md5.oneshot*.nbi"))
+    assert set((REPO / "jitdigest").rglob("*.nb[ic]")) == before
+    second = run_python(
+        "import jitdigest; from jitdigest.kernels import md5;"
+        "print(jitdigest.md5(b'abc').hexdigest(), sum(md5.oneshot.stats.cache_hits.values()))",
+        env={"JITDIGEST_CACHE_DIR": str(tmp_path)})
+    assert second.stdout.split() == [ABC_MD5, "1"], second.stderr
+
+
+# --- nothing writable, damaged files ------------------------------------------------------
+
+def test_unwritable_cache_compiles_in_memory_with_one_warning(tmp_path):
+    script = tmp_path / "f.bin"
+    script.write_bytes(b"x" * 5000)
+    code = (
+        "import hashlib, jitdigest, subprocess, sys\n"
+        "for name in ('md5',):\n"
+        "    assert jitdigest.new(name, b'abc').digest() == hashlib.new(name, b'abc').digest()\n"
+        "    h = jitdigest.new(name); h.update(b'x' * 300); h.update(b'y' * 5000)\n"
+        "    assert h.digest() == hashlib.new(name, b'x' * 300 + b'y' * 5000).digest()\n"
+        "rows = jitdigest.hash_many('md5', [b'a', b'bc', b''])\n"
+        "assert [r.tobytes() for r in rows] == [hashlib.md5(m).digest() for m in (b'a', b'bc', b'')]\n"
+        "from jitdigest.cli import main\n"
+        f"sys.exit(main(['sum', '-a', 'md5', {str(script)!r}]))\n")
+    # A cache folder below a regular file cannot be created, not even by root.
+    proc = run_python(code, env={"JITDIGEST_CACHE_DIR": os.devnull + "/jitdigest"})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == f"{hashlib.md5(script.read_bytes()).hexdigest()}  {script}\n"
+    assert len(warnings_in(proc.stderr)) == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def _can_unshare():
+    return shutil.which("unshare") and subprocess.run(
+        ["unshare", "-rm", "true"], capture_output=True).returncode == 0
+
+
+@pytest.mark.skipif(not _can_unshare(), reason="needs unprivileged mount namespaces")
+def test_everything_read_only(tmp_path):
+    """Package folder and the per-user cache folder on read-only mounts (the per-user one
+    holding whatever kernels this machine compiled before, as a pre-built image would; the
+    rest compile in memory): every algorithm, hash_many and jitdigest sum give hashlib's
+    digests. (A cache folder that cannot be written at all, with nothing in it, is the test
+    above.)"""
+    pkg = tmp_path / "site"
+    shutil.copytree(REPO / "jitdigest", pkg / "jitdigest",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    user_cache = Path(_cachedir.root())
+    user_cache.mkdir(parents=True, exist_ok=True)
+    target = tmp_path / "home" / ".cache" / "jitdigest"
+    target.mkdir(parents=True)
+    data = tmp_path / "data.bin"
+    data.write_bytes(bytes(range(256)) * 40)
+    code = (
+        "import hashlib, sys, numpy as np, jitdigest\n"
+        "names = sorted(hashlib.algorithms_guaranteed) + ['sha512_224', 'sha512_256']\n"
+        "for name in names:\n"
+        "    a = (16,) if name.startswith('shake') else ()\n"
+        "    assert jitdigest.new(name, b'ro').digest(*a) == hashlib.new(name, b'ro').digest(*a)\n"
+        "    msgs = [b'x' * i for i in range(3)]\n"
+        "    got = jitdigest.hash_many(name, msgs, length=16 if a else None)\n"
+        "    assert [r.tobytes() for r in got] == [hashlib.new(name, m).digest(*a) for m in msgs]\n"
+        "grid = np.arange(200 * 64, dtype=np.uint64).astype(np.uint8).reshape(200, 64)\n"
+        "for name in ('md5', 'sha256'):\n"
+        "    got = jitdigest.hash_many(name, grid)\n"
+        "    assert all(got[i].tobytes() == hashlib.new(name, grid[i].tobytes()).digest()\n"
+        "               for i in range(200)), name\n"
+        "print(len(names), 'ok')\n"
+        "from jitdigest.cli import main\n"
+        f"sys.exit(main(['sum', '-a', 'sha1', {str(data)!r}]))\n")
+    (tmp_path / "check.py").write_text(code)
+    mounts = " && ".join(f"mount --bind -o ro {src} {dst}" for src, dst in
+                         ((pkg, pkg), (user_cache, target)))
+    script = f"{mounts} && {sys.executable} {tmp_path / 'check.py'}"
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NUMBA_CACHE_DIR", "JITDIGEST_CACHE_DIR", "XDG_CACHE_HOME")}
+    env.update(HOME=str(tmp_path / "home"), PYTHONPATH=str(pkg))
+    proc = subprocess.run(["unshare", "-rm", "sh", "-c", script], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines() == [
+        "16 ok", f"{hashlib.sha1(data.read_bytes()).hexdigest()}  {data}"], proc.stdout
+    assert len(warnings_in(proc.stderr)) <= 1 and "Traceback" not in proc.stderr
+    assert not list(pkg.rglob("*.nbi"))
+
+
+def _corrupt(path, how):
+    blob = path.read_bytes()
+    path.write_bytes({"truncated": blob[:len(blob) // 2], "emptied": b"",
+                      "garbage": os.urandom(max(64, len(blob)))}[how])
+
+
+def test_damaged_cache_files_are_discarded_with_one_warning(tmp_path):
+    env = {"JITDIGEST_CACHE_DIR": str(tmp_path)}
+    code = "import jitdigest; print(jitdigest.md5(b'abc').hexdigest())"
+    first = run_python(code, env=env)
+    assert first.stdout.strip() == ABC_MD5, first.stderr
+    assert "compiling" not in first.stderr          # not a terminal: no compile notice
+    folder = next(tmp_path.iterdir())
+    entry = sorted(folder.glob("md5.oneshot*"))
+    helper = sorted(folder.glob("md5.compress*.nbi"))
+    assert len(entry) == 2 and len(helper) == 1, sorted(p.name for p in folder.iterdir())
+    cases = [(p, how, False) for p in entry for how in ("truncated", "emptied", "garbage")]
+    cases.append((helper[0], "garbage", True))      # a callee's entry, met when recompiling
+    for path, how, recompile in cases:
+        if recompile:
+            for p in folder.glob("md5.oneshot*"):
+                p.unlink()
+        _corrupt(path, how)
+        proc = run_python(code, env=env)
+        assert proc.returncode == 0 and proc.stdout.strip() == ABC_MD5, (path.name, how,
+                                                                          proc.stderr)
+        assert len(warnings_in(proc.stderr)) == 1, (path.name, how, proc.stderr)
+    again = run_python(code, env=env)                   # repaired: loads, silent
+    assert again.stdout.strip() == ABC_MD5 and not again.stderr, again.stderr
+    assert len(cases) == 7
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
+def test_compile_notice_on_a_terminal(tmp_path):
+    import pty
+    pid, fd = pty.fork()
+    if pid == 0:                                        # child: stderr is the terminal
+        os.environ["JITDIGEST_CACHE_DIR"] = str(tmp_path)
+        os.environ.pop("JITDIGEST_QUIET", None)
+        os.execv(sys.executable, [sys.executable, "-c",
+                                  "import jitdigest; print(jitdigest.sha1(b'abc').hexdigest())"])
+    out = b""
+    while True:
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    _, status = os.waitpid(pid, 0)
+    assert status == 0
+    text = out.decode()
+    assert "jitdigest: compiling sha1 kernels, once per machine" in text
+    assert text.rstrip().endswith(hashlib.sha1(b"abc").hexdigest())
+
+
+# --- warmup and the cache command ---------------------------------------------------------
+
+def test_warmup_then_hash_many_compiles_nothing(tmp_path):
+    env = {"JITDIGEST_CACHE_DIR": str(tmp_path)}
+    proc = run_python(["-m", "jitdigest", "warmup", "md5", "-j", "2"], env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("md5: ") and "kernels ready in" in proc.stdout
+    code = (
+        "import hashlib, numpy as np, jitdigest\n"
+        "from numba.core import event\n"
+        "rows = np.arange(1000 * 64, dtype=np.uint64).astype(np.uint8).reshape(1000, 64)\n"
+        "msgs = [bytes(rows[i][: i % 64]) for i in range(1000)]\n"
+        "with event.install_recorder('numba:compile') as rec:\n"
+        "    a = jitdigest.hash_many('md5', rows)\n"
+        "    b = jitdigest.hash_many('md5', msgs)\n"
+        "    c = jitdigest.hash_many('md5', msgs[:3])\n"
+        "    h = jitdigest.md5(); h.update(bytearray(100)); d = h.digest()\n"
+        "    e = jitdigest.md5(b'abc').digest()\n"
+        "assert all(a[i].tobytes() == hashlib.md5(rows[i].tobytes()).digest() for i in range(1000))\n"
+        "assert all(b[i].tobytes() == hashlib.md5(msgs[i]).digest() for i in range(1000))\n"
+        "assert [r.tobytes() for r in c] == [hashlib.md5(m).digest() for m in msgs[:3]]\n"
+        "assert d == hashlib.md5(bytes(100)).digest() and e == hashlib.md5(b'abc').digest()\n"
+        "print('compiles', len(rec.buffer))\n")
+    after = run_python(code, env=env)
+    assert after.returncode == 0, after.stderr
+    assert after.stdout.strip() == "compiles 0"
+
+
+def test_cache_command_info_and_clear(tmp_path):
+    env = {"JITDIGEST_CACHE_DIR": str(tmp_path)}
+    old = tmp_path / "0.0.1-0123456789abcdef"
+    old.mkdir()
+    (old / "x.nbi").write_bytes(b"12345")
+    (tmp_path / "keep.txt").write_text("not ours")
+    info = run_python(["-m", "jitdigest", "cache", "info"], env=env)
+    assert info.returncode == 0, info.stderr
+    assert f"root {tmp_path}" in info.stdout and "0.0.1-0123456789abcdef  1 files" in info.stdout
+    clear = run_python(["-m", "jitdigest", "cache", "clear"], env=env)
+    assert clear.returncode == 0 and clear.stdout.startswith("removed 1 folder"), clear.stdout
+    assert not old.exists() and (tmp_path / "keep.txt").exists()
+
+
+# --- start-up and environment faults ------------------------------------------------------
+
+def test_import_loads_no_numba_and_names_are_there():
+    code = ("import sys, jitdigest\n"
+            "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('numba', 'llvmlite'))\n"
+            "print(heavy)\n"
+            "print(jitdigest.__version__, len(jitdigest.algorithms_available))\n"
+            "jitdigest.md5\n"
+            "print(sorted(m for m in sys.modules if m.startswith('jitdigest.kernels')))\n")
+    proc = run_python(code)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "[]" and lines[2] == "[]"
+    assert lines[1].split()[1] != "0"
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "many"])
+def test_bad_numba_num_threads_is_one_warning(value):
+    proc = run_python("import jitdigest, numpy as np, hashlib\n"
+                      "print(jitdigest.md5(b'abc').hexdigest())\n"
+                      "print(jitdigest.hash_many('md5', np.zeros((300, 8), np.uint8))[7].tobytes()"
+                      " == hashlib.md5(bytes(8)).digest())",
+                      env={"NUMBA_NUM_THREADS": value})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == [ABC_MD5, "True"]
+    assert "Traceback" not in proc.stderr
+    assert sum("NUMBA_NUM_THREADS" in ln for ln in proc.stderr.splitlines()) >= 1
+
+
+def test_unknown_disable_switch_is_named():
+    proc = run_python("import jitdigest; print(jitdigest.md5(b'abc').hexdigest())",
+                      env={"JITDIGEST_DISABLE": "sha_ni,shani,avx9"})
+    assert proc.returncode == 0 and proc.stdout.strip() == ABC_MD5, proc.stderr
+    assert "unknown switch(es) avx9, shani ignored (known: sha_ni, avx2, avx512, all)" \
+        in proc.stderr
