@@ -295,3 +295,10 @@ def test_unknown_disable_switch_is_named():
     assert proc.returncode == 0 and proc.stdout.strip() == ABC_MD5, proc.stderr
     assert "unknown switch(es) avx9, shani ignored (known: sha_ni, avx2, avx512, all)" \
         in proc.stderr
+
+
+def test_info_names_the_cache_folder():
+    import jitdigest
+    from jitdigest import _info
+    assert jitdigest.info()["cache"] == _cachedir.directory()
+    assert f"cache = {_cachedir.directory()}" in _info.format_lines()
