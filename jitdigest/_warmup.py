@@ -19,32 +19,38 @@ BATCH_ENTRIES = ("hash_rows", "hash_grid")
 
 
 def plan(names):
-    """[(backend, word name, entry)] that the algorithms ``names`` use on this CPU, without
-    repeats, lane kernels first; and {algorithm: (kernel, batch kernel)} names for the report."""
+    """[(backend, word name, entries)] that the algorithms ``names`` use on this CPU, without
+    repeats, lane kernels first, and {algorithm: (kernel, batch kernel)} names for the report.
+    A lane kernel's entries are separate tasks (each is a large compile of its own); a
+    per-message kernel's entries are one task, as they share compiled pieces (``compress``)."""
     tasks, chosen = {}, {}
     for name in names:
         spec = _algorithms.lookup(name)
         single = _dispatch.kernels_for(spec)
         batch = _dispatch.batch_kernels_for(spec, 64)
         chosen[spec.name] = (single.name, batch.name)
-        for ks, entries in ((batch, BATCH_ENTRIES), (single, _dispatch.ENTRIES)):
-            for entry in entries:
-                tasks.setdefault((ks.backend, spec.word.__name__, entry), None)
+        word = spec.word.__name__
+        if batch is not single:
+            for entry in BATCH_ENTRIES:
+                tasks.setdefault((batch.backend, word, (entry,)), None)
+        tasks.setdefault((single.backend, word, _dispatch.ENTRIES), None)
     order = sorted(tasks, key=lambda t: t[0].lanes == 1)       # stable: lanes first
     return order, chosen
 
 
-def compile_one(backend, word, entry):
-    """Compile (or load) one entry in this process; returns the seconds it took."""
+def compile_one(backend, word, entries):
+    """Compile (or load) entries of one kernel set in this process; returns the seconds."""
     import numpy as np
     start = time.perf_counter()
-    getattr(_dispatch._kernel_set(backend, getattr(np, word)), entry)
+    ks = _dispatch._kernel_set(backend, getattr(np, word))
+    for entry in entries:
+        getattr(ks, entry)
     return time.perf_counter() - start
 
 
 def _label(task):
-    backend, _, entry = task
-    return f"{backend.family} {backend.name} {entry}"
+    backend, _, entries = task
+    return " ".join((backend.family, backend.name) + (entries if len(entries) == 1 else ()))
 
 
 def run(names, jobs, out=sys.stdout, err=sys.stderr):
@@ -82,7 +88,8 @@ def run(names, jobs, out=sys.stdout, err=sys.stderr):
         err.flush()
     for name, (single, batch) in sorted(chosen.items()):
         out.write(f"{name}: {single} kernels, batch {batch}: compiled and cached\n")
-    out.write(f"{len(tasks)} kernels ready in {time.perf_counter() - start:.1f} s on {jobs} "
+    count = sum(len(task[2]) for task in tasks)
+    out.write(f"{count} kernels ready in {time.perf_counter() - start:.1f} s on {jobs} "
               f"process{'es' if jobs > 1 else ''}; cache: {_cachedir.directory()}\n")
     return 0
 
