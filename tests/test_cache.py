@@ -161,6 +161,27 @@ def test_everything_read_only(tmp_path):
     assert not list(pkg.rglob("*.nbi"))
 
 
+def test_two_processes_fill_one_cold_cache(tmp_path):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NUMBA_CACHE_DIR", "JITDIGEST_DISABLE")}
+    env["JITDIGEST_CACHE_DIR"] = str(tmp_path)
+    code = ("import hashlib, jitdigest\n"
+            "for n in range(1, 200, 7):\n"
+            "    assert jitdigest.sha1(b'a' * n).digest() == hashlib.sha1(b'a' * n).digest()\n"
+            "print('ok')\n")
+    procs = [subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    results = [p.communicate(timeout=600) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], results
+    assert [out for out, _ in results] == ["ok\n", "ok\n"] and not any(e for _, e in results)
+    later = run_python(code + "from jitdigest import _dispatch, _algorithms\n"
+                       "ks = _dispatch.kernels_for(_algorithms.SPECS['sha1'])\n"
+                       "f = ks._function('oneshot')\n"
+                       "print(sum(f.stats.cache_hits.values()), sum(f.stats.cache_misses.values()))",
+                       env={"JITDIGEST_CACHE_DIR": str(tmp_path)})
+    assert later.stdout.split() == ["ok", "1", "0"], later.stdout + later.stderr
+
+
 def _corrupt(path, how):
     blob = path.read_bytes()
     path.write_bytes({"truncated": blob[:len(blob) // 2], "emptied": b"",
