@@ -122,6 +122,7 @@ class _Blake2(Hash):
             Hash.__init__(self, spec, b"" if data is _NO_DATA else data, iv, kernels)
             return
         Hash.__init__(self, spec, b"", iv, kernels)
+        self._streaming_lock()                # a streaming object from the start
         self._materialise()
         block = np.zeros(spec.block_size, np.uint8)
         block[:len(key)] = np.frombuffer(key, np.uint8)
