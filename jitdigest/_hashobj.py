@@ -53,7 +53,30 @@ def unknown_keyword_error(func_name, key):
     return TypeError(message.replace("'jitdigest_probe'", repr(key)))
 
 
-class Hash:
+class HashType(type):
+    """The type of hash types, as hashlib's are: immutable (no attribute set or deleted after
+    the class statement) and, for the types behind the module's constructors, not callable:
+    ``type(md5())()`` raises ``TypeError: cannot create '...' instances``. Objects are made by
+    the constructors; ``Hash(spec, data, ...)`` with an algorithm spec from ``_algorithms``
+    first stays open to the package and its tests (e.g. to pick the kernel set)."""
+
+    def __call__(cls, *args, **kwargs):
+        if args and isinstance(args[0], _algorithms.AlgoSpec):
+            return type.__call__(cls, *args, **kwargs)
+        raise TypeError(f"cannot create '{cls.__module__}.{cls.__qualname__}' instances")
+
+    def __setattr__(cls, name, value):
+        raise TypeError(f"cannot set {name!r} attribute of immutable type "
+                        f"'{cls.__module__}.{cls.__qualname__}'")
+
+    def __delattr__(cls, name):
+        HashType.__setattr__(cls, name, None)    # the same error
+
+
+make_instance = type.__call__             # cls(...) without HashType's check
+
+
+class Hash(metaclass=HashType):
     """A hash object with hashlib's interface (``update``, ``digest``, ``hexdigest``, ``copy``,
     ``name``, ``digest_size``, ``block_size``)."""
 
@@ -75,7 +98,7 @@ class Hash:
             if data is no_data:
                 data = b""
             if type(data) is not bytes:
-                return cls(spec, data, iv)
+                return make_instance(cls, spec, data, iv)
             obj = new(cls)                       # = cls(spec, data, iv), inlined
             obj._spec = spec
             obj._iv = iv
@@ -251,4 +274,4 @@ def make(name, data=None):
     """A new hash object for a hashlib-style name (BLAKE2 objects come from _blake2)."""
     spec = _algorithms.lookup(name)
     cls = ShakeHash if spec.digest_size == 0 else Hash
-    return cls(spec, data)
+    return make_instance(cls, spec, data)
