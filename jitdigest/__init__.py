@@ -81,6 +81,7 @@ shake_256 = _CONSTRUCTORS["shake_256"]
 from ._blake2 import CONSTRUCTORS as _BLAKE2, blake2b, blake2s  # noqa: E402
 _CONSTRUCTORS.update(_BLAKE2)
 from .batch import hash_many, hexdigests, uuid3_many, uuid5_many, uuid_strings  # noqa: E402
+from . import hmac  # noqa: E402
 
 
 def new(name, data=b"", **kwargs):
