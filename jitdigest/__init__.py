@@ -25,6 +25,7 @@ __all__ = [
     "sha3_224", "sha3_256", "sha3_384", "sha3_512", "shake_128", "shake_256",
     "blake2b", "blake2s",
     "hash_many", "hexdigests", "uuid3_many", "uuid5_many", "uuid_strings",
+    "pbkdf2_hmac",
 ]
 
 
@@ -82,6 +83,7 @@ from ._blake2 import CONSTRUCTORS as _BLAKE2, blake2b, blake2s  # noqa: E402
 _CONSTRUCTORS.update(_BLAKE2)
 from .batch import hash_many, hexdigests, uuid3_many, uuid5_many, uuid_strings  # noqa: E402
 from . import hmac  # noqa: E402
+from ._pbkdf2 import pbkdf2_hmac  # noqa: E402
 
 
 def new(name, data=b"", **kwargs):

@@ -9,11 +9,23 @@ use hash objects.
 import importlib
 import threading
 
+import numpy as np
+
 from . import _cpu, _dispatch
 
 FAMILIES = ("md5", "sha1", "sha256", "sha512")
 _compiled = {}
 _lock = threading.Lock()
+
+
+def bytes_view(obj):
+    """A uint8 view of a bytes-like object, with the C API's ``y*`` error for anything else."""
+    if not isinstance(obj, str):
+        try:
+            return np.frombuffer(obj, np.uint8)
+        except TypeError:
+            pass
+    raise TypeError(f"a bytes-like object is required, not '{type(obj).__name__}'")
 
 
 def _signature(word, entry):

@@ -15,9 +15,8 @@ import hashlib as _hashlib
 import hmac as _std_hmac
 import warnings as _warnings
 
-import numpy as np
-
 from . import _algorithms, _cpu, _keyed
+from ._keyed import bytes_view as _bytes_view
 
 __all__ = ["HMAC", "new", "digest", "compare_digest", "digest_size", "trans_5C", "trans_36"]
 
@@ -64,16 +63,6 @@ def _constructor(digestmod, spec):
     if isinstance(digestmod, str):
         return lambda d=b'': _hashlib.new(digestmod, d)
     return lambda d=b'': digestmod.new(d)
-
-
-def _bytes_view(obj):
-    """A uint8 view of a bytes-like object, with the C API's ``y*`` error for anything else."""
-    if not isinstance(obj, str):
-        try:
-            return np.frombuffer(obj, np.uint8)
-        except TypeError:
-            pass
-    raise TypeError(f"a bytes-like object is required, not '{type(obj).__name__}'")
 
 
 class HMAC:
