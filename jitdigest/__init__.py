@@ -25,7 +25,7 @@ __all__ = [
     "sha3_224", "sha3_256", "sha3_384", "sha3_512", "shake_128", "shake_256",
     "blake2b", "blake2s",
     "hash_many", "hexdigests", "uuid3_many", "uuid5_many", "uuid_strings",
-    "pbkdf2_hmac",
+    "pbkdf2_hmac", "hmac_many",
 ]
 
 
@@ -84,6 +84,7 @@ _CONSTRUCTORS.update(_BLAKE2)
 from .batch import hash_many, hexdigests, uuid3_many, uuid5_many, uuid_strings  # noqa: E402
 from . import hmac  # noqa: E402
 from ._pbkdf2 import pbkdf2_hmac  # noqa: E402
+from .keyed_batch import hmac_many  # noqa: E402
 
 
 def new(name, data=b"", **kwargs):

@@ -30,6 +30,8 @@ def bytes_view(obj):
 
 def _signature(word, entry):
     from numba import types
+    if entry in ("hmac_rows", "hmac_grid"):              # hash_rows' two layouts
+        return _dispatch._signatures(word)[entry.replace("hmac", "hash")]
     w = types.uint32 if word.__name__ == "uint32" else types.uint64
     iv = types.Array(w, 1, "C", readonly=True)
     data = types.Array(types.uint8, 1, "C", readonly=True)
@@ -47,8 +49,8 @@ def _signature(word, entry):
 
 
 def entry(spec, name):
-    """The compiled ``name`` entry ("hmac", "hmac_bytes", "hmac_final", "pbkdf2") serving
-    ``spec`` now, or None."""
+    """The compiled ``name`` entry ("hmac", "hmac_bytes", "hmac_final", "hmac_rows",
+    "hmac_grid", "pbkdf2") serving ``spec`` now, or None."""
     if spec.family not in FAMILIES:
         return None
     backend = _dispatch.kernels_for(spec).name
@@ -59,7 +61,7 @@ def entry(spec, name):
             func = _compiled.get(key)
             if func is None:
                 module = importlib.import_module("jitdigest.kernels.keyed")
-                function = "hmac" if name == "hmac_bytes" else name
+                function = {"hmac_bytes": "hmac", "hmac_grid": "hmac_rows"}.get(name, name)
                 func = getattr(module, f"{spec.family}_{backend}_{function}", None)
                 if func is None:
                     return None

@@ -9,7 +9,9 @@ two keyed states, with the digest written straight back into that block.
 
 Entries ``<family>_<backend>_hmac(iv, key, msg, out)`` (``out``: a bytearray of the digest
 size), ``<family>_<backend>_hmac_final(state, buf, buflen, total, ostate, out)`` (an HMAC
-object's digest from its inner hash object's fields) and ``<family>_<backend>_pbkdf2(iv, password, salt, iterations, ds, out)`` (``ds``: the
+object's digest from its inner hash object's fields),
+``<family>_<backend>_hmac_rows(values, starts, lengths, rows, states, out)`` (batch HMAC in
+``hash_rows``' layouts, ``states`` the keyed inner then outer state) and ``<family>_<backend>_pbkdf2(iv, password, salt, iterations, ds, out)`` (``ds``: the
 digest size; ``out``: a bytearray of ``dklen`` bytes); ``jitdigest._keyed`` compiles each for
 one signature, as ``jitdigest._dispatch`` does. The SHA-NI ones carry the same SAFETY rule as
 ``x86_sha``: never called unless ``_cpu.usable("sha", "sha_ni")``.
@@ -21,6 +23,7 @@ from . import x86_sha as _x86
 from ._jit import (GIL_MINSIZE, gil_kernel, inline_kernel, kernel, reacquire_gil, release_gil_if,
                    scratch, scratch_copy)
 from ._md import md_finish
+from ._rows import length_of, row_at, row_count, start_of
 
 
 @inline_kernel
@@ -96,6 +99,33 @@ def md_hmac_final(compress, block_size, len_bytes, little, state, buf, buflen, t
 
 
 @inline_kernel
+def md_hmac_rows(compress, block_size, len_bytes, little, values, starts, lengths, rows, states,
+                 out):
+    """Batch HMAC, one message at a time (the lane kernels' stand-in): ``out[r]`` = HMAC of
+    row ``r`` (``_rows``' layouts), ``states`` the keyed inner state, then the outer one."""
+    ns = states.shape[0] // 2
+    ds = out.shape[1]
+    state = scratch_copy(states, 16)             # the first ns words are the working state
+    inner = scratch(64, np.uint8, 64)
+    for i in range(row_count(rows)):
+        r = row_at(rows, i)
+        start = start_of(starts, r)
+        n = length_of(lengths, r)
+        for k in range(ns):
+            state[k] = states[k]
+        nblocks = n // block_size
+        if nblocks > 0:
+            compress(state, values, start, nblocks)
+        done = nblocks * block_size
+        md_finish(compress, block_size, len_bytes, little, state, values, start + done,
+                  n - done, n + block_size, inner[:ds])
+        for k in range(ns):
+            state[k] = states[ns + k]
+        md_finish(compress, block_size, len_bytes, little, state, inner, 0, ds,
+                  block_size + ds, out[r])
+
+
+@inline_kernel
 def md_pbkdf2(compress, block_size, len_bytes, little, iv, password, salt, iterations, ds, out):
     """out = PBKDF2-HMAC(password, salt, iterations), ``len(out)`` bytes (RFC 8018 5.2)."""
     istate = scratch_copy(iv, 8)
@@ -162,6 +192,11 @@ def md5_portable_hmac_final(state, buf, buflen, total, ostate, out):
 
 
 @kernel
+def md5_portable_hmac_rows(values, starts, lengths, rows, states, out):
+    md_hmac_rows(_md5.compress, 64, 8, True, values, starts, lengths, rows, states, out)
+
+
+@kernel
 def md5_portable_pbkdf2(iv, password, salt, iterations, ds, out):
     md_pbkdf2(_md5.compress, 64, 8, True, iv, password, salt, iterations, ds, out)
 
@@ -174,6 +209,11 @@ def sha1_portable_hmac(iv, key, msg, out):
 @gil_kernel
 def sha1_portable_hmac_final(state, buf, buflen, total, ostate, out):
     md_hmac_final(_sha1.compress, 64, 8, False, state, buf, buflen, total, ostate, out)
+
+
+@kernel
+def sha1_portable_hmac_rows(values, starts, lengths, rows, states, out):
+    md_hmac_rows(_sha1.compress, 64, 8, False, values, starts, lengths, rows, states, out)
 
 
 @kernel
@@ -192,6 +232,11 @@ def sha1_sha_ni_hmac_final(state, buf, buflen, total, ostate, out):
 
 
 @kernel
+def sha1_sha_ni_hmac_rows(values, starts, lengths, rows, states, out):
+    md_hmac_rows(_x86.sha1_compress, 64, 8, False, values, starts, lengths, rows, states, out)
+
+
+@kernel
 def sha1_sha_ni_pbkdf2(iv, password, salt, iterations, ds, out):
     md_pbkdf2(_x86.sha1_compress, 64, 8, False, iv, password, salt, iterations, ds, out)
 
@@ -204,6 +249,11 @@ def sha256_portable_hmac(iv, key, msg, out):
 @gil_kernel
 def sha256_portable_hmac_final(state, buf, buflen, total, ostate, out):
     md_hmac_final(_sha256.compress, 64, 8, False, state, buf, buflen, total, ostate, out)
+
+
+@kernel
+def sha256_portable_hmac_rows(values, starts, lengths, rows, states, out):
+    md_hmac_rows(_sha256.compress, 64, 8, False, values, starts, lengths, rows, states, out)
 
 
 @kernel
@@ -222,6 +272,11 @@ def sha256_sha_ni_hmac_final(state, buf, buflen, total, ostate, out):
 
 
 @kernel
+def sha256_sha_ni_hmac_rows(values, starts, lengths, rows, states, out):
+    md_hmac_rows(_x86.sha256_compress, 64, 8, False, values, starts, lengths, rows, states, out)
+
+
+@kernel
 def sha256_sha_ni_pbkdf2(iv, password, salt, iterations, ds, out):
     md_pbkdf2(_x86.sha256_compress, 64, 8, False, iv, password, salt, iterations, ds, out)
 
@@ -234,6 +289,11 @@ def sha512_portable_hmac(iv, key, msg, out):
 @gil_kernel
 def sha512_portable_hmac_final(state, buf, buflen, total, ostate, out):
     md_hmac_final(_sha512.compress, 128, 16, False, state, buf, buflen, total, ostate, out)
+
+
+@kernel
+def sha512_portable_hmac_rows(values, starts, lengths, rows, states, out):
+    md_hmac_rows(_sha512.compress, 128, 16, False, values, starts, lengths, rows, states, out)
 
 
 @kernel
