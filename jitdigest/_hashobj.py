@@ -270,6 +270,23 @@ class ShakeHash(Hash):
         return self.digest(length).hex()
 
 
+def resumed(spec, state, total):
+    """A streaming object (not ShakeHash, not BLAKE2) whose ``total`` bytes so far, whole
+    blocks, left ``state`` (a writable array it takes over): e.g. HMAC's inner hash after
+    its key block."""
+    obj = object.__new__(Hash)
+    obj._spec = spec
+    obj._kernels = _dispatch.kernels_for(spec)
+    obj._iv = spec.initial_state
+    obj._pending = None
+    obj._lock = threading.Lock()
+    obj._buf = np.zeros(spec.block_size, np.uint8)
+    obj._buflen = 0
+    obj._total = total
+    obj._state = state
+    return obj
+
+
 def make(name, data=None):
     """A new hash object for a hashlib-style name (BLAKE2 objects come from _blake2)."""
     spec = _algorithms.lookup(name)

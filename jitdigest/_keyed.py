@@ -38,6 +38,8 @@ def _signature(word, entry):
     out = types.ByteArray(types.uint8, 1, "C")
     if entry == "hmac":
         return (iv, data, data, out)
+    if entry == "hmac_states":
+        return (iv, data, types.int64, types.Array(w, 1, "C"))
     if entry == "hmac_final":
         state = types.Array(w, 1, "C")
         buf = types.Array(types.uint8, 1, "C")
@@ -49,8 +51,8 @@ def _signature(word, entry):
 
 
 def entry(spec, name):
-    """The compiled ``name`` entry ("hmac", "hmac_bytes", "hmac_final", "hmac_rows",
-    "hmac_grid", "pbkdf2") serving ``spec`` now, or None."""
+    """The compiled ``name`` entry ("hmac", "hmac_bytes", "hmac_states", "hmac_final",
+    "hmac_rows", "hmac_grid", "pbkdf2") serving ``spec`` now, or None."""
     if spec.family not in FAMILIES:
         return None
     backend = _dispatch.kernels_for(spec).name

@@ -15,7 +15,9 @@ import hashlib as _hashlib
 import hmac as _std_hmac
 import warnings as _warnings
 
-from . import _algorithms, _cpu, _keyed
+import numpy as np
+
+from . import _algorithms, _cpu, _hashobj, _keyed
 from ._keyed import bytes_view as _bytes_view
 
 __all__ = ["HMAC", "new", "digest", "compare_digest", "digest_size", "trans_5C", "trans_36"]
@@ -65,6 +67,24 @@ def _constructor(digestmod, spec):
     return lambda d=b'': digestmod.new(d)
 
 
+_keyed_start = {}    # digestmod -> (switches, spec, hmac_states kernel, hmac_final kernel)
+_NO_KERNEL = (None, None, None, None)
+
+
+def _start_entries(digestmod):
+    spec = _spec_of(digestmod)
+    if spec is None or spec.digest_size == 0 or _keyed.entry(spec, "hmac_states") is None:
+        entries = (_cpu.DISABLED, spec, None, None)
+    else:
+        entries = (_cpu.DISABLED, spec, _keyed.entry(spec, "hmac_states"),
+                   _keyed.entry(spec, "hmac_final"))
+    try:
+        _keyed_start[digestmod] = entries
+    except TypeError:
+        pass
+    return entries
+
+
 class HMAC:
     """RFC 2104 HMAC class, as the standard library's ``hmac.HMAC``."""
 
@@ -77,7 +97,30 @@ class HMAC:
             raise TypeError("key: expected bytes or bytearray, but got %r" % type(key).__name__)
         if not digestmod:
             raise TypeError("Missing required parameter 'digestmod'.")
-        spec = _spec_of(digestmod)
+        try:
+            fast = _keyed_start.get(digestmod)
+        except TypeError:                            # unhashable: a module, say
+            fast = _NO_KERNEL
+        if fast is None or fast[0] is not _cpu.DISABLED:
+            fast = _start_entries(digestmod)
+        if fast[2] is not None:                     # MD5, SHA-1, SHA-2: keyed in one call
+            spec = fast[1]
+            ns = len(spec.initial_state)
+            states = np.empty(2 * ns, spec.word)
+            fast[2](spec.initial_state, np.frombuffer(key, np.uint8), spec.digest_size, states)
+            self._inner = _hashobj.resumed(spec, states[:ns], spec.block_size)
+            self._outer = states[ns:]               # the keyed outer state (never written)
+            self._final = fast[3]
+            self.digest_size = spec.digest_size
+            self.block_size = spec.block_size
+        else:
+            self._final = None
+            self._start_objects(key, digestmod, fast[1])
+        if msg is not None:
+            self.update(msg)
+
+    def _start_objects(self, key, digestmod, spec):
+        """The standard library's start: key blocks fed to two hash objects."""
         if spec is not None and spec.digest_size == 0:
             _std_hmac.new(key, None, digestmod)      # SHAKE: the standard library's error
         digest_cons = _constructor(digestmod, spec)
@@ -105,10 +148,6 @@ class HMAC:
         inner.update(memoryview(key.translate(trans_36)))
         self._outer = outer              # the keyed outer state: never updated, only copied
         self._inner = inner
-        # jitdigest's MD5/SHA-1/SHA-2 objects: digest() is one kernel call on their fields
-        self._final = _keyed.entry(spec, "hmac_final") if spec is not None else None
-        if msg is not None:
-            self.update(msg)
 
     @property
     def name(self):
@@ -138,10 +177,10 @@ class HMAC:
         final = self._final
         if final is None:
             return self._current().digest()
-        inner = self._inner
+        inner = self._inner              # a streaming jitdigest object (it has its lock)
         out = bytearray(self.digest_size)
-        with inner._lock:                # streaming since the key block: it has its lock
-            final(inner._state, inner._buf, inner._buflen, inner._total, self._outer._state, out)
+        with inner._lock:
+            final(inner._state, inner._buf, inner._buflen, inner._total, self._outer, out)
         return bytes(out)
 
     def hexdigest(self):

@@ -46,7 +46,8 @@ def _readonly(words, dtype):
 def _keyed_states(key, spec):
     """The inner and outer states after the key blocks (hash objects' state words)."""
     h = HMAC(key, None, spec.name)
-    return h._inner._state, h._outer._state
+    outer = h._outer                 # MD families: the state array; others: a hash object
+    return h._inner._state, outer if isinstance(outer, np.ndarray) else outer._state
 
 
 def hmac_many(name, key, messages, offsets=None, *, out=None, threads=None):

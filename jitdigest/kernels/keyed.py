@@ -8,7 +8,8 @@ once per call, and every PBKDF2 iteration is two compressions of one prepared bl
 two keyed states, with the digest written straight back into that block.
 
 Entries ``<family>_<backend>_hmac(iv, key, msg, out)`` (``out``: a bytearray of the digest
-size), ``<family>_<backend>_hmac_final(state, buf, buflen, total, ostate, out)`` (an HMAC
+size), ``<family>_<backend>_hmac_states(iv, key, ds, states)`` (the keyed inner and outer
+states), ``<family>_<backend>_hmac_final(state, buf, buflen, total, ostate, out)`` (an HMAC
 object's digest from its inner hash object's fields),
 ``<family>_<backend>_hmac_rows(values, starts, lengths, rows, states, out)`` (batch HMAC in
 ``hash_rows``' layouts, ``states`` the keyed inner then outer state) and ``<family>_<backend>_pbkdf2(iv, password, salt, iterations, ds, out)`` (``ds``: the
@@ -83,6 +84,18 @@ def md_hmac(compress, block_size, len_bytes, little, iv, key, msg, out):
               n + block_size, inner[:ds])
     md_finish(compress, block_size, len_bytes, little, ostate, inner, 0, ds, block_size + ds,
               out)
+
+
+@inline_kernel
+def md_hmac_states(compress, block_size, len_bytes, little, iv, key, ds, states):
+    """states = the keyed inner state, then the outer one (an HMAC object's start)."""
+    ns = iv.shape[0]
+    istate = scratch_copy(iv, 8)
+    ostate = scratch_copy(iv, 8)
+    keyed_states(compress, block_size, len_bytes, little, iv, key, istate, ostate, ds)
+    for k in range(ns):
+        states[k] = istate[k]
+        states[ns + k] = ostate[k]
 
 
 @inline_kernel
@@ -187,6 +200,11 @@ def md5_portable_hmac(iv, key, msg, out):
 
 
 @gil_kernel
+def md5_portable_hmac_states(iv, key, ds, states):
+    md_hmac_states(_md5.compress, 64, 8, True, iv, key, ds, states)
+
+
+@gil_kernel
 def md5_portable_hmac_final(state, buf, buflen, total, ostate, out):
     md_hmac_final(_md5.compress, 64, 8, True, state, buf, buflen, total, ostate, out)
 
@@ -204,6 +222,11 @@ def md5_portable_pbkdf2(iv, password, salt, iterations, ds, out):
 @gil_kernel
 def sha1_portable_hmac(iv, key, msg, out):
     md_hmac(_sha1.compress, 64, 8, False, iv, key, msg, out)
+
+
+@gil_kernel
+def sha1_portable_hmac_states(iv, key, ds, states):
+    md_hmac_states(_sha1.compress, 64, 8, False, iv, key, ds, states)
 
 
 @gil_kernel
@@ -227,6 +250,11 @@ def sha1_sha_ni_hmac(iv, key, msg, out):
 
 
 @gil_kernel
+def sha1_sha_ni_hmac_states(iv, key, ds, states):
+    md_hmac_states(_x86.sha1_compress, 64, 8, False, iv, key, ds, states)
+
+
+@gil_kernel
 def sha1_sha_ni_hmac_final(state, buf, buflen, total, ostate, out):
     md_hmac_final(_x86.sha1_compress, 64, 8, False, state, buf, buflen, total, ostate, out)
 
@@ -244,6 +272,11 @@ def sha1_sha_ni_pbkdf2(iv, password, salt, iterations, ds, out):
 @gil_kernel
 def sha256_portable_hmac(iv, key, msg, out):
     md_hmac(_sha256.compress, 64, 8, False, iv, key, msg, out)
+
+
+@gil_kernel
+def sha256_portable_hmac_states(iv, key, ds, states):
+    md_hmac_states(_sha256.compress, 64, 8, False, iv, key, ds, states)
 
 
 @gil_kernel
@@ -267,6 +300,11 @@ def sha256_sha_ni_hmac(iv, key, msg, out):
 
 
 @gil_kernel
+def sha256_sha_ni_hmac_states(iv, key, ds, states):
+    md_hmac_states(_x86.sha256_compress, 64, 8, False, iv, key, ds, states)
+
+
+@gil_kernel
 def sha256_sha_ni_hmac_final(state, buf, buflen, total, ostate, out):
     md_hmac_final(_x86.sha256_compress, 64, 8, False, state, buf, buflen, total, ostate, out)
 
@@ -284,6 +322,11 @@ def sha256_sha_ni_pbkdf2(iv, password, salt, iterations, ds, out):
 @gil_kernel
 def sha512_portable_hmac(iv, key, msg, out):
     md_hmac(_sha512.compress, 128, 16, False, iv, key, msg, out)
+
+
+@gil_kernel
+def sha512_portable_hmac_states(iv, key, ds, states):
+    md_hmac_states(_sha512.compress, 128, 16, False, iv, key, ds, states)
 
 
 @gil_kernel
