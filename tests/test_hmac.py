@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import jitdigest
+from conftest import outcome
 from jitdigest import hmac as jhmac
 
 # every algorithm the standard library's HMAC takes (SHAKE it refuses)
@@ -171,13 +172,6 @@ def test_algorithm_count():
     assert len(HMAC_ALGORITHMS) == 14
 
 
-def _outcome(fn):
-    try:
-        return ("ok", fn())
-    except Exception as exc:
-        return (type(exc).__name__, str(exc))
-
-
 BAD_CALLS = [
     ("new", (b"k", b"m")), ("new", ("k", b"m", "sha256")), ("new", (memoryview(b"k"), b"m", "sha256")),
     ("new", (b"k", "m", "sha256")), ("new", (b"k", 5, "sha256")), ("new", (b"k", b"m", "foo")),
@@ -191,16 +185,16 @@ BAD_CALLS = [
 
 @pytest.mark.parametrize("func,args", BAD_CALLS)
 def test_errors_as_stdlib(func, args):
-    ours = _outcome(lambda: getattr(jhmac, func)(*args))
-    theirs = _outcome(lambda: getattr(hmac, func)(*args))
+    ours = outcome(lambda: getattr(jhmac, func)(*args))
+    theirs = outcome(lambda: getattr(hmac, func)(*args))
     assert ours[0] != "ok"
     assert ours == theirs
 
 
 def test_update_errors_as_stdlib():
     for bad in ("text", 5, None):
-        ours = _outcome(lambda: jhmac.new(b"k", digestmod="sha256").update(bad))
-        theirs = _outcome(lambda: hmac.new(b"k", digestmod="sha256").update(bad))
+        ours = outcome(lambda: jhmac.new(b"k", digestmod="sha256").update(bad))
+        theirs = outcome(lambda: hmac.new(b"k", digestmod="sha256").update(bad))
         assert ours[0] == theirs[0] == "TypeError"
 
 

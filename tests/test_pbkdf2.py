@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import jitdigest
+from conftest import outcome
 from jitdigest import _algorithms, _pbkdf2
 
 # RFC 6070 (PBKDF2-HMAC-SHA1): password, salt, iterations, dkLen, derived key
@@ -69,13 +70,6 @@ def test_100k_iterations():
         assert jitdigest.pbkdf2_hmac(*args) == hashlib.pbkdf2_hmac(*args)
 
 
-def _outcome(fn):
-    try:
-        return ("ok", fn())
-    except Exception as exc:
-        return (type(exc).__name__, str(exc))
-
-
 BAD = [
     ("sha256", "p", b"s", 1), ("sha256", b"p", "s", 1), ("sha256", b"p", b"s", 0),
     ("sha256", b"p", b"s", -5), ("sha256", b"p", b"s", 2 ** 31), ("sha256", b"p", b"s", 2 ** 64),
@@ -89,7 +83,7 @@ BAD = [
 
 @pytest.mark.parametrize("args", BAD)
 def test_errors_as_hashlib(args):
-    ours = _outcome(lambda: jitdigest.pbkdf2_hmac(*args))
-    theirs = _outcome(lambda: hashlib.pbkdf2_hmac(*args))
+    ours = outcome(lambda: jitdigest.pbkdf2_hmac(*args))
+    theirs = outcome(lambda: hashlib.pbkdf2_hmac(*args))
     assert ours[0] != "ok"
     assert ours == theirs

@@ -17,6 +17,14 @@ RUNS = 200
 CHUNKS = (100, 2085, 5000)
 
 
+def _run_threads(target):
+    threads = [threading.Thread(target=target) for _ in range(THREADS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
 def _digest(h):
     return h.digest(32) if h.name.startswith("shake") else h.digest()
 
@@ -40,11 +48,7 @@ def test_shared_object_updates(name):
             start.wait()
             for _ in range(UPDATES):
                 h.update(chunk)
-        threads = [threading.Thread(target=feed) for _ in range(THREADS)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        _run_threads(feed)
         runs += 1
         wrong += _digest(h) != expected[k]
     assert runs == RUNS
@@ -93,9 +97,5 @@ def test_one_shot_object_shared():
         def feed():
             start.wait()
             h.update(data)
-        threads = [threading.Thread(target=feed) for _ in range(THREADS)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        _run_threads(feed)
         assert h.digest() == hashlib.sha256(data * (THREADS + 1)).digest()

@@ -66,22 +66,30 @@ def keyed_states(compress, block_size, len_bytes, little, iv, key, istate, ostat
 
 
 @inline_kernel
+def after_key_block(compress, block_size, len_bytes, little, state, src, start, n, out):
+    """out = the hash of ``src[start:start + n]`` following a key block, from the keyed
+    ``state`` (modified): whole blocks (GIL released from hashlib's threshold, when held),
+    then the padded tail, whose length field counts the key block."""
+    nblocks = n // block_size
+    if nblocks > 0:
+        token = release_gil_if(n >= GIL_MINSIZE)
+        compress(state, src, start, nblocks)
+        reacquire_gil(token)
+    done = nblocks * block_size
+    md_finish(compress, block_size, len_bytes, little, state, src, start + done, n - done,
+              n + block_size, out)
+
+
+@inline_kernel
 def md_hmac(compress, block_size, len_bytes, little, iv, key, msg, out):
     """out = HMAC(key, msg), ``len(out)`` the digest size."""
     ds = len(out)
     istate = scratch_copy(iv, 8)
     ostate = scratch_copy(iv, 8)
     keyed_states(compress, block_size, len_bytes, little, iv, key, istate, ostate, ds)
-    n = len(msg)
-    nblocks = n // block_size
-    if nblocks > 0:
-        token = release_gil_if(n >= GIL_MINSIZE)
-        compress(istate, msg, 0, nblocks)
-        reacquire_gil(token)
-    done = nblocks * block_size
     inner = scratch(64, np.uint8, 64)
-    md_finish(compress, block_size, len_bytes, little, istate, msg, done, n - done,
-              n + block_size, inner[:ds])
+    after_key_block(compress, block_size, len_bytes, little, istate, msg, 0, len(msg),
+                    inner[:ds])
     md_finish(compress, block_size, len_bytes, little, ostate, inner, 0, ds, block_size + ds,
               out)
 
@@ -122,16 +130,10 @@ def md_hmac_rows(compress, block_size, len_bytes, little, values, starts, length
     inner = scratch(64, np.uint8, 64)
     for i in range(row_count(rows)):
         r = row_at(rows, i)
-        start = start_of(starts, r)
-        n = length_of(lengths, r)
         for k in range(ns):
             state[k] = states[k]
-        nblocks = n // block_size
-        if nblocks > 0:
-            compress(state, values, start, nblocks)
-        done = nblocks * block_size
-        md_finish(compress, block_size, len_bytes, little, state, values, start + done,
-                  n - done, n + block_size, inner[:ds])
+        after_key_block(compress, block_size, len_bytes, little, state, values,
+                        start_of(starts, r), length_of(lengths, r), inner[:ds])
         for k in range(ns):
             state[k] = states[ns + k]
         md_finish(compress, block_size, len_bytes, little, state, inner, 0, ds,
@@ -161,17 +163,14 @@ def md_pbkdf2(compress, block_size, len_bytes, little, iv, password, salt, itera
     message = np.empty(m + 4, np.uint8)          # salt || INT_32_BE(i); once per call
     for i in range(m):
         message[i] = salt[i]
-    nblocks = (m + 4) // block_size
-    done = nblocks * block_size
     dklen = len(out)
     for index in range(1, (dklen + ds - 1) // ds + 1):
         for k in range(4):
             message[m + k] = (index >> (8 * (3 - k))) & 0xFF
         for k in range(iv.shape[0]):
             state[k] = istate[k]
-        compress(state, message, 0, nblocks)
-        md_finish(compress, block_size, len_bytes, little, state, message, done, m + 4 - done,
-                  m + 4 + block_size, ublock[:ds])
+        after_key_block(compress, block_size, len_bytes, little, state, message, 0, m + 4,
+                        ublock[:ds])
         for k in range(iv.shape[0]):
             state[k] = ostate[k]
         compress(state, ublock, 0, 1)
