@@ -27,7 +27,8 @@ __all__ = [
     "md5", "sha1", "sha224", "sha256", "sha384", "sha512",
     "sha3_224", "sha3_256", "sha3_384", "sha3_512", "shake_128", "shake_256",
     "blake2b", "blake2s",
-    "hash_many", "hexdigests", "uuid3_many", "uuid5_many", "uuid_strings", "CacheWarning",
+    "hash_many", "hexdigests", "uuid3_many", "uuid5_many", "uuid_strings",
+    "pbkdf2_hmac", "hmac_many", "CacheWarning",
 ]
 
 
@@ -84,6 +85,9 @@ shake_256 = _CONSTRUCTORS["shake_256"]
 from ._blake2 import CONSTRUCTORS as _BLAKE2, blake2b, blake2s  # noqa: E402
 _CONSTRUCTORS.update(_BLAKE2)
 from .batch import hash_many, hexdigests, uuid3_many, uuid5_many, uuid_strings  # noqa: E402
+from . import hmac  # noqa: E402
+from ._pbkdf2 import pbkdf2_hmac  # noqa: E402
+from .keyed_batch import hmac_many  # noqa: E402
 
 
 def new(name, data=b"", **kwargs):

@@ -16,7 +16,7 @@ from functools import lru_cache
 import numpy as np
 
 from . import _algorithms
-from ._hashobj import Hash, unknown_keyword_error
+from ._hashobj import Hash, HashType, unknown_keyword_error
 
 _NO_DATA = object()
 _INT_MIN, _INT_MAX = -2 ** 31, 2 ** 31 - 1
@@ -50,7 +50,13 @@ def _c_buffer(value):
     return np.frombuffer(value, np.uint8).tobytes()
 
 
-class _Blake2(Hash):
+class _Blake2Type(HashType):
+    """Immutable as every hash type, but callable: the classes are hashlib's constructors."""
+
+    __call__ = type.__call__
+
+
+class _Blake2(Hash, metaclass=_Blake2Type):
     """Shared construction for blake2b and blake2s; subclasses set the size constants."""
 
     __slots__ = ("_digest_size",)
@@ -122,6 +128,7 @@ class _Blake2(Hash):
             Hash.__init__(self, spec, b"" if data is _NO_DATA else data, iv, kernels)
             return
         Hash.__init__(self, spec, b"", iv, kernels)
+        self._streaming_lock()                # a streaming object from the start
         self._materialise()
         block = np.zeros(spec.block_size, np.uint8)
         block[:len(key)] = np.frombuffer(key, np.uint8)
@@ -241,6 +248,6 @@ def _public_signature(cls):
 
 
 for _cls in (blake2b, blake2s):
-    _cls.__signature__ = _public_signature(_cls)
+    type.__setattr__(_cls, "__signature__", _public_signature(_cls))
 
 CONSTRUCTORS = {"blake2b": blake2b, "blake2s": blake2s}

@@ -6,7 +6,16 @@ finalise. An object whose whole input so far is one immutable ``bytes`` object (
 constructor or to the first ``update()``) holds on to it and is digested by one kernel call from
 the initial state: the one-shot path behind ``sha256(data).digest()``, and behind hashlib's
 idiom ``h = proto.copy(); h.update(data); h.digest()`` (copying such an object shares the bytes).
+
+Threads: as hashlib's, each ``update()`` is atomic with respect to the object, and ``digest()``
+and ``copy()`` see a state between whole updates. An object that streams (has a state array)
+owns a lock, made when it starts streaming and taken around every step that reads or writes
+the state (the kernels release the GIL from 2048 bytes, and the Python steps around them are
+not atomic either). The one-shot path takes no lock: its data is one immutable ``bytes``,
+read before the object is seen to stream (``_lock`` is set before the state exists).
 """
+import threading
+
 import numpy as np
 
 from . import _algorithms, _cpu, _dispatch
@@ -22,6 +31,8 @@ def as_bytes_view(data):
     except TypeError:
         raise TypeError("object supporting the buffer API required") from None
 
+
+_LOCK_MAKING = threading.Lock()     # makes objects' locks one at a time (never two per object)
 
 _KEYWORD_ERROR = []                 # the running Python's wording, found on first use
 
@@ -42,11 +53,35 @@ def unknown_keyword_error(func_name, key):
     return TypeError(message.replace("'jitdigest_probe'", repr(key)))
 
 
-class Hash:
+class HashType(type):
+    """The type of hash types, as hashlib's are: immutable (no attribute set or deleted after
+    the class statement) and, for the types behind the module's constructors, not callable:
+    ``type(md5())()`` raises ``TypeError: cannot create '...' instances``. Objects are made by
+    the constructors; ``Hash(spec, data, ...)`` with an algorithm spec from ``_algorithms``
+    first stays open to the package and its tests (e.g. to pick the kernel set)."""
+
+    def __call__(cls, *args, **kwargs):
+        if args and isinstance(args[0], _algorithms.AlgoSpec):
+            return type.__call__(cls, *args, **kwargs)
+        raise TypeError(f"cannot create '{cls.__module__}.{cls.__qualname__}' instances")
+
+    def __setattr__(cls, name, value):
+        raise TypeError(f"cannot set {name!r} attribute of immutable type "
+                        f"'{cls.__module__}.{cls.__qualname__}'")
+
+    def __delattr__(cls, name):
+        HashType.__setattr__(cls, name, None)    # the same error
+
+
+make_instance = type.__call__             # cls(...) without HashType's check
+
+
+class Hash(metaclass=HashType):
     """A hash object with hashlib's interface (``update``, ``digest``, ``hexdigest``, ``copy``,
     ``name``, ``digest_size``, ``block_size``)."""
 
-    __slots__ = ("_spec", "_kernels", "_iv", "_state", "_buf", "_buflen", "_total", "_pending")
+    __slots__ = ("_spec", "_kernels", "_iv", "_state", "_buf", "_buflen", "_total", "_pending",
+                 "_lock")
 
     @classmethod
     def constructor(cls, spec, data_from_keywords):
@@ -63,11 +98,12 @@ class Hash:
             if data is no_data:
                 data = b""
             if type(data) is not bytes:
-                return cls(spec, data, iv)
+                return make_instance(cls, spec, data, iv)
             obj = new(cls)                       # = cls(spec, data, iv), inlined
             obj._spec = spec
             obj._iv = iv
             obj._state = None
+            obj._lock = None
             obj._pending = data
             chosen = _CHOSEN.get(name)
             obj._kernels = chosen[1] if chosen and chosen[0] is _cpu.DISABLED else \
@@ -89,6 +125,7 @@ class Hash:
         self._kernels = kernels
         self._iv = spec.initial_state if iv is None else iv
         self._state = None            # state, buf, buflen, total: made on first update()/copy()
+        self._lock = None             # made with the state (see the module's docstring)
         if type(data) is bytes:
             self._pending = data      # immutable bytes not yet hashed (the one-shot path)
         else:
@@ -107,15 +144,29 @@ class Hash:
     def block_size(self):
         return self._spec.block_size
 
+    def _streaming_lock(self):
+        """The object's lock, made (once) if it has none; the caller then takes it and calls
+        ``_materialise`` if ``_state`` is still None."""
+        lock = self._lock
+        if lock is None:
+            with _LOCK_MAKING:
+                lock = self._lock
+                if lock is None:
+                    lock = self._lock = threading.Lock()
+        return lock
+
     def _materialise(self):
-        self._state = self._iv.copy()
+        """Start streaming: the state, from the pending bytes. Called holding ``_lock``."""
+        state = self._iv.copy()
         self._buf = np.zeros(self._spec.block_size, np.uint8)
         self._buflen = 0
         self._total = 0
         pending = self._pending
-        self._pending = None
         if pending:
-            self._absorb(np.frombuffer(pending, np.uint8))
+            self._buflen = self._kernels.update(state, self._buf, 0, np.frombuffer(pending, np.uint8))
+            self._total = len(pending)
+        self._state = state           # published last: seen set, the others are too
+        self._pending = None
 
     def _absorb(self, view):
         self._buflen = self._kernels.update(self._state, self._buf, self._buflen, view)
@@ -123,31 +174,43 @@ class Hash:
 
     def update(self, data):
         """Update the hash object with the bytes of ``data`` (any C-contiguous buffer)."""
-        if self._state is None:
-            if type(data) is bytes and not self._pending:
-                self._pending = data          # still one immutable message: one-shot path
-                return
-            view = as_bytes_view(data)
-            self._materialise()
-        else:
-            view = as_bytes_view(data)
-        self._absorb(view)
+        # Still one immutable message: the one-shot path. Nothing between the test of _lock
+        # and the store calls out, so no other thread runs in between (the GIL).
+        if type(data) is bytes and self._lock is None and not self._pending:
+            self._pending = data
+            return
+        view = as_bytes_view(data)
+        with self._lock or self._streaming_lock():
+            if self._state is None:
+                self._materialise()
+            self._absorb(view)
 
     def _digest_into(self, out):
         """Fill the bytearray ``out`` with output for the data so far; return it as bytes."""
-        if self._state is None:
-            self._kernels.oneshot(self._iv, self._pending, out)
+        pending = self._pending               # read before _lock: see the module's docstring
+        lock = self._lock
+        if lock is None:
+            self._kernels.oneshot(self._iv, pending, out)
         else:
-            self._kernels.final(self._state, self._buf, self._buflen, self._total, out)
+            with lock:
+                self._digest_streaming(out)
         return bytes(out)
+
+    def _digest_streaming(self, out):
+        if self._state is None:               # a lock, but not streaming yet
+            self._materialise()
+        self._kernels.final(self._state, self._buf, self._buflen, self._total, out)
 
     def digest(self):
         """The digest of the data passed so far, as bytes; the object stays usable."""
         out = bytearray(self._spec.digest_size)
-        if self._state is None:               # (the body of _digest_into, inlined: hot path)
-            self._kernels.oneshot(self._iv, self._pending, out)
+        pending = self._pending               # (the body of _digest_into, inlined: hot path)
+        lock = self._lock
+        if lock is None:
+            self._kernels.oneshot(self._iv, pending, out)
         else:
-            self._kernels.final(self._state, self._buf, self._buflen, self._total, out)
+            with lock:
+                self._digest_streaming(out)
         return bytes(out)
 
     def hexdigest(self):
@@ -160,14 +223,22 @@ class Hash:
         other._spec = self._spec
         other._kernels = self._kernels
         other._iv = self._iv
-        other._pending = self._pending        # immutable bytes, or None
-        if self._state is None:
+        pending = self._pending               # immutable bytes, or None
+        lock = self._lock
+        if lock is None:
+            other._pending = pending
             other._state = None
+            other._lock = None
         else:
-            other._state = self._state.copy()
-            other._buf = self._buf.copy()
-            other._buflen = self._buflen
-            other._total = self._total
+            with lock:
+                if self._state is None:
+                    self._materialise()
+                other._pending = None
+                other._state = self._state.copy()
+                other._buf = self._buf.copy()
+                other._buflen = self._buflen
+                other._total = self._total
+            other._lock = threading.Lock()
         self._copy_extra(other)
         return other
 
@@ -199,8 +270,25 @@ class ShakeHash(Hash):
         return self.digest(length).hex()
 
 
+def resumed(spec, state, total):
+    """A streaming object (not ShakeHash, not BLAKE2) whose ``total`` bytes so far, whole
+    blocks, left ``state`` (a writable array it takes over): e.g. HMAC's inner hash after
+    its key block."""
+    obj = object.__new__(Hash)
+    obj._spec = spec
+    obj._kernels = _dispatch.kernels_for(spec)
+    obj._iv = spec.initial_state
+    obj._pending = None
+    obj._lock = threading.Lock()
+    obj._buf = np.zeros(spec.block_size, np.uint8)
+    obj._buflen = 0
+    obj._total = total
+    obj._state = state
+    return obj
+
+
 def make(name, data=None):
     """A new hash object for a hashlib-style name (BLAKE2 objects come from _blake2)."""
     spec = _algorithms.lookup(name)
     cls = ShakeHash if spec.digest_size == 0 else Hash
-    return cls(spec, data)
+    return make_instance(cls, spec, data)

@@ -38,3 +38,11 @@ def oracle(name, data=b""):
 def out_of(h, length=None):
     """digest() for fixed-size algorithms, digest(length) for SHAKE."""
     return h.digest() if h.digest_size else h.digest(length)
+
+
+def outcome(fn):
+    """("ok", result) or (exception type name, message): to compare errors with the stdlib's."""
+    try:
+        return ("ok", fn())
+    except Exception as exc:
+        return (type(exc).__name__, str(exc))

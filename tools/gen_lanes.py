@@ -34,6 +34,9 @@ layouts, a byte swap in the vector code and building the tail at load time were 
 When ``values`` exceeds PF_MIN bytes the lanes also prefetch (PF_BLOCKS blocks ahead, and the
 first block of the row NL rows on): as many streams as lanes defeat the hardware prefetchers.
 A tail block without data (the pad-only block) is written straight from the length.
+The MD families' ``iv`` may carry one word past the state: a count of bytes (whole blocks)
+hashed before every message, which the length field includes -- HMAC's rows start from the
+state after its key block (``jitdigest/keyed_batch.py``).
 
 SHA-256's 16-lane kernel also has a second block function for the common case of rows of one
 length stepping in phase: when every busy lane is at the same pad-only block (the last block
@@ -366,7 +369,7 @@ def md_kernel(alg, prefix, lw, groups, wide, uniform=False):
         add(indent, "if %s %% %d == 0:" % (n, bs))
         add(indent + 1, "%s = %s" % (msg_word(0, lane), W.c(0x80 << (bits - 8) if not little
                                                                else 0x80)))
-        for k, expr in enumerate(length_words(n)):
+        for k, expr in enumerate(length_words("(%s + pre)" % n)):
             add(indent, "%s = %s" % (msg_word(nw - 2 + k, lane), expr))
 
     add(0, "@kernel")
@@ -417,6 +420,9 @@ def md_kernel(alg, prefix, lw, groups, wide, uniform=False):
     add(1, "nrows = row_count(rows)")
     add(1, "pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches")
     add(1, "nout = min(out.shape[1], %d)" % (ns * wb))
+    # iv may carry one more word: bytes hashed before each message (whole blocks, e.g. HMAC's
+    # key block, whose compression iv already is), which the length field counts
+    add(1, "pre = np.int64(iv[%d]) if iv.shape[0] > %d else 0" % (ns, ns))
     add(1, "nxt = 0")
     add(1, "busy = 0")
     add(1, "while True:")
@@ -470,7 +476,7 @@ def md_kernel(alg, prefix, lw, groups, wide, uniform=False):
         % (dt, dt, "8 * k" if little else "%d - 8 * k" % (bits - 8)))
     add(6, "tail[t0 + nd] = v")
     add(6, "if nt == %d:  # room for the length too" % nw)
-    for k, expr in enumerate(length_words("n")):
+    for k, expr in enumerate(length_words("(n + pre)")):
         add(7, "tail[t0 + %d] = %s" % (nw - 2 + k, expr))
 
 
@@ -509,7 +515,7 @@ def md_kernel(alg, prefix, lw, groups, wide, uniform=False):
     if uniform:
         add(2, "if uni >= 0:  # one message schedule for all lanes")
         add(3, "if uni != kwn:")
-        add(4, "_pad_schedule(buf, %d, uni)" % kwo)
+        add(4, "_pad_schedule(buf, %d, uni + pre)" % kwo)
         add(4, "kwn = uni")
         for i in range(len(alg.K)):     # in locals: loads inside the loop stop the vectoriser
             add(3, "k%d = buf[%d]" % (i, kwo + i))

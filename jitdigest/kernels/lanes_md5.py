@@ -106,6 +106,7 @@ def x16_hash_rows(values, starts, lengths, rows, iv, out):
     nrows = row_count(rows)
     pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches
     nout = min(out.shape[1], 16)
+    pre = np.int64(iv[4]) if iv.shape[0] > 4 else 0
     nxt = 0
     busy = 0
     while True:
@@ -156,8 +157,8 @@ def x16_hash_rows(values, starts, lengths, rows, iv, out):
                             v |= np.uint32(values[q + np.uint64(k)]) << np.uint32(8 * k)
                         tail[t0 + nd] = v
                         if nt == 16:  # room for the length too
-                            tail[t0 + 14] = np.uint32(n << 3)
-                            tail[t0 + 15] = np.uint32(n >> 29)
+                            tail[t0 + 14] = np.uint32((n + pre) << 3)
+                            tail[t0 + 15] = np.uint32((n + pre) >> 29)
             if row[lane] >= 0:  # load the lane's next block into its column
                 b = blk[lane]
                 blk[lane] = b + 1
@@ -177,8 +178,8 @@ def x16_hash_rows(values, starts, lengths, rows, iv, out):
                             buf[128 + (j >> 1) * 64 + 2 * lane + (j & 1)] = 0
                         if n % 64 == 0:
                             buf[128 + 2 * lane] = np.uint32(0x00000080)
-                        buf[576 + 2 * lane] = np.uint32(n << 3)
-                        buf[577 + 2 * lane] = np.uint32(n >> 29)
+                        buf[576 + 2 * lane] = np.uint32((n + pre) << 3)
+                        buf[577 + 2 * lane] = np.uint32((n + pre) >> 29)
                     else:
                         for j in range(16):
                             buf[128 + (j >> 1) * 64 + 2 * lane + (j & 1)] = tail[lane * 16 + j]
@@ -507,6 +508,7 @@ def x8_hash_rows(values, starts, lengths, rows, iv, out):
     nrows = row_count(rows)
     pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches
     nout = min(out.shape[1], 16)
+    pre = np.int64(iv[4]) if iv.shape[0] > 4 else 0
     nxt = 0
     busy = 0
     while True:
@@ -557,8 +559,8 @@ def x8_hash_rows(values, starts, lengths, rows, iv, out):
                             v |= np.uint32(values[q + np.uint64(k)]) << np.uint32(8 * k)
                         tail[t0 + nd] = v
                         if nt == 16:  # room for the length too
-                            tail[t0 + 14] = np.uint32(n << 3)
-                            tail[t0 + 15] = np.uint32(n >> 29)
+                            tail[t0 + 14] = np.uint32((n + pre) << 3)
+                            tail[t0 + 15] = np.uint32((n + pre) >> 29)
             if row[lane] >= 0:  # load the lane's next block into its column
                 b = blk[lane]
                 blk[lane] = b + 1
@@ -578,8 +580,8 @@ def x8_hash_rows(values, starts, lengths, rows, iv, out):
                             buf[64 + j * 16 + lane] = 0
                         if n % 64 == 0:
                             buf[64 + lane] = np.uint32(0x00000080)
-                        buf[288 + lane] = np.uint32(n << 3)
-                        buf[304 + lane] = np.uint32(n >> 29)
+                        buf[288 + lane] = np.uint32((n + pre) << 3)
+                        buf[304 + lane] = np.uint32((n + pre) >> 29)
                     else:
                         for j in range(16):
                             buf[64 + j * 16 + lane] = tail[lane * 16 + j]

@@ -106,6 +106,7 @@ def x16_hash_rows(values, starts, lengths, rows, iv, out):
     nrows = row_count(rows)
     pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches
     nout = min(out.shape[1], 20)
+    pre = np.int64(iv[5]) if iv.shape[0] > 5 else 0
     nxt = 0
     busy = 0
     while True:
@@ -156,8 +157,8 @@ def x16_hash_rows(values, starts, lengths, rows, iv, out):
                             v |= np.uint32(values[q + np.uint64(k)]) << np.uint32(24 - 8 * k)
                         tail[t0 + nd] = v
                         if nt == 16:  # room for the length too
-                            tail[t0 + 14] = np.uint32(n >> 29)
-                            tail[t0 + 15] = np.uint32(n << 3)
+                            tail[t0 + 14] = np.uint32((n + pre) >> 29)
+                            tail[t0 + 15] = np.uint32((n + pre) << 3)
             if row[lane] >= 0:  # load the lane's next block into its column
                 b = blk[lane]
                 blk[lane] = b + 1
@@ -177,8 +178,8 @@ def x16_hash_rows(values, starts, lengths, rows, iv, out):
                             buf[80 + (j >> 1) * 32 + 2 * lane + 1 - (j & 1)] = 0
                         if n % 64 == 0:
                             buf[81 + 2 * lane] = np.uint32(0x80000000)
-                        buf[305 + 2 * lane] = np.uint32(n >> 29)
-                        buf[304 + 2 * lane] = np.uint32(n << 3)
+                        buf[305 + 2 * lane] = np.uint32((n + pre) >> 29)
+                        buf[304 + 2 * lane] = np.uint32((n + pre) << 3)
                     else:
                         for j in range(16):
                             buf[80 + (j >> 1) * 32 + 2 * lane + 1 - (j & 1)] = tail[lane * 16 + j]
@@ -557,6 +558,7 @@ def x8_hash_rows(values, starts, lengths, rows, iv, out):
     nrows = row_count(rows)
     pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches
     nout = min(out.shape[1], 20)
+    pre = np.int64(iv[5]) if iv.shape[0] > 5 else 0
     nxt = 0
     busy = 0
     while True:
@@ -607,8 +609,8 @@ def x8_hash_rows(values, starts, lengths, rows, iv, out):
                             v |= np.uint32(values[q + np.uint64(k)]) << np.uint32(24 - 8 * k)
                         tail[t0 + nd] = v
                         if nt == 16:  # room for the length too
-                            tail[t0 + 14] = np.uint32(n >> 29)
-                            tail[t0 + 15] = np.uint32(n << 3)
+                            tail[t0 + 14] = np.uint32((n + pre) >> 29)
+                            tail[t0 + 15] = np.uint32((n + pre) << 3)
             if row[lane] >= 0:  # load the lane's next block into its column
                 b = blk[lane]
                 blk[lane] = b + 1
@@ -628,8 +630,8 @@ def x8_hash_rows(values, starts, lengths, rows, iv, out):
                             buf[40 + j * 8 + lane] = 0
                         if n % 64 == 0:
                             buf[40 + lane] = np.uint32(0x80000000)
-                        buf[152 + lane] = np.uint32(n >> 29)
-                        buf[160 + lane] = np.uint32(n << 3)
+                        buf[152 + lane] = np.uint32((n + pre) >> 29)
+                        buf[160 + lane] = np.uint32((n + pre) << 3)
                     else:
                         for j in range(16):
                             buf[40 + j * 8 + lane] = tail[lane * 16 + j]

@@ -139,6 +139,7 @@ def x16_hash_rows(values, starts, lengths, rows, iv, out):
     nrows = row_count(rows)
     pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches
     nout = min(out.shape[1], 32)
+    pre = np.int64(iv[8]) if iv.shape[0] > 8 else 0
     nxt = 0
     busy = 0
     while True:
@@ -191,8 +192,8 @@ def x16_hash_rows(values, starts, lengths, rows, iv, out):
                             v |= np.uint32(values[q + np.uint64(k)]) << np.uint32(24 - 8 * k)
                         tail[t0 + nd] = v
                         if nt == 16:  # room for the length too
-                            tail[t0 + 14] = np.uint32(n >> 29)
-                            tail[t0 + 15] = np.uint32(n << 3)
+                            tail[t0 + 14] = np.uint32((n + pre) >> 29)
+                            tail[t0 + 15] = np.uint32((n + pre) << 3)
             if row[lane] >= 0:  # load the lane's next block into its column
                 b = blk[lane]
                 blk[lane] = b + 1
@@ -219,7 +220,7 @@ def x16_hash_rows(values, starts, lengths, rows, iv, out):
             break
         if uni >= 0:  # one message schedule for all lanes
             if uni != kwn:
-                _pad_schedule(buf, 384, uni)
+                _pad_schedule(buf, 384, uni + pre)
                 kwn = uni
             k0 = buf[384]
             k1 = buf[385]
@@ -629,8 +630,8 @@ def x16_hash_rows(values, starts, lengths, rows, iv, out):
                         buf[128 + (j >> 1) * 32 + 2 * lane + 1 - (j & 1)] = 0
                     if late[lane] % 64 == 0:
                         buf[129 + 2 * lane] = np.uint32(0x80000000)
-                    buf[353 + 2 * lane] = np.uint32(late[lane] >> 29)
-                    buf[352 + 2 * lane] = np.uint32(late[lane] << 3)
+                    buf[353 + 2 * lane] = np.uint32((late[lane] + pre) >> 29)
+                    buf[352 + 2 * lane] = np.uint32((late[lane] + pre) << 3)
             # the block function: lanes l + 16 * g of the 1 groups g side by side
             for l in range(16):
                 a = buf[0 + l]
@@ -1146,6 +1147,7 @@ def x8_hash_rows(values, starts, lengths, rows, iv, out):
     nrows = row_count(rows)
     pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches
     nout = min(out.shape[1], 32)
+    pre = np.int64(iv[8]) if iv.shape[0] > 8 else 0
     nxt = 0
     busy = 0
     while True:
@@ -1196,8 +1198,8 @@ def x8_hash_rows(values, starts, lengths, rows, iv, out):
                             v |= np.uint32(values[q + np.uint64(k)]) << np.uint32(24 - 8 * k)
                         tail[t0 + nd] = v
                         if nt == 16:  # room for the length too
-                            tail[t0 + 14] = np.uint32(n >> 29)
-                            tail[t0 + 15] = np.uint32(n << 3)
+                            tail[t0 + 14] = np.uint32((n + pre) >> 29)
+                            tail[t0 + 15] = np.uint32((n + pre) << 3)
             if row[lane] >= 0:  # load the lane's next block into its column
                 b = blk[lane]
                 blk[lane] = b + 1
@@ -1217,8 +1219,8 @@ def x8_hash_rows(values, starts, lengths, rows, iv, out):
                             buf[64 + j * 8 + lane] = 0
                         if n % 64 == 0:
                             buf[64 + lane] = np.uint32(0x80000000)
-                        buf[176 + lane] = np.uint32(n >> 29)
-                        buf[184 + lane] = np.uint32(n << 3)
+                        buf[176 + lane] = np.uint32((n + pre) >> 29)
+                        buf[184 + lane] = np.uint32((n + pre) << 3)
                     else:
                         for j in range(16):
                             buf[64 + j * 8 + lane] = tail[lane * 16 + j]

@@ -98,6 +98,7 @@ def x8_hash_rows(values, starts, lengths, rows, iv, out):
     nrows = row_count(rows)
     pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches
     nout = min(out.shape[1], 64)
+    pre = np.int64(iv[8]) if iv.shape[0] > 8 else 0
     nxt = 0
     busy = 0
     while True:
@@ -154,8 +155,8 @@ def x8_hash_rows(values, starts, lengths, rows, iv, out):
                             v |= np.uint64(values[q + np.uint64(k)]) << np.uint64(56 - 8 * k)
                         tail[t0 + nd] = v
                         if nt == 16:  # room for the length too
-                            tail[t0 + 14] = np.uint64(n >> 61)
-                            tail[t0 + 15] = np.uint64(n) << np.uint64(3)
+                            tail[t0 + 14] = np.uint64((n + pre) >> 61)
+                            tail[t0 + 15] = np.uint64((n + pre)) << np.uint64(3)
             if row[lane] >= 0:  # load the lane's next block into its column
                 b = blk[lane]
                 blk[lane] = b + 1
@@ -176,8 +177,8 @@ def x8_hash_rows(values, starts, lengths, rows, iv, out):
                             buf[64 + j * 8 + lane] = 0
                         if n % 128 == 0:
                             buf[64 + lane] = np.uint64(0x8000000000000000)
-                        buf[176 + lane] = np.uint64(n >> 61)
-                        buf[184 + lane] = np.uint64(n) << np.uint64(3)
+                        buf[176 + lane] = np.uint64((n + pre) >> 61)
+                        buf[184 + lane] = np.uint64((n + pre)) << np.uint64(3)
                     else:
                         for j in range(16):
                             buf[64 + j * 8 + lane] = tail[lane * 16 + j]
@@ -826,6 +827,7 @@ def x4_hash_rows(values, starts, lengths, rows, iv, out):
     nrows = row_count(rows)
     pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches
     nout = min(out.shape[1], 64)
+    pre = np.int64(iv[8]) if iv.shape[0] > 8 else 0
     nxt = 0
     busy = 0
     while True:
@@ -882,8 +884,8 @@ def x4_hash_rows(values, starts, lengths, rows, iv, out):
                             v |= np.uint64(values[q + np.uint64(k)]) << np.uint64(56 - 8 * k)
                         tail[t0 + nd] = v
                         if nt == 16:  # room for the length too
-                            tail[t0 + 14] = np.uint64(n >> 61)
-                            tail[t0 + 15] = np.uint64(n) << np.uint64(3)
+                            tail[t0 + 14] = np.uint64((n + pre) >> 61)
+                            tail[t0 + 15] = np.uint64((n + pre)) << np.uint64(3)
             if row[lane] >= 0:  # load the lane's next block into its column
                 b = blk[lane]
                 blk[lane] = b + 1
@@ -904,8 +906,8 @@ def x4_hash_rows(values, starts, lengths, rows, iv, out):
                             buf[32 + j * 4 + lane] = 0
                         if n % 128 == 0:
                             buf[32 + lane] = np.uint64(0x8000000000000000)
-                        buf[88 + lane] = np.uint64(n >> 61)
-                        buf[92 + lane] = np.uint64(n) << np.uint64(3)
+                        buf[88 + lane] = np.uint64((n + pre) >> 61)
+                        buf[92 + lane] = np.uint64((n + pre)) << np.uint64(3)
                     else:
                         for j in range(16):
                             buf[32 + j * 4 + lane] = tail[lane * 16 + j]

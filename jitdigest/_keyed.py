@@ -1,0 +1,73 @@
+"""The keyed kernels (``jitdigest/kernels/keyed.py``) for an algorithm, compiled on first use.
+
+Kept apart from ``_dispatch``'s KernelSet (whose entries every backend has): only the
+Merkle-Damgard families have keyed kernels. Each follows the backend ``_dispatch`` chose for the
+algorithm (SHA-NI where usable), is compiled for exactly one signature and is called through
+Numba's compiled wrapper. ``entry(spec, "hmac")`` is None for the other families; callers then
+use hash objects.
+"""
+import importlib
+import threading
+
+import numpy as np
+
+from . import _cpu, _dispatch
+
+FAMILIES = ("md5", "sha1", "sha256", "sha512")
+_compiled = {}
+_lock = threading.Lock()
+
+
+def bytes_view(obj):
+    """A uint8 view of a bytes-like object, with the C API's ``y*`` error for anything else."""
+    if not isinstance(obj, str):
+        try:
+            return np.frombuffer(obj, np.uint8)
+        except TypeError:
+            pass
+    raise TypeError(f"a bytes-like object is required, not '{type(obj).__name__}'")
+
+
+def _signature(word, entry):
+    from numba import types
+    if entry in ("hmac_rows", "hmac_grid"):              # hash_rows' two layouts
+        return _dispatch._signatures(word)[entry.replace("hmac", "hash")]
+    w = types.uint32 if word.__name__ == "uint32" else types.uint64
+    iv = types.Array(w, 1, "C", readonly=True)
+    data = types.Array(types.uint8, 1, "C", readonly=True)
+    out = types.ByteArray(types.uint8, 1, "C")
+    if entry == "hmac":
+        return (iv, data, data, out)
+    if entry == "hmac_states":
+        return (iv, data, types.int64, types.Array(w, 1, "C"))
+    if entry == "hmac_final":
+        state = types.Array(w, 1, "C")
+        buf = types.Array(types.uint8, 1, "C")
+        return (state, buf, types.int64, types.int64, iv, out)
+    if entry == "hmac_bytes":                       # key and message bytes: no array views
+        message = types.Bytes(types.uint8, 1, "C", readonly=True)
+        return (iv, message, message, out)
+    return (iv, data, data, types.int64, types.int64, out)        # pbkdf2
+
+
+def entry(spec, name):
+    """The compiled ``name`` entry ("hmac", "hmac_bytes", "hmac_states", "hmac_final",
+    "hmac_rows", "hmac_grid", "pbkdf2") serving ``spec`` now, or None."""
+    if spec.family not in FAMILIES:
+        return None
+    backend = _dispatch.kernels_for(spec).name
+    key = (spec.family, backend, name, _cpu.jit_enabled())
+    func = _compiled.get(key)
+    if func is None:
+        with _lock:
+            func = _compiled.get(key)
+            if func is None:
+                module = importlib.import_module("jitdigest.kernels.keyed")
+                function = {"hmac_bytes": "hmac", "hmac_grid": "hmac_rows"}.get(name, name)
+                func = getattr(module, f"{spec.family}_{backend}_{function}", None)
+                if func is None:
+                    return None
+                if _cpu.jit_enabled():
+                    func = func.compile(_signature(spec.word, name))
+                _compiled[key] = func
+    return func

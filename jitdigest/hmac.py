@@ -1,0 +1,236 @@
+"""The standard library's ``hmac`` module (RFC 2104) on jitdigest's kernels.
+
+Why: code that swaps ``hashlib`` for ``jitdigest`` also needs its HMAC, and a one-shot HMAC is
+four compressions whose cost, driven from Python, is mostly the calls around them. So
+``digest(key, msg, name)`` is one kernel call for MD5, SHA-1 and SHA-2 (key blocks, inner and
+outer hash; ``jitdigest/kernels/keyed.py``), and ``HMAC`` objects keep the keyed outer state
+once per key: ``copy()`` shares it and copies only the inner hash.
+
+``digestmod`` / ``digest`` is a name (``jitdigest.new``'s names; a name only hashlib knows is
+hashed by hashlib), a constructor of jitdigest or hashlib (hashlib's are served by jitdigest's
+kernels), or any other constructor or PEP 247 module (used as given). Errors are the standard
+library's, in its order and words. SHAKE, which the standard library refuses, is refused by it.
+"""
+import hashlib as _hashlib
+import hmac as _std_hmac
+import warnings as _warnings
+
+import numpy as np
+
+from . import _algorithms, _cpu, _hashobj, _keyed
+from ._keyed import bytes_view as _bytes_view
+
+__all__ = ["HMAC", "new", "digest", "compare_digest", "digest_size", "trans_5C", "trans_36"]
+
+compare_digest = _std_hmac.compare_digest
+trans_5C = bytes((x ^ 0x5C) for x in range(256))
+trans_36 = bytes((x ^ 0x36) for x in range(256))
+digest_size = None
+
+_by_constructor = {}                 # jitdigest's and hashlib's constructors -> spec
+
+
+def _constructor_spec(func):
+    if not _by_constructor:
+        import jitdigest
+        for name, spec in _algorithms.SPECS.items():
+            for module in (jitdigest, _hashlib):
+                ctor = getattr(module, name, None)
+                if ctor is not None:
+                    _by_constructor[ctor] = spec
+    try:
+        return _by_constructor.get(func)
+    except TypeError:                # unhashable
+        return None
+
+
+def _spec_of(digestmod):
+    """The algorithm jitdigest serves for ``digestmod``, or None (a name it does not know, or
+    another constructor or module)."""
+    if isinstance(digestmod, str):
+        try:
+            return _algorithms.lookup(digestmod)
+        except ValueError:
+            return None
+    return _constructor_spec(digestmod)
+
+
+def _constructor(digestmod, spec):
+    """``digest_cons`` of the standard library's ``hmac``: ``digest_cons(d=b'')`` -> hash object."""
+    if spec is not None:
+        import jitdigest
+        return jitdigest._CONSTRUCTORS[spec.name]
+    if callable(digestmod):
+        return digestmod
+    if isinstance(digestmod, str):
+        return lambda d=b'': _hashlib.new(digestmod, d)
+    return lambda d=b'': digestmod.new(d)
+
+
+_keyed_start = {}    # digestmod -> (switches, spec, hmac_states kernel, hmac_final kernel)
+_NO_KERNEL = (None, None, None, None)
+
+
+def _start_entries(digestmod):
+    spec = _spec_of(digestmod)
+    if spec is None or spec.digest_size == 0 or _keyed.entry(spec, "hmac_states") is None:
+        entries = (_cpu.DISABLED, spec, None, None)
+    else:
+        entries = (_cpu.DISABLED, spec, _keyed.entry(spec, "hmac_states"),
+                   _keyed.entry(spec, "hmac_final"))
+    try:
+        _keyed_start[digestmod] = entries
+    except TypeError:
+        pass
+    return entries
+
+
+class HMAC:
+    """RFC 2104 HMAC class, as the standard library's ``hmac.HMAC``."""
+
+    blocksize = 64  # 512-bit HMAC; can be changed in subclasses.
+
+    __slots__ = ("_inner", "_outer", "_final", "block_size", "digest_size")
+
+    def __init__(self, key, msg=None, digestmod=''):
+        if not isinstance(key, (bytes, bytearray)):
+            raise TypeError("key: expected bytes or bytearray, but got %r" % type(key).__name__)
+        if not digestmod:
+            raise TypeError("Missing required parameter 'digestmod'.")
+        try:
+            fast = _keyed_start.get(digestmod)
+        except TypeError:                            # unhashable: a module, say
+            fast = _NO_KERNEL
+        if fast is None or fast[0] is not _cpu.DISABLED:
+            fast = _start_entries(digestmod)
+        if fast[2] is not None:                     # MD5, SHA-1, SHA-2: keyed in one call
+            spec = fast[1]
+            ns = len(spec.initial_state)
+            states = np.empty(2 * ns, spec.word)
+            fast[2](spec.initial_state, np.frombuffer(key, np.uint8), spec.digest_size, states)
+            self._inner = _hashobj.resumed(spec, states[:ns], spec.block_size)
+            self._outer = states[ns:]               # the keyed outer state (never written)
+            self._final = fast[3]
+            self.digest_size = spec.digest_size
+            self.block_size = spec.block_size
+        else:
+            self._final = None
+            self._start_objects(key, digestmod, fast[1])
+        if msg is not None:
+            self.update(msg)
+
+    def _start_objects(self, key, digestmod, spec):
+        """The standard library's start: key blocks fed to two hash objects."""
+        if spec is not None and spec.digest_size == 0:
+            _std_hmac.new(key, None, digestmod)      # SHAKE: the standard library's error
+        digest_cons = _constructor(digestmod, spec)
+        outer = digest_cons()
+        inner = digest_cons()
+        self.digest_size = inner.digest_size
+        if hasattr(inner, 'block_size'):
+            blocksize = inner.block_size
+            if blocksize < 16:
+                _warnings.warn('block_size of %d seems too small; using our '
+                               'default of %d.' % (blocksize, self.blocksize),
+                               RuntimeWarning, 2)
+                blocksize = self.blocksize
+        else:
+            _warnings.warn('No block_size attribute on given digest object; '
+                           'Assuming %d.' % (self.blocksize),
+                           RuntimeWarning, 2)
+            blocksize = self.blocksize
+        if len(key) > blocksize:
+            key = digest_cons(key).digest()
+        self.block_size = blocksize
+        key = key.ljust(blocksize, b'\0')
+        # (memoryviews: a jitdigest object compresses the key block now, not at each digest)
+        outer.update(memoryview(key.translate(trans_5C)))
+        inner.update(memoryview(key.translate(trans_36)))
+        self._outer = outer              # the keyed outer state: never updated, only copied
+        self._inner = inner
+
+    @property
+    def name(self):
+        return f"hmac-{self._inner.name}"
+
+    def update(self, msg):
+        """Feed data from msg into this hashing object."""
+        self._inner.update(msg)
+
+    def copy(self):
+        """Return a separate copy of this hashing object (sharing the keyed outer state)."""
+        other = object.__new__(type(self))
+        other.digest_size = self.digest_size
+        other.block_size = self.block_size
+        other._outer = self._outer
+        other._final = self._final
+        other._inner = self._inner.copy()
+        return other
+
+    def _current(self):
+        h = self._outer.copy()
+        h.update(self._inner.digest())
+        return h
+
+    def digest(self):
+        """Return the hash value of this hashing object, as bytes; the object stays usable."""
+        final = self._final
+        if final is None:
+            return self._current().digest()
+        inner = self._inner              # a streaming jitdigest object (it has its lock)
+        out = bytearray(self.digest_size)
+        with inner._lock:
+            final(inner._state, inner._buf, inner._buflen, inner._total, self._outer, out)
+        return bytes(out)
+
+    def hexdigest(self):
+        """Like digest(), but returns a string of hexadecimal digits instead."""
+        return self.digest().hex()
+
+
+def new(key, msg=None, digestmod=''):
+    """Create a new HMAC object (see ``HMAC``)."""
+    return HMAC(key, msg, digestmod)
+
+
+_one_call = {}       # digest -> (switches, spec, kernel for bytes, kernel for other buffers)
+
+
+def digest(key, msg, digest):
+    """HMAC of ``msg`` under ``key``: one kernel call for MD5, SHA-1 and SHA-2."""
+    try:
+        known = _one_call.get(digest)
+    except TypeError:
+        known = None
+    if known is not None and known[0] is _cpu.DISABLED:
+        spec = known[1]
+        out = bytearray(spec.digest_size)
+        if type(key) is bytes and type(msg) is bytes:
+            known[2](spec.initial_state, key, msg, out)
+        else:
+            known[3](spec.initial_state, _bytes_view(key), _bytes_view(msg), out)
+        return bytes(out)
+    spec = _spec_of(digest)
+    if spec is not None:
+        key_view = _bytes_view(key)
+        msg_view = _bytes_view(msg)
+        if spec.digest_size == 0:
+            return _std_hmac.digest(key, msg, digest)    # SHAKE: the standard library's error
+        kernel = _keyed.entry(spec, "hmac")
+        if kernel is not None:
+            out = bytearray(spec.digest_size)
+            kernel(spec.initial_state, key_view, msg_view, out)
+            _one_call[digest] = (_cpu.DISABLED, spec, _keyed.entry(spec, "hmac_bytes"), kernel)
+            return bytes(out)
+    digest_cons = _constructor(digest, spec)
+    inner = digest_cons()
+    outer = digest_cons()
+    blocksize = getattr(inner, 'block_size', 64)
+    if len(key) > blocksize:
+        key = digest_cons(key).digest()
+    key = key + b'\x00' * (blocksize - len(key))
+    inner.update(key.translate(trans_36))
+    outer.update(key.translate(trans_5C))
+    inner.update(msg)
+    outer.update(inner.digest())
+    return outer.digest()

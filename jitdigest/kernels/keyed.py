@@ -1,0 +1,343 @@
+"""HMAC (RFC 2104) and PBKDF2-HMAC (RFC 8018) as single kernel calls, for the Merkle-Damgard
+families (MD5, SHA-1, SHA-2) on their portable and SHA-NI block functions.
+
+Why a kernel and not hash objects: HMAC of a short message is four compressions, and PBKDF2 is
+two per iteration. Driven from Python (as hashlib's ``hmac`` module and OpenSSL's PBKDF2 loop
+do) the calls around them cost more than the compressions; here the key blocks are compressed
+once per call, and every PBKDF2 iteration is two compressions of one prepared block from the
+two keyed states, with the digest written straight back into that block.
+
+Entries ``<family>_<backend>_hmac(iv, key, msg, out)`` (``out``: a bytearray of the digest
+size), ``<family>_<backend>_hmac_states(iv, key, ds, states)`` (the keyed inner and outer
+states), ``<family>_<backend>_hmac_final(state, buf, buflen, total, ostate, out)`` (an HMAC
+object's digest from its inner hash object's fields),
+``<family>_<backend>_hmac_rows(values, starts, lengths, rows, states, out)`` (batch HMAC in
+``hash_rows``' layouts, ``states`` the keyed inner then outer state) and ``<family>_<backend>_pbkdf2(iv, password, salt, iterations, ds, out)`` (``ds``: the
+digest size; ``out``: a bytearray of ``dklen`` bytes); ``jitdigest._keyed`` compiles each for
+one signature, as ``jitdigest._dispatch`` does. The SHA-NI ones carry the same SAFETY rule as
+``x86_sha``: never called unless ``_cpu.usable("sha", "sha_ni")``.
+"""
+import numpy as np
+
+from . import md5 as _md5, sha1 as _sha1, sha256 as _sha256, sha512 as _sha512
+from . import x86_sha as _x86
+from ._jit import (GIL_MINSIZE, gil_kernel, inline_kernel, kernel, reacquire_gil, release_gil_if,
+                   scratch, scratch_copy)
+from ._md import md_finish
+from ._rows import length_of, row_at, row_count, start_of
+
+
+@inline_kernel
+def put_digest(little, state, out, n):
+    """out[0:n] = the first n digest bytes of ``state`` (the family's byte order)."""
+    word_bytes = state.itemsize
+    for i in range(n):
+        k = i % word_bytes
+        shift = 8 * k if little else 8 * (word_bytes - 1 - k)
+        out[i] = (int(state[i // word_bytes]) >> shift) & 0xFF
+
+
+@inline_kernel
+def keyed_states(compress, block_size, len_bytes, little, iv, key, istate, ostate, ds):
+    """istate, ostate = the states after the key block XOR ipad, XOR opad (RFC 2104; a key
+    longer than a block is hashed first, to ``ds`` bytes)."""
+    block = scratch(block_size, np.uint8, 128)
+    n = len(key)
+    if n > block_size:
+        state = scratch_copy(iv, 8)
+        nblocks = n // block_size
+        compress(state, key, 0, nblocks)
+        done = nblocks * block_size
+        md_finish(compress, block_size, len_bytes, little, state, key, done, n - done, n,
+                  block[:ds])
+    else:
+        for i in range(n):
+            block[i] = key[i]
+    for i in range(block_size):
+        block[i] ^= 0x36
+    for k in range(iv.shape[0]):
+        istate[k] = iv[k]
+    compress(istate, block, 0, 1)
+    for i in range(block_size):
+        block[i] ^= 0x36 ^ 0x5C
+    for k in range(iv.shape[0]):
+        ostate[k] = iv[k]
+    compress(ostate, block, 0, 1)
+
+
+@inline_kernel
+def after_key_block(compress, block_size, len_bytes, little, state, src, start, n, out):
+    """out = the hash of ``src[start:start + n]`` following a key block, from the keyed
+    ``state`` (modified): whole blocks (GIL released from hashlib's threshold, when held),
+    then the padded tail, whose length field counts the key block."""
+    nblocks = n // block_size
+    if nblocks > 0:
+        token = release_gil_if(n >= GIL_MINSIZE)
+        compress(state, src, start, nblocks)
+        reacquire_gil(token)
+    done = nblocks * block_size
+    md_finish(compress, block_size, len_bytes, little, state, src, start + done, n - done,
+              n + block_size, out)
+
+
+@inline_kernel
+def md_hmac(compress, block_size, len_bytes, little, iv, key, msg, out):
+    """out = HMAC(key, msg), ``len(out)`` the digest size."""
+    ds = len(out)
+    istate = scratch_copy(iv, 8)
+    ostate = scratch_copy(iv, 8)
+    keyed_states(compress, block_size, len_bytes, little, iv, key, istate, ostate, ds)
+    inner = scratch(64, np.uint8, 64)
+    after_key_block(compress, block_size, len_bytes, little, istate, msg, 0, len(msg),
+                    inner[:ds])
+    md_finish(compress, block_size, len_bytes, little, ostate, inner, 0, ds, block_size + ds,
+              out)
+
+
+@inline_kernel
+def md_hmac_states(compress, block_size, len_bytes, little, iv, key, ds, states):
+    """states = the keyed inner state, then the outer one (an HMAC object's start)."""
+    ns = iv.shape[0]
+    istate = scratch_copy(iv, 8)
+    ostate = scratch_copy(iv, 8)
+    keyed_states(compress, block_size, len_bytes, little, iv, key, istate, ostate, ds)
+    for k in range(ns):
+        states[k] = istate[k]
+        states[ns + k] = ostate[k]
+
+
+@inline_kernel
+def md_hmac_final(compress, block_size, len_bytes, little, state, buf, buflen, total, ostate,
+                  out):
+    """out = HMAC of an object's data so far: the inner hash's ``state``, ``buf``, ``buflen``
+    and ``total`` (the key block counted) as hash objects keep them, the keyed ``ostate``."""
+    ds = len(out)
+    inner = scratch(64, np.uint8, 64)
+    md_finish(compress, block_size, len_bytes, little, scratch_copy(state, 8), buf, 0, buflen,
+              total, inner[:ds])
+    md_finish(compress, block_size, len_bytes, little, scratch_copy(ostate, 8), inner, 0, ds,
+              block_size + ds, out)
+
+
+@inline_kernel
+def md_hmac_rows(compress, block_size, len_bytes, little, values, starts, lengths, rows, states,
+                 out):
+    """Batch HMAC, one message at a time (the lane kernels' stand-in): ``out[r]`` = HMAC of
+    row ``r`` (``_rows``' layouts), ``states`` the keyed inner state, then the outer one."""
+    ns = states.shape[0] // 2
+    ds = out.shape[1]
+    state = scratch_copy(states, 16)             # the first ns words are the working state
+    inner = scratch(64, np.uint8, 64)
+    for i in range(row_count(rows)):
+        r = row_at(rows, i)
+        for k in range(ns):
+            state[k] = states[k]
+        after_key_block(compress, block_size, len_bytes, little, state, values,
+                        start_of(starts, r), length_of(lengths, r), inner[:ds])
+        for k in range(ns):
+            state[k] = states[ns + k]
+        md_finish(compress, block_size, len_bytes, little, state, inner, 0, ds,
+                  block_size + ds, out[r])
+
+
+@inline_kernel
+def md_pbkdf2(compress, block_size, len_bytes, little, iv, password, salt, iterations, ds, out):
+    """out = PBKDF2-HMAC(password, salt, iterations), ``len(out)`` bytes (RFC 8018 5.2)."""
+    istate = scratch_copy(iv, 8)
+    ostate = scratch_copy(iv, 8)
+    keyed_states(compress, block_size, len_bytes, little, iv, password, istate, ostate, ds)
+    state = scratch_copy(iv, 8)
+    # U_j (ds bytes) padded as the last block of a (block + ds)-byte message: U_j's inner and
+    # outer hashes are each one compression of this block from a keyed state.
+    ublock = scratch(block_size, np.uint8, 128)
+    ublock[ds] = 0x80
+    bits = (block_size + ds) * 8
+    for k in range(4):
+        byte = (bits >> (8 * k)) & 0xFF
+        if little:
+            ublock[block_size - len_bytes + k] = byte
+        else:
+            ublock[block_size - 1 - k] = byte
+    acc = scratch(64, np.uint8, 64)
+    m = len(salt)
+    message = np.empty(m + 4, np.uint8)          # salt || INT_32_BE(i); once per call
+    for i in range(m):
+        message[i] = salt[i]
+    dklen = len(out)
+    for index in range(1, (dklen + ds - 1) // ds + 1):
+        for k in range(4):
+            message[m + k] = (index >> (8 * (3 - k))) & 0xFF
+        for k in range(iv.shape[0]):
+            state[k] = istate[k]
+        after_key_block(compress, block_size, len_bytes, little, state, message, 0, m + 4,
+                        ublock[:ds])
+        for k in range(iv.shape[0]):
+            state[k] = ostate[k]
+        compress(state, ublock, 0, 1)
+        put_digest(little, state, ublock, ds)
+        for i in range(ds):
+            acc[i] = ublock[i]
+        for _ in range(1, iterations):
+            for k in range(iv.shape[0]):
+                state[k] = istate[k]
+            compress(state, ublock, 0, 1)
+            put_digest(little, state, ublock, ds)
+            for k in range(iv.shape[0]):
+                state[k] = ostate[k]
+            compress(state, ublock, 0, 1)
+            put_digest(little, state, ublock, ds)
+            for i in range(ds):
+                acc[i] ^= ublock[i]
+        first = (index - 1) * ds
+        for i in range(min(ds, dklen - first)):
+            out[first + i] = acc[i]
+
+
+@gil_kernel
+def md5_portable_hmac(iv, key, msg, out):
+    md_hmac(_md5.compress, 64, 8, True, iv, key, msg, out)
+
+
+@gil_kernel
+def md5_portable_hmac_states(iv, key, ds, states):
+    md_hmac_states(_md5.compress, 64, 8, True, iv, key, ds, states)
+
+
+@gil_kernel
+def md5_portable_hmac_final(state, buf, buflen, total, ostate, out):
+    md_hmac_final(_md5.compress, 64, 8, True, state, buf, buflen, total, ostate, out)
+
+
+@kernel
+def md5_portable_hmac_rows(values, starts, lengths, rows, states, out):
+    md_hmac_rows(_md5.compress, 64, 8, True, values, starts, lengths, rows, states, out)
+
+
+@kernel
+def md5_portable_pbkdf2(iv, password, salt, iterations, ds, out):
+    md_pbkdf2(_md5.compress, 64, 8, True, iv, password, salt, iterations, ds, out)
+
+
+@gil_kernel
+def sha1_portable_hmac(iv, key, msg, out):
+    md_hmac(_sha1.compress, 64, 8, False, iv, key, msg, out)
+
+
+@gil_kernel
+def sha1_portable_hmac_states(iv, key, ds, states):
+    md_hmac_states(_sha1.compress, 64, 8, False, iv, key, ds, states)
+
+
+@gil_kernel
+def sha1_portable_hmac_final(state, buf, buflen, total, ostate, out):
+    md_hmac_final(_sha1.compress, 64, 8, False, state, buf, buflen, total, ostate, out)
+
+
+@kernel
+def sha1_portable_hmac_rows(values, starts, lengths, rows, states, out):
+    md_hmac_rows(_sha1.compress, 64, 8, False, values, starts, lengths, rows, states, out)
+
+
+@kernel
+def sha1_portable_pbkdf2(iv, password, salt, iterations, ds, out):
+    md_pbkdf2(_sha1.compress, 64, 8, False, iv, password, salt, iterations, ds, out)
+
+
+@gil_kernel
+def sha1_sha_ni_hmac(iv, key, msg, out):
+    md_hmac(_x86.sha1_compress, 64, 8, False, iv, key, msg, out)
+
+
+@gil_kernel
+def sha1_sha_ni_hmac_states(iv, key, ds, states):
+    md_hmac_states(_x86.sha1_compress, 64, 8, False, iv, key, ds, states)
+
+
+@gil_kernel
+def sha1_sha_ni_hmac_final(state, buf, buflen, total, ostate, out):
+    md_hmac_final(_x86.sha1_compress, 64, 8, False, state, buf, buflen, total, ostate, out)
+
+
+@kernel
+def sha1_sha_ni_hmac_rows(values, starts, lengths, rows, states, out):
+    md_hmac_rows(_x86.sha1_compress, 64, 8, False, values, starts, lengths, rows, states, out)
+
+
+@kernel
+def sha1_sha_ni_pbkdf2(iv, password, salt, iterations, ds, out):
+    md_pbkdf2(_x86.sha1_compress, 64, 8, False, iv, password, salt, iterations, ds, out)
+
+
+@gil_kernel
+def sha256_portable_hmac(iv, key, msg, out):
+    md_hmac(_sha256.compress, 64, 8, False, iv, key, msg, out)
+
+
+@gil_kernel
+def sha256_portable_hmac_states(iv, key, ds, states):
+    md_hmac_states(_sha256.compress, 64, 8, False, iv, key, ds, states)
+
+
+@gil_kernel
+def sha256_portable_hmac_final(state, buf, buflen, total, ostate, out):
+    md_hmac_final(_sha256.compress, 64, 8, False, state, buf, buflen, total, ostate, out)
+
+
+@kernel
+def sha256_portable_hmac_rows(values, starts, lengths, rows, states, out):
+    md_hmac_rows(_sha256.compress, 64, 8, False, values, starts, lengths, rows, states, out)
+
+
+@kernel
+def sha256_portable_pbkdf2(iv, password, salt, iterations, ds, out):
+    md_pbkdf2(_sha256.compress, 64, 8, False, iv, password, salt, iterations, ds, out)
+
+
+@gil_kernel
+def sha256_sha_ni_hmac(iv, key, msg, out):
+    md_hmac(_x86.sha256_compress, 64, 8, False, iv, key, msg, out)
+
+
+@gil_kernel
+def sha256_sha_ni_hmac_states(iv, key, ds, states):
+    md_hmac_states(_x86.sha256_compress, 64, 8, False, iv, key, ds, states)
+
+
+@gil_kernel
+def sha256_sha_ni_hmac_final(state, buf, buflen, total, ostate, out):
+    md_hmac_final(_x86.sha256_compress, 64, 8, False, state, buf, buflen, total, ostate, out)
+
+
+@kernel
+def sha256_sha_ni_hmac_rows(values, starts, lengths, rows, states, out):
+    md_hmac_rows(_x86.sha256_compress, 64, 8, False, values, starts, lengths, rows, states, out)
+
+
+@kernel
+def sha256_sha_ni_pbkdf2(iv, password, salt, iterations, ds, out):
+    md_pbkdf2(_x86.sha256_compress, 64, 8, False, iv, password, salt, iterations, ds, out)
+
+
+@gil_kernel
+def sha512_portable_hmac(iv, key, msg, out):
+    md_hmac(_sha512.compress, 128, 16, False, iv, key, msg, out)
+
+
+@gil_kernel
+def sha512_portable_hmac_states(iv, key, ds, states):
+    md_hmac_states(_sha512.compress, 128, 16, False, iv, key, ds, states)
+
+
+@gil_kernel
+def sha512_portable_hmac_final(state, buf, buflen, total, ostate, out):
+    md_hmac_final(_sha512.compress, 128, 16, False, state, buf, buflen, total, ostate, out)
+
+
+@kernel
+def sha512_portable_hmac_rows(values, starts, lengths, rows, states, out):
+    md_hmac_rows(_sha512.compress, 128, 16, False, values, starts, lengths, rows, states, out)
+
+
+@kernel
+def sha512_portable_pbkdf2(iv, password, salt, iterations, ds, out):
+    md_pbkdf2(_sha512.compress, 128, 16, False, iv, password, salt, iterations, ds, out)

@@ -1,0 +1,113 @@
+"""``hmac_many``: HMAC of many messages under one key, in every layout ``hash_many`` takes.
+
+Why: pseudonymising a column (HMAC-SHA256 of each row with one secret key) is otherwise a
+Python loop of ``hmac.new(key, row, name).digest()``. Here the keyed inner and outer states are
+computed once, and the rows are hashed by the batch kernels in two passes over ``out``:
+
+* MD5, SHA-1, SHA-2 on lane kernels: the inner pass hashes every row from the inner keyed
+  state, the outer pass every inner digest (a grid of rows of the digest size, read from and
+  written back to ``out``: each kernel reads a row before writing that row's output) from the
+  outer keyed state; ``iv`` carries one word past the state, the key block's byte count, which
+  the lane kernels add to the length in the padding;
+* the same families without lanes (or too few rows to fill them): one kernel pass doing both
+  hashes per row (``kernels/keyed.py``'s ``hmac_rows``);
+* SHA-3: both passes on the Keccak batch kernels, from the keyed sponge states (no length
+  field to adjust);
+* BLAKE2, whose last block is compressed differently, so that no state after the key block
+  serves an empty message: a loop of ``jitdigest.hmac`` objects (slow; correct).
+
+Threads as in ``hash_many`` (``threads``, chunks of rows on the shared pool).
+"""
+import hmac as _std_hmac
+
+import numpy as np
+
+from . import _algorithms, _dispatch, _keyed, batch
+from .hmac import HMAC
+
+__all__ = ["hmac_many"]
+
+
+class _KeyedRows:
+    """Stands in for a kernel set in ``batch._run``: its ``hash_rows``/``hash_grid`` are the
+    keyed kernel's, which take the inner and outer states as ``iv``."""
+
+    def __init__(self, spec):
+        self.hash_rows = _keyed.entry(spec, "hmac_rows")
+        self.hash_grid = _keyed.entry(spec, "hmac_grid")
+
+
+def _readonly(words, dtype):
+    arr = np.array(words, dtype=dtype)
+    arr.setflags(write=False)
+    return arr
+
+
+def _keyed_states(key, spec):
+    """The inner and outer states after the key blocks (hash objects' state words)."""
+    h = HMAC(key, None, spec.name)
+    outer = h._outer                 # MD families: the state array; others: a hash object
+    return h._inner._state, outer if isinstance(outer, np.ndarray) else outer._state
+
+
+def hmac_many(name, key, messages, offsets=None, *, out=None, threads=None):
+    """HMAC of every message under one ``key``: a C-contiguous (n, digest_size) uint8 array
+    whose row i is ``hmac.new(key, message_i, name).digest()``.
+
+    ``name``: any name ``jitdigest.new`` takes that HMAC allows (not SHAKE).
+    ``key``: bytes or bytearray, as for ``hmac.new``.
+    ``messages``, ``offsets``, ``out``, ``threads``: as for ``jitdigest.hash_many``.
+    """
+    if not isinstance(key, (bytes, bytearray)):
+        raise TypeError("key: expected bytes or bytearray, but got %r" % type(key).__name__)
+    spec = _algorithms.lookup(name)
+    if spec.digest_size == 0:
+        _std_hmac.new(key, None, name)              # SHAKE: the standard library's error
+        raise ValueError(f"HMAC does not take {spec.name}")
+    threads = batch._thread_cap(threads)
+    segments, n = batch._segments(messages, offsets)
+    ds, bs = spec.digest_size, spec.block_size
+    out = batch._check_out(out, n, ds)
+    if n == 0:
+        return out
+    if spec.family.startswith("blake2"):
+        for seg in segments:
+            _loop(key, spec, seg, out)
+        return out
+    inner, outer = _keyed_states(key, spec)
+    mean = sum(seg.nbytes() for seg in segments) // n
+    kernels = _dispatch.batch_kernels_for(spec, mean, n)
+    if spec.family in _keyed.FAMILIES:
+        if kernels.backend.lanes == 1:
+            states = _readonly(np.concatenate([inner, outer]), spec.word)
+            _passes(_KeyedRows(spec), spec, states, None, segments, n, out, threads)
+            return out
+        inner = _readonly(list(inner) + [bs], spec.word)      # + the key block's bytes
+        outer = _readonly(list(outer) + [bs], spec.word)
+    else:                                                     # SHA-3: the sponge states
+        inner, outer = _readonly(inner, spec.word), _readonly(outer, spec.word)
+    _passes(kernels, spec, inner, outer, segments, n, out, threads)
+    return out
+
+
+def _passes(kernels, spec, inner, outer, segments, n, out, threads):
+    """The inner pass over the messages, then (``outer`` given) the outer pass over ``out``."""
+    for seg in segments:
+        view = out if seg.n == n else out[seg.row0:seg.row0 + seg.n]
+        batch._run(kernels, spec, inner, seg, view, threads)
+    if outer is not None:
+        digests = batch._Segment.grid(0, out.reshape(-1), spec.digest_size, n)
+        batch._run(kernels, spec, outer, digests, out, threads)
+
+
+def _loop(key, spec, seg, out):
+    proto = HMAC(key, None, spec.name)
+    values = seg.values
+    for i in range(seg.n):
+        if seg.width is not None:
+            start, length = i * seg.width, seg.width
+        else:
+            start, length = int(seg.starts[i]), int(seg.lengths[i])
+        h = proto.copy()
+        h.update(values[start:start + length])
+        out[seg.row0 + i] = np.frombuffer(h.digest(), np.uint8)
