@@ -7,6 +7,10 @@ constructor or to the first ``update()``) holds on to it and is digested by one 
 the initial state: the one-shot path behind ``sha256(data).digest()``, and behind hashlib's
 idiom ``h = proto.copy(); h.update(data); h.digest()`` (copying such an object shares the bytes).
 """
+import importlib
+import operator
+import sys
+
 import numpy as np
 
 from . import _algorithms, _cpu, _dispatch
@@ -188,15 +192,54 @@ class ShakeHash(Hash):
 
     def digest(self, length):
         """``length`` bytes of output for the data passed so far."""
-        if not isinstance(length, int):
-            raise TypeError(f"'{type(length).__name__}' object cannot be interpreted as an integer")
-        if length < 0:
-            raise ValueError("value must be positive")
-        return self._digest_into(bytearray(length))
+        length = _output_length(length)
+        if length < DIRECT_OUTPUT_MIN:
+            return self._digest_into(bytearray(length))
+        # Long output is squeezed straight into the bytes object returned (one allocation of
+        # ``length`` bytes, where a bytearray then bytes() would need two).
+        if self._state is None:
+            self._materialise()
+        result = bytes(length)               # zero pages from calloc: untouched until written
+        _final_function(self._kernels)(self._state, self._buf, self._buflen, self._total,
+                                       _fresh_bytes_storage(result))
+        return result
 
     def hexdigest(self, length):
         """Like digest(length), as a string of hexadecimal digits."""
         return self.digest(length).hex()
+
+
+DIRECT_OUTPUT_MIN = 1 << 16       # SHAKE output from this size on is written into its bytes
+
+
+def _output_length(length):
+    """A SHAKE output length as hashlib takes it: any ``__index__``, in its words otherwise."""
+    length = operator.index(length)       # "'float' object cannot be interpreted as ..."
+    if length < 0:
+        raise ValueError("value must be positive")
+    if length > sys.maxsize:
+        raise OverflowError("Python int too large to convert to C ssize_t")
+    return length
+
+
+def _fresh_bytes_storage(data):
+    """A writable uint8 array over the storage of ``data``, a ``bytes`` object this module has
+    just made and nobody else has seen (filling it is what C code does with
+    ``PyBytes_FromStringAndSize(NULL, n)``); the caller keeps ``data`` alive meanwhile."""
+    import ctypes                          # only for long SHAKE output: not at import time
+    as_string = ctypes.pythonapi.PyBytes_AsString
+    as_string.restype = ctypes.c_void_p
+    as_string.argtypes = [ctypes.py_object]
+    storage = (ctypes.c_ubyte * len(data)).from_address(as_string(data))
+    return np.ctypeslib.as_array(storage)
+
+
+def _final_function(kernels):
+    """The kernel set's ``final`` as its dispatcher, which compiles (and caches) a form for an
+    ndarray output; the set's own entry is compiled for a bytearray only."""
+    backend = kernels.backend
+    module = importlib.import_module("jitdigest.kernels." + backend.module)
+    return getattr(module, backend.prefix + "final")
 
 
 def make(name, data=None):
