@@ -183,8 +183,8 @@ def _bounds(cuts, n):
 def _plan(n, total, work, max_threads):
     """(chunk boundaries, threads) for ``n`` rows of ``total`` blocks of work: chunks of about
     ``CHUNK_BLOCKS`` (at least one per thread) so that a long call can be interrupted between
-    them; ``work`` is the running sum of the rows' work in hashing order, or None when every
-    row costs the same."""
+    them; ``work()`` gives the running sum of the rows' work in hashing order (None: every row
+    costs the same)."""
     k = max(1, min(max_threads, total // MIN_BLOCKS_PER_THREAD, -(-n // ALIGN)))
     chunks = min(max(k, -(-total // CHUNK_BLOCKS)), -(-n // ALIGN))
     if chunks <= 1:
@@ -193,6 +193,7 @@ def _plan(n, total, work, max_threads):
     if work is None:
         cuts = (fractions * n).astype(np.int64)
     else:
+        work = work()
         cuts = np.searchsorted(work, fractions * float(work[-1]))
     bounds = _bounds(cuts, n)
     return bounds, min(k, len(bounds) - 1)
@@ -220,8 +221,8 @@ def _run(kernels, spec, iv, seg, out, max_threads):
         bounds, k = _plan(n, total, None, max_threads)
     else:
         rows = np.argsort(key.astype(np.uint16) if kmax < 65536 else key, kind="stable")
-        work = None if total <= CHUNK_BLOCKS else np.cumsum(key[rows] + 1)  # +1: per message
-        bounds, k = _plan(n, total, work, max_threads)
+        bounds, k = _plan(n, total, lambda: np.cumsum(key[rows] + 1),   # +1: per message
+                          max_threads)
     _layout.check_rows(rows, n)
     _call_on_threads(_entry(kernels, spec, "hash_rows"),
                      [(seg.values, seg.starts, seg.lengths, rows[a:b], iv, out)
