@@ -230,10 +230,14 @@ def _run(kernels, spec, iv, seg, out, max_threads):
 
 
 def _run_chunks(entry, calls, stop):
-    for args in calls:
-        if stop.is_set():
-            return
-        entry(*args)
+    try:
+        for args in calls:
+            if stop.is_set():
+                return
+            entry(*args)
+    except BaseException:
+        stop.set()                   # the other threads stop after their current chunk
+        raise
 
 
 def _call_on_threads(entry, calls, threads):
@@ -251,9 +255,6 @@ def _call_on_threads(entry, calls, threads):
     futures = [pool.submit(_run_chunks, entry, share, stop) for share in shares[1:]]
     try:
         _run_chunks(entry, shares[0], stop)
-    except BaseException:
-        stop.set()
-        raise
     finally:
         _join_workers(futures, stop)
 
