@@ -184,12 +184,16 @@ def test_arrow_offsets_changed_during_the_call():
 
 def test_zero_width_arrays_in_a_list_and_as_uuid_names():
     out = run_child("""
+        pair = [np.empty((3, 0), np.uint8), np.zeros(3, np.uint16)]     # len() sums to nbytes
+        assert rows(hash_many("sha256", pair)) == [hashlib.sha256(b"").digest(),
+                                                   hashlib.sha256(bytes(6)).digest()]
         msgs = [np.empty((3, 0), np.uint8), np.zeros(3, np.uint16), np.empty((0, 5), np.int32),
                 np.zeros((2, 3), np.uint8)]
         for name in ("sha256", "md5", "sha3_256", "blake2b"):
             assert rows(hash_many(name, msgs)) == want(name, msgs), name
+            assert rows(hash_many(name, pair)) == want(name, pair), name
         ns = uuid.NAMESPACE_URL
-        names = [np.empty((7, 0), np.uint8), b"abc", np.zeros(2, np.uint16)]
+        names = [np.empty((4, 0), np.uint8), b"abc", np.zeros(2, np.uint16), np.empty((2, 0))]
         for version, many in ((3, jitdigest.uuid3_many), (5, jitdigest.uuid5_many)):
             h = {3: hashlib.md5, 5: hashlib.sha1}[version]
             ref = [bytes(uuid.UUID(bytes=h(ns.bytes + bytes(memoryview(m))).digest()[:16],
@@ -203,10 +207,17 @@ def test_zero_width_arrays_in_a_list_and_as_uuid_names():
 def test_out_overlapping_input_rows():
     out = run_child("""
         rng = np.random.default_rng(7)
-        buf = rng.integers(0, 256, (1001, 16), dtype=np.uint8)
-        msgs, dst = buf[:-1], buf[1:]                  # out[i] is input row i + 1
-        expected = want("md5", list(msgs))
-        assert hash_many("md5", msgs, out=dst) is dst and rows(dst) == expected
+        for shift in (1, 17, 100, 999):
+            buf = rng.integers(0, 256, (1000 + shift, 16), dtype=np.uint8)
+            msgs, dst = buf[:-shift], buf[shift:]      # out[i] is input row i + shift
+            expected = want("md5", list(msgs))
+            assert hash_many("md5", msgs, out=dst) is dst and rows(dst) == expected, shift
+            lengths = rng.integers(0, 40, 1000)
+            offsets = np.concatenate(([0], np.cumsum(lengths)))
+            flat = rng.integers(0, 256, shift * 16 + max(int(offsets[-1]), 16000), np.uint8)
+            values, dst = flat[shift * 16:], flat[:1000 * 16].reshape(1000, 16)
+            expected = want("md5", [values[a:b] for a, b in zip(offsets[:-1], offsets[1:])])
+            assert rows(hash_many("md5", values, offsets, out=dst)) == expected, shift
         buf = rng.integers(0, 256, (1000, 16), dtype=np.uint8)
         expected = want("md5", list(buf))
         assert rows(hash_many("md5", buf, out=buf)) == expected      # in place
