@@ -308,8 +308,10 @@ def hash_many(name, messages, offsets=None, *, length=None, out=None, threads=No
     ``values[offsets[i]:offsets[i+1]]``), a sequence of bytes-like objects, or a pyarrow
     binary/string array (nulls raise ValueError).
     ``length``: for SHAKE, the output bytes per message (required, as for its digest()).
-    ``out``: a C-contiguous writable (n, digest_size) uint8 array to write into (and return).
-    ``threads``: the most threads to use (default: ``default_threads()``); small batches use one.
+    ``out``: a C-contiguous writable (n, digest_size) uint8 array to write into (and return);
+    it may overlap the input (the rows are then computed first and copied in, as numpy does).
+    ``threads``: the most threads to use, an int (default: ``default_threads()``); small
+    batches use one. Ctrl-C ends a long call between chunks of about ``CHUNK_BLOCKS`` blocks.
     """
     return _hash_many(name, messages, offsets, length, out, threads)
 
