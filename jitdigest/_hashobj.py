@@ -14,6 +14,8 @@ the state (the kernels release the GIL from 2048 bytes, and the Python steps aro
 not atomic either). The one-shot path takes no lock: its data is one immutable ``bytes``,
 read before the object is seen to stream (``_lock`` is set before the state exists).
 """
+import operator
+import sys
 import threading
 
 import numpy as np
@@ -259,11 +261,18 @@ class ShakeHash(Hash):
 
     def digest(self, length):
         """``length`` bytes of output for the data passed so far."""
-        if not isinstance(length, int):
-            raise TypeError(f"'{type(length).__name__}' object cannot be interpreted as an integer")
-        if length < 0:
-            raise ValueError("value must be positive")
-        return self._digest_into(bytearray(length))
+        length = _output_length(length)
+        if length < DIRECT_OUTPUT_MIN:
+            return self._digest_into(bytearray(length))
+        # Long output is squeezed straight into the bytes object returned (one allocation of
+        # ``length`` bytes, where a bytearray then bytes() would need two).
+        result = bytes(length)               # zero pages from calloc: untouched until written
+        final = _final_function(self._kernels)
+        with self._lock or self._streaming_lock():
+            if self._state is None:
+                self._materialise()
+            final(self._state, self._buf, self._buflen, self._total, _fresh_bytes_storage(result))
+        return result
 
     def hexdigest(self, length):
         """Like digest(length), as a string of hexadecimal digits."""
@@ -285,6 +294,37 @@ def resumed(spec, state, total):
     obj._total = total
     obj._state = state
     return obj
+
+
+DIRECT_OUTPUT_MIN = 1 << 16       # SHAKE output from this size on is written into its bytes
+
+
+def _output_length(length):
+    """A SHAKE output length as hashlib takes it: any ``__index__``, in its words otherwise."""
+    length = operator.index(length)       # "'float' object cannot be interpreted as ..."
+    if length < 0:
+        raise ValueError("value must be positive")
+    if length > sys.maxsize:
+        raise OverflowError("Python int too large to convert to C ssize_t")
+    return length
+
+
+def _fresh_bytes_storage(data):
+    """A writable uint8 array over the storage of ``data``, a ``bytes`` object this module has
+    just made and nobody else has seen (filling it is what C code does with
+    ``PyBytes_FromStringAndSize(NULL, n)``); the caller keeps ``data`` alive meanwhile."""
+    import ctypes                          # only for long SHAKE output: not at import time
+    as_string = ctypes.pythonapi.PyBytes_AsString
+    as_string.restype = ctypes.c_void_p
+    as_string.argtypes = [ctypes.py_object]
+    storage = (ctypes.c_ubyte * len(data)).from_address(as_string(data))
+    return np.ctypeslib.as_array(storage)
+
+
+def _final_function(kernels):
+    """The kernel set's ``final`` as its dispatcher, which compiles (and caches) a form for an
+    ndarray output; the set's own entry is compiled for a bytearray only."""
+    return kernels._function("final")
 
 
 def make(name, data=None):

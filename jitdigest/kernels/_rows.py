@@ -11,7 +11,10 @@ Every ``hash_rows(values, starts, lengths, rows, iv, out)`` entry hashes, for ea
   ``(n, width)`` array, hashed without building three index arrays of ``n`` int64 (for 100k
   64-byte rows they cost more than a third of MD5's hashing time, mostly in page faults).
 
-The kernels read their rows only through the four functions below.
+The kernels read their rows only through the four functions below. ``length_of`` refuses a
+negative length (ValueError): the batch driver proves every bound before a call
+(``jitdigest._layout``), and this cheap guard keeps a future caller's mistake from becoming a
+loop over 2**57 blocks.
 """
 from numba import types
 from numba.extending import overload
@@ -34,7 +37,10 @@ def start_of(starts, r):
 
 def length_of(lengths, r):
     """The length of row ``r`` in bytes."""
-    return lengths if isinstance(lengths, int) else int(lengths[r])
+    n = lengths if isinstance(lengths, int) else int(lengths[r])
+    if n < 0:
+        raise ValueError("negative message length")
+    return n
 
 
 def _is_grid(rows):
@@ -65,5 +71,15 @@ def _start_of(starts, r):
 @overload(length_of, inline="always")
 def _length_of(lengths, r):
     if isinstance(lengths, types.Integer):
-        return lambda lengths, r: lengths
-    return lambda lengths, r: lengths[r]
+        def grid_length(lengths, r):
+            if lengths < 0:
+                raise ValueError("negative message length")
+            return lengths
+        return grid_length
+
+    def row_length(lengths, r):
+        n = lengths[r]
+        if n < 0:
+            raise ValueError("negative message length")
+        return n
+    return row_length
