@@ -22,7 +22,7 @@ import hmac as _std_hmac
 
 import numpy as np
 
-from . import _algorithms, _dispatch, _keyed, batch
+from . import _algorithms, _dispatch, _keyed, _layout, batch
 from .hmac import HMAC
 
 __all__ = ["hmac_many"]
@@ -65,11 +65,24 @@ def hmac_many(name, key, messages, offsets=None, *, out=None, threads=None):
         _std_hmac.new(key, None, name)              # SHAKE: the standard library's error
         raise ValueError(f"HMAC does not take {spec.name}")
     threads = batch._thread_cap(threads)
-    segments, n = batch._segments(messages, offsets)
-    ds, bs = spec.digest_size, spec.block_size
-    out = batch._check_out(out, n, ds)
+    segments, n = _layout.segments(messages, offsets)
+    ds = spec.digest_size
+    given = out
+    out = _layout.check_out(out, n, ds)
     if n == 0:
-        return out
+        return out if given is None else given
+    if _layout.overlaps(out, segments):     # as numpy does: never write over unread input
+        fresh = np.empty_like(out)
+        _keyed_rows(key, spec, segments, n, fresh, threads)
+        out[...] = fresh
+        return given
+    _keyed_rows(key, spec, segments, n, out, threads)
+    return out if given is None else given
+
+
+def _keyed_rows(key, spec, segments, n, out, threads):
+    """Fill ``out`` (checked, not overlapping the input) with the rows' HMACs."""
+    bs = spec.block_size
     if spec.family.startswith("blake2"):
         for seg in segments:
             _loop(key, spec, seg, out)
@@ -96,7 +109,7 @@ def _passes(kernels, spec, inner, outer, segments, n, out, threads):
         view = out if seg.n == n else out[seg.row0:seg.row0 + seg.n]
         batch._run(kernels, spec, inner, seg, view, threads)
     if outer is not None:
-        digests = batch._Segment.grid(0, out.reshape(-1), spec.digest_size, n)
+        digests = _layout.Segment.grid(0, out.reshape(-1), spec.digest_size, n)
         batch._run(kernels, spec, outer, digests, out, threads)
 
 

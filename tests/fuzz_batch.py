@@ -5,7 +5,7 @@ signal death the parent sees, not a dead test run).
 
 Hypothesis draws random layouts, dtypes, offsets (int64 extremes included), subclasses with
 lying ``len()``/``shape``, zero-width shapes, strided views and ``out=`` arrays (wrong, read-only,
-lying, overlapping the input) for ``hash_many``, ``uuid3_many``/``uuid5_many`` and
+lying, overlapping the input) for ``hash_many``, ``hmac_many``, ``uuid3_many``/``uuid5_many`` and
 ``hexdigests``. Every case must give hashlib's digest (the uuid module's rule, Python's hex)
 for every row, or raise TypeError/ValueError/BufferError where the model below says the input
 is bad. The model is written from the documented contract and hashlib, never from jitdigest's
@@ -13,6 +13,7 @@ output. Before each case its description goes to LAST_CASE_FILE, for the parent 
 the child dies. Prints ``cases: N`` at the end.
 """
 import hashlib
+import hmac
 import sys
 import uuid
 
@@ -23,6 +24,7 @@ from hypothesis import strategies as st
 import jitdigest
 
 NAMES = ["md5", "sha1", "sha256", "sha512", "sha3_256", "shake_128", "blake2s"]
+HMAC_NAMES = ["md5", "sha1", "sha256", "sha512", "sha3_256", "blake2s"]   # one per input
 SHAKE_LENGTH = 24
 ERRORS = (TypeError, ValueError, BufferError)
 HUGE = (ValueError, MemoryError)      # for 2**40 or more rows: numpy cannot allocate the output
@@ -266,7 +268,9 @@ def hash_many_case(draw):
         args = (items if layout == "list" else np.array(items + [None], object)[:-1],)
     return {"api": "hash_many", "layout": layout, "args": args,
             "out": draw(st.sampled_from(OUT_KINDS)), "where": draw(st.floats(0, 1)),
-            "n_guess": draw(st.integers(0, 4))}
+            "n_guess": draw(st.integers(0, 4)),
+            "hmac": draw(st.sampled_from(HMAC_NAMES)),
+            "key": draw(st.sampled_from([b"", b"key", b"k" * 200]))}
 
 
 def model_messages(layout, args):
@@ -289,28 +293,41 @@ def model_messages(layout, args):
     return [model_item(m) for m in args[0]]
 
 
-def hash_many_calls(case):
-    """(name, arguments, out, expected rows or Bad types) for each algorithm, made just before
-    its call."""
+def _prepared(case, width):
+    """(expected messages or None, allowed exception types, out) for one call on ``case``'s
+    input with output rows of ``width`` bytes, made just before the call."""
     layout, args = case["layout"], case["args"]
     base = None
     if isinstance(args[0], np.ndarray) and args[0].dtype != object:
         real = true_array(args[0])
         base = real if real.flags.c_contiguous else None
+    bad, messages = (), None
+    try:
+        messages = model_messages(layout, args)
+        n = len(messages)
+    except Bad as exc:
+        bad, n = exc.types, case["n_guess"]
+    out = make_out(case["out"], case["where"], n, width, base)
+    try:
+        model_out(out, n, width)
+    except Bad as exc:                   # either error may come first
+        bad += exc.types
+    return messages, bad, out
+
+
+def hash_many_calls(case):
+    """(name, arguments, out, expected rows or Bad types) for each algorithm, made just before
+    its call."""
     for name in NAMES:
-        width = outlen(name)
-        bad = ()
-        try:
-            messages = model_messages(layout, args)
-            n = len(messages)
-        except Bad as exc:
-            bad, n = exc.types, case["n_guess"]
-        out = make_out(case["out"], case["where"], n, width, base)
-        try:
-            model_out(out, n, width)
-        except Bad as exc:                   # either error may come first
-            bad += exc.types
-        yield name, args, out, bad or [digest(name, m) for m in messages]
+        messages, bad, out = _prepared(case, outlen(name))
+        yield name, case["args"], out, bad or [digest(name, m) for m in messages]
+
+
+def hmac_many_call(case):
+    """(out, expected rows or Bad types) for hmac_many on the case's input under its key."""
+    name, key = case["hmac"], case["key"]
+    messages, bad, out = _prepared(case, hashlib.new(name).digest_size)
+    return out, bad or [hmac.new(key, m, name).digest() for m in messages]
 
 
 @st.composite
@@ -374,6 +391,14 @@ def call_api(case):
                     assert got is out, "out= not returned"
                 return [bytes(r) for r in true_array(got)]
             yield call, want
+        out, want = hmac_many_call(case)
+
+        def keyed(out=out):
+            got = jitdigest.hmac_many(case["hmac"], case["key"], *case["args"], out=out)
+            if out is not None:
+                assert got is out, "out= not returned"
+            return [bytes(r) for r in true_array(got)]
+        yield keyed, want
     elif api == "hexdigests":
         yield (lambda: list(jitdigest.hexdigests(case["arr"]))), case.get("bad") or case["want"]
     else:
