@@ -271,3 +271,18 @@ def main(argv=None):
     except ValueError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
+
+
+def console():
+    """The ``jitdigest`` command (and ``python -m jitdigest``): ``main()``, then the process
+    ends at once. Everything it wrote is flushed first; what is skipped is the interpreter's
+    teardown, whose final garbage collection over Numba's objects costs ~0.15 s, a quarter
+    of a one-file ``jitdigest sum``."""
+    import os
+    status = main()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            status = status or 1
+    os._exit(status if isinstance(status, int) else 1)
