@@ -15,6 +15,8 @@ this module is the one place where messages become a ``Segment`` (``values``, ``
 * ``check_segment`` and ``check_out`` prove the bounds on the final arrays right before the
   kernel call, by comparisons that cannot overflow.
 """
+import operator
+
 import numpy as np
 
 _INT64_MAX = np.iinfo(np.int64).max
@@ -141,7 +143,7 @@ def _exact_bytes_lengths(items, n):
     """Each item's length when every item is exactly ``bytes`` (immutable, its length its size:
     no subclass's ``__len__`` or ``__buffer__``), else None. (The type check costs less than
     calling ``bytes.__len__`` on each item instead of ``len``.)"""
-    if set(map(type, items)) <= {bytes}:
+    if operator.countOf(map(type, items), bytes) == n:      # in C, by identity: ~14 ns each
         return np.fromiter(map(len, items), np.int64, n)
     return None
 
