@@ -13,14 +13,18 @@ _FRAMES = "|/-\\"
 _lock = threading.Lock()
 
 
+def isatty(stream):
+    """Whether ``stream`` is a terminal (False for None, closed or odd streams)."""
+    try:
+        return stream is not None and stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
 def _terminal():
     if os.environ.get("JITDIGEST_QUIET"):
         return None
-    stream = sys.stderr
-    try:
-        return stream if stream is not None and stream.isatty() else None
-    except (AttributeError, ValueError):
-        return None
+    return sys.stderr if isatty(sys.stderr) else None
 
 
 @contextlib.contextmanager

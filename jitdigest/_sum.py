@@ -778,12 +778,8 @@ def _skip_optional_probes():
 
 
 def _want_progress(args):
-    if args.no_progress:
-        return False
-    try:
-        return sys.stderr.isatty()
-    except (AttributeError, ValueError):
-        return False
+    from ._notice import isatty
+    return not args.no_progress and isatty(sys.stderr)
 
 
 def run(args):

@@ -53,12 +53,15 @@ def _label(task):
     return " ".join((backend.family, backend.name) + (entries if len(entries) == 1 else ()))
 
 
-def run(names, jobs, out=sys.stdout, err=sys.stderr):
-    """Compile everything ``names`` need on ``jobs`` processes; returns the exit status."""
-    from . import _cachedir
+def run(names, jobs, out=None, err=None):
+    """Compile everything ``names`` need on ``jobs`` processes; returns the exit status.
+    ``out``/``err``: the streams written to (default: sys.stdout/sys.stderr at call time)."""
+    from . import _cachedir, _notice
+    out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
     tasks, chosen = plan(names)
     jobs = max(1, min(jobs, len(tasks)))
-    tty = _isatty(err)
+    tty = _notice.isatty(err)
     start = time.perf_counter()
     done = 0
 
@@ -93,9 +96,3 @@ def run(names, jobs, out=sys.stdout, err=sys.stderr):
               f"process{'es' if jobs > 1 else ''}; cache: {_cachedir.directory()}\n")
     return 0
 
-
-def _isatty(stream):
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):
-        return False
