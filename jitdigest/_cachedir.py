@@ -16,6 +16,7 @@ Nothing here imports Numba: the command line lists and clears the cache without 
 import functools
 import hashlib
 import os
+import re
 import shutil
 import sys
 
@@ -62,6 +63,9 @@ def source_key():
     return h.hexdigest()[:16]
 
 
+_FOLDER = re.compile(r"[^-/]+-[0-9a-f]{16}")        # what directory() names: <version>-<key>
+
+
 def directory():
     """The folder this installation's kernels are loaded from and saved to."""
     from . import __version__
@@ -105,7 +109,7 @@ def clear():
     top = root()
     for entry in describe()["entries"]:
         name = entry["name"]
-        if "-" not in name:
+        if not _FOLDER.fullmatch(name):
             continue
         shutil.rmtree(os.path.join(top, name), ignore_errors=True)
         removed += 1

@@ -273,12 +273,14 @@ def test_cache_command_info_and_clear(tmp_path):
     old.mkdir()
     (old / "x.nbi").write_bytes(b"12345")
     (tmp_path / "keep.txt").write_text("not ours")
+    (tmp_path / "my-folder").mkdir()                    # a dash, but not <version>-<key>
     info = run_python(["-m", "jitdigest", "cache", "info"], env=env)
     assert info.returncode == 0, info.stderr
     assert f"root {tmp_path}" in info.stdout and "0.0.1-0123456789abcdef  1 files" in info.stdout
     clear = run_python(["-m", "jitdigest", "cache", "clear"], env=env)
     assert clear.returncode == 0 and clear.stdout.startswith("removed 1 folder"), clear.stdout
     assert not old.exists() and (tmp_path / "keep.txt").exists()
+    assert (tmp_path / "my-folder").is_dir()
 
 
 # --- start-up and environment faults ------------------------------------------------------
