@@ -8,7 +8,6 @@ array made by the caller). The choice is made here, in Python, once per hash obj
 never read a global switch.
 """
 import importlib
-import os
 from dataclasses import dataclass
 
 from . import _cpu, _notice
@@ -121,9 +120,9 @@ class KernelSet:
         """Is ``entry`` loaded, or in the kernel cache (so using it compiles nothing)?"""
         if entry in self.__dict__ or not _cpu.jit_enabled():
             return True
-        cache_file = getattr(getattr(self._function(entry), "_cache", None), "_cache_file", None)
-        index = getattr(cache_file, "_index_path", None)
-        return index is not None and os.path.exists(index)
+        function = self._function(entry)          # imports the kernel module (and Numba)
+        from .kernels._numba_cache import on_disk
+        return on_disk(function)
 
     def __getattr__(self, entry):
         if entry not in ENTRIES:

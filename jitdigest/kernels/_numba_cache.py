@@ -142,6 +142,13 @@ class SafeCache(caching.FunctionCache):
                    f"in {self._cache_path} ({type(exc).__name__}: {exc}); compiling it again")
 
 
+def on_disk(dispatcher):
+    """Whether ``dispatcher`` (a kernel with the safe cache) has an index file in the cache
+    folder, i.e. loading it would most likely compile nothing."""
+    cache = getattr(dispatcher, "_cache", None)
+    return isinstance(cache, SafeCache) and os.path.exists(cache._cache_file._index_path)
+
+
 def attach(dispatcher):
     """Give a Numba dispatcher (made with ``cache=False``) the safe cache."""
     dispatcher._cache = SafeCache(dispatcher.py_func)
