@@ -22,13 +22,18 @@ SWITCHES = ("sha_ni", "avx2", "avx512")
 INTERESTING = ("sha", "ssse3", "sse4.1", "avx2", "avx512f", "avx512bw", "avx512vl", "bmi2")
 
 
+def _unknown(names):
+    """The names among ``names`` that are neither a switch nor "all", sorted."""
+    return sorted(set(names) - set(SWITCHES) - {"all"})
+
+
 def _parse_disable(text):
     names = {part.strip().lower() for part in text.split(",") if part.strip()}
-    unknown = names - set(SWITCHES) - {"all"}
+    unknown = _unknown(names)
     if unknown:
         import warnings
         warnings.warn(f"jitdigest: JITDIGEST_DISABLE: unknown switch(es) "
-                      f"{', '.join(sorted(unknown))} ignored (known: {', '.join(SWITCHES)}, all)",
+                      f"{', '.join(unknown)} ignored (known: {', '.join(SWITCHES)}, all)",
                       RuntimeWarning, stacklevel=2)
     if "all" in names:
         return frozenset(SWITCHES)
@@ -86,6 +91,7 @@ def sane_numba_environment():
                       "ignored (one thread per CPU)", RuntimeWarning, stacklevel=3)
 
 
+@functools.lru_cache(maxsize=None)
 def _numba_config():
     sane_numba_environment()
     from numba.core import config
@@ -158,10 +164,10 @@ def usable(feature, switch):
 
 def _check_names(names):
     names = {str(n).strip().lower() for n in names}
-    unknown = names - set(SWITCHES) - {"all"}
+    unknown = _unknown(names)
     if unknown:
         raise ValueError("unknown switch(es) %s (expected %s or 'all')"
-                         % (", ".join(sorted(unknown)), ", ".join(SWITCHES)))
+                         % (", ".join(unknown), ", ".join(SWITCHES)))
     return frozenset(SWITCHES) if "all" in names else frozenset(names)
 
 
