@@ -267,7 +267,9 @@ class ShakeHash(Hash):
         # Long output is squeezed straight into the bytes object returned (one allocation of
         # ``length`` bytes, where a bytearray then bytes() would need two).
         result = bytes(length)               # zero pages from calloc: untouched until written
-        final = _final_function(self._kernels)
+        # The kernel set's ``final`` dispatcher, which compiles (and caches) a form for an
+        # ndarray output; the set's own entry is compiled for a bytearray only.
+        final = self._kernels._function("final")
         with self._lock or self._streaming_lock():
             if self._state is None:
                 self._materialise()
@@ -319,12 +321,6 @@ def _fresh_bytes_storage(data):
     as_string.argtypes = [ctypes.py_object]
     storage = (ctypes.c_ubyte * len(data)).from_address(as_string(data))
     return np.ctypeslib.as_array(storage)
-
-
-def _final_function(kernels):
-    """The kernel set's ``final`` as its dispatcher, which compiles (and caches) a form for an
-    ndarray output; the set's own entry is compiled for a bytearray only."""
-    return kernels._function("final")
 
 
 def make(name, data=None):
