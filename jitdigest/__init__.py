@@ -16,9 +16,10 @@ on first use and is cached per user, outside the package (``jitdigest cache info
 ``jitdigest warmup`` compiles ahead of time). A cache that cannot be written or holds a damaged
 entry never stops hashing: it costs a compile and one ``CacheWarning``.
 """
-from . import _algorithms, _hashobj
+from . import _algorithms, _dispatch, _hashobj
 from ._algorithms import algorithms_available, algorithms_guaranteed
 from ._cachedir import CacheWarning
+from ._dispatch import backend
 
 __version__ = "0.1.0"
 
@@ -28,7 +29,7 @@ __all__ = [
     "sha3_224", "sha3_256", "sha3_384", "sha3_512", "shake_128", "shake_256",
     "blake2b", "blake2s",
     "hash_many", "hexdigests", "uuid3_many", "uuid5_many", "uuid_strings",
-    "pbkdf2_hmac", "hmac_many", "CacheWarning",
+    "pbkdf2_hmac", "hmac_many", "CacheWarning", "backend", "backends", "info",
 ]
 
 
@@ -124,6 +125,13 @@ def file_digest(fileobj, digest, /, *, _bufsize=2 ** 18):
         digestobj.update(view[:size])
     return digestobj
 
+def backends(name):
+    """The names of the backends this process can run for the algorithm ``name`` (hashlib's
+    names), best first: the per-message ones (e.g. "sha_ni", "unrolled", "portable"), then the
+    multi-buffer ones ``hash_many`` uses ("lanes16", "lanes8"). The first of each kind serves
+    unless ``with jitdigest.backend(...)`` picks another; CPU features the machine or Numba's
+    target lacks, ``NUMBA_DISABLE_JIT=1`` and ``JITDIGEST_DISABLE`` leave backends out."""
+    return _dispatch.available(_algorithms.lookup(name))
 
 
 def info():

@@ -30,6 +30,17 @@ class AlgoSpec:
         return arr
 
 
+# The Merkle-Damgard families' padding: block size in bytes, bytes of the length field, and
+# whether words and the length field are little-endian (MD5) or big-endian (SHA). The kernels
+# of each family read their row; nothing else states these numbers.
+MERKLE_DAMGARD = {
+    "md5": (64, 8, True),
+    "sha1": (64, 8, False),
+    "sha256": (64, 8, False),
+    "sha512": (128, 16, False),
+}
+
+
 def _keccak_iv(rate, dsbyte):
     # 25 zero lanes, then the sponge's parameters: rate in bytes and the domain-separation byte.
     return (0,) * 25 + (rate, dsbyte)

@@ -67,7 +67,7 @@ class _Blake2(Hash, metaclass=_Blake2Type):
     _WORD_MASK = None         # all ones in a state word (the last-node flag)
 
     def _setup(self, data, digest_size, key, salt, person, fanout, depth, leaf_size,
-               node_offset, node_depth, inner_size, last_node, usedforsecurity, kernels=None):
+               node_offset, node_depth, inner_size, last_node, usedforsecurity):
         cls = type(self)
         if (type(digest_size) is int and digest_size == cls.MAX_DIGEST_SIZE
                 and type(key) is bytes and not key and type(salt) is bytes and not salt
@@ -81,8 +81,7 @@ class _Blake2(Hash, metaclass=_Blake2Type):
             # hashlib's defaults (the usual call): nothing to convert or check
             self._digest_size = digest_size
             Hash.__init__(self, _algorithms.SPECS[cls.name], b"" if data is _NO_DATA else data,
-                          cls._initial_state(digest_size, 0, b"", b"", 1, 1, 0, 0, 0, 0, False),
-                          kernels)
+                          cls._initial_state(digest_size, 0, b"", b"", 1, 1, 0, 0, 0, 0, False))
             return
         # Conversion, in signature order.
         digest_size = _c_int(digest_size)
@@ -125,9 +124,9 @@ class _Blake2(Hash, metaclass=_Blake2Type):
         self._digest_size = digest_size
         spec = _algorithms.SPECS[cls.name]
         if not key:
-            Hash.__init__(self, spec, b"" if data is _NO_DATA else data, iv, kernels)
+            Hash.__init__(self, spec, b"" if data is _NO_DATA else data, iv)
             return
-        Hash.__init__(self, spec, b"", iv, kernels)
+        Hash.__init__(self, spec, b"", iv)
         self._streaming_lock()                # a streaming object from the start
         self._materialise()
         block = np.zeros(spec.block_size, np.uint8)
@@ -170,16 +169,6 @@ class _Blake2(Hash, metaclass=_Blake2Type):
     def _copy_extra(self, other):
         other._digest_size = self._digest_size
 
-    @classmethod
-    def _with_kernels(cls, kernels, data=b"", **params):
-        """An object served by the given kernel set (tests run every form); hashlib's parameters."""
-        self = object.__new__(cls)
-        bound = cls.__signature__.bind(data, **params)
-        bound.apply_defaults()
-        args = dict(bound.arguments)
-        self._setup(args.pop("data"), kernels=kernels, **args)
-        return self
-
 
 def _check_extra(name, args, kwargs):
     """hashlib's TypeErrors for surplus positional or unknown keyword arguments."""
@@ -200,8 +189,7 @@ class blake2b(_Blake2):
     MAX_KEY_SIZE = 64
     MAX_DIGEST_SIZE = 64
     _FMT = "<8Q"
-    _IV = (0x6A09E667F3BCC908, 0xBB67AE8584CAA73B, 0x3C6EF372FE94F82B, 0xA54FF53A5F1D36F1,
-           0x510E527FADE682D1, 0x9B05688C2B3E6C1F, 0x1F83D9ABFB41BD6B, 0x5BE0CD19137E2179)
+    _IV = _algorithms.SPECS["sha512"].iv      # RFC 7693 2.6: SHA-512's initial state
     _NODE_OFFSET_BITS = 64
     _WORD_MASK = 2 ** 64 - 1
 
@@ -225,8 +213,7 @@ class blake2s(_Blake2):
     MAX_KEY_SIZE = 32
     MAX_DIGEST_SIZE = 32
     _FMT = "<8I"
-    _IV = (0x6A09E667, 0xBB67AE85, 0x3C6EF372, 0xA54FF53A,
-           0x510E527F, 0x9B05688C, 0x1F83D9AB, 0x5BE0CD19)
+    _IV = _algorithms.SPECS["sha256"].iv      # RFC 7693 2.6: SHA-256's initial state
     _NODE_OFFSET_BITS = 48
     _WORD_MASK = 2 ** 32 - 1
 

@@ -51,15 +51,20 @@ def root():
 
 @functools.lru_cache(maxsize=None)
 def source_key():
-    """A digest of every kernel source file's name and bytes (the kernels import nothing from
-    outside ``jitdigest/kernels``)."""
+    """A digest of every kernel source file's path and bytes: ``jitdigest/kernels`` and its
+    family packages, and ``_algorithms.py``, the one module outside it the kernels read
+    constants from."""
     h = hashlib.sha256()
-    for name in sorted(os.listdir(KERNELS)):
-        if name.endswith(".py"):
-            with open(os.path.join(KERNELS, name), "rb") as f:
-                data = f.read()
-            h.update(b"%s\0%d\0" % (name.encode(), len(data)))
-            h.update(data)
+    files = [os.path.join(os.path.dirname(KERNELS), "_algorithms.py")]
+    for folder, dirs, names in os.walk(KERNELS):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        files.extend(os.path.join(folder, n) for n in sorted(names) if n.endswith(".py"))
+    for path in files:
+        with open(path, "rb") as f:
+            data = f.read()
+        name = os.path.relpath(path, os.path.dirname(KERNELS)).replace(os.sep, "/")
+        h.update(b"%s\0%d\0" % (name.encode(), len(data)))
+        h.update(data)
     return h.hexdigest()[:16]
 
 

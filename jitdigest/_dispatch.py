@@ -1,82 +1,66 @@
 """Which kernel serves each algorithm family in this process.
 
-A registry of backends (portable always; hardware ones behind a CPU feature and a
-``JITDIGEST_DISABLE`` switch), each giving the family's entry points. Entry points are
-compiled for exactly one signature on first use and called through Numba's compiled wrapper,
-skipping the dispatcher's type resolution (the data argument is always a C-contiguous uint8
-array made by the caller). The choice is made here, in Python, once per hash object: kernels
-never read a global switch.
+Each family is a package under ``jitdigest/kernels`` (named in ``FAMILIES`` below) whose
+``backends()`` and ``batch_backends()`` import and return its backend modules in preference
+order; a backend that needs a CPU feature declares ``FEATURE`` and ``SWITCH`` at its top. The
+first backend this process can run serves (``_cpu.usable``), unless ``backend(name)`` forces
+one. Entry points are compiled for exactly one signature on first use and called through
+Numba's compiled wrapper, skipping the dispatcher's type resolution (the data argument is always
+a C-contiguous uint8 array made by the caller). The choice is made here, in Python, once per
+hash object: kernels never read a global switch.
 """
-import importlib
-from dataclasses import dataclass
+import contextlib
 
 from . import _cpu, _notice
+from .kernels import blake2b, blake2s, keccak, md5, sha1, sha256, sha512
+
+# Algorithm families (``AlgoSpec.family``) -> their kernel package.
+FAMILIES = {"md5": md5, "sha1": sha1, "sha256": sha256, "sha512": sha512, "keccak": keccak,
+            "blake2b": blake2b, "blake2s": blake2s}
 
 ENTRIES = ("update", "final", "oneshot", "hash_rows", "hash_grid")
 # hash_grid is the hash_rows function compiled for the grid form (jitdigest/kernels/_rows.py)
 _FUNCTION = {"hash_grid": "hash_rows"}
 
 
-@dataclass(frozen=True)
 class Backend:
-    name: str                # "portable", "sha_ni", ...
-    family: str              # kernel family, as in the algorithm table
-    module: str              # module under jitdigest.kernels holding the entries
-    prefix: str = ""         # entries are named prefix + "update" / "final" / "oneshot"
-    feature: str = None      # CPU feature the host and Numba's target must both have
-    switch: str = None       # JITDIGEST_DISABLE name that turns this backend off
-    lanes: int = 1           # messages side by side in one SIMD group (batch backends)
+    """One backend module of one family, with what it declares about itself."""
+
+    __slots__ = ("module", "family", "name", "feature", "switch", "lanes")
+
+    def __init__(self, module, family):
+        self.module = module
+        self.family = family
+        self.name = getattr(module, "NAME", module.__name__.rpartition(".")[2])
+        self.feature = getattr(module, "FEATURE", None)  # host and Numba's target must have it
+        self.switch = getattr(module, "SWITCH", None)    # JITDIGEST_DISABLE name turning it off
+        self.lanes = getattr(module, "LANES", 1)         # messages side by side in one SIMD group
 
     def usable(self):
         if self.feature is None:
             return True
         return _cpu.usable(self.feature, self.switch)
 
-
-# Preference order within a family: first usable wins.
-REGISTRY = (
-    Backend("sha_ni", "sha1", "x86_sha", "sha1_", feature="sha", switch="sha_ni"),
-    Backend("sha_ni", "sha256", "x86_sha", "sha256_", feature="sha", switch="sha_ni"),
-    Backend("portable", "md5", "md5"),
-    Backend("portable", "sha1", "sha1"),
-    Backend("portable", "sha256", "sha256"),
-    Backend("portable", "sha512", "sha512"),
-    Backend("unrolled", "keccak", "keccak_unrolled"),
-    Backend("portable", "keccak", "keccak"),
-    Backend("unrolled", "blake2b", "blake2", "blake2b_unrolled_"),
-    Backend("portable", "blake2b", "blake2", "blake2b_"),
-    Backend("unrolled", "blake2s", "blake2", "blake2s_unrolled_"),
-    Backend("portable", "blake2s", "blake2", "blake2s_"),
-)
+    def __repr__(self):
+        return f"Backend({self.family}, {self.name})"
 
 
-# Batch backends: multi-buffer kernels (messages across SIMD lanes) that serve only
-# ``hash_rows``; the per-message kernels above serve it too (a loop over the one-shot driver).
-BATCH_REGISTRY = (
-    # Lane kernels (jitdigest/kernels/lanes_*.py, made by tools/gen_lanes.py): 16 x uint32 or
-    # 8 x uint64 lanes on 512-bit vectors, 8 x uint32 or 4 x uint64 on AVX2's 256-bit ones.
-    Backend("lanes16", "md5", "lanes_md5", "x16_",
-            feature=("avx512f", "avx512bw"), switch="avx512", lanes=16),
-    Backend("lanes8", "md5", "lanes_md5", "x8_", feature="avx2", switch="avx2", lanes=8),
-    Backend("lanes16", "sha1", "lanes_sha1", "x16_",
-            feature=("avx512f", "avx512bw"), switch="avx512", lanes=16),
-    Backend("lanes8", "sha1", "lanes_sha1", "x8_", feature="avx2", switch="avx2", lanes=8),
-    Backend("lanes16", "sha256", "lanes_sha256", "x16_",
-            feature=("avx512f", "avx512bw"), switch="avx512", lanes=16),
-    Backend("lanes8", "sha256", "lanes_sha256", "x8_", feature="avx2", switch="avx2", lanes=8),
-    Backend("lanes8", "sha512", "lanes_sha512", "x8_",
-            feature=("avx512f", "avx512bw"), switch="avx512", lanes=8),
-    Backend("lanes4", "sha512", "lanes_sha512", "x4_", feature="avx2", switch="avx2", lanes=4),
-    Backend("lanes8", "keccak", "lanes_keccak", "x8_",
-            feature=("avx512f", "avx512bw"), switch="avx512", lanes=8),
-    Backend("lanes4", "keccak", "lanes_keccak", "x4_", feature="avx2", switch="avx2", lanes=4),
-    Backend("lanes8", "blake2b", "lanes_blake2", "b_x8_",
-            feature=("avx512f", "avx512bw"), switch="avx512", lanes=8),
-    Backend("lanes4", "blake2b", "lanes_blake2", "b_x4_", feature="avx2", switch="avx2", lanes=4),
-    Backend("lanes16", "blake2s", "lanes_blake2", "s_x16_",
-            feature=("avx512f", "avx512bw"), switch="avx512", lanes=16),
-    Backend("lanes8", "blake2s", "lanes_blake2", "s_x8_", feature="avx2", switch="avx2", lanes=8),
-)
+_backends = {}
+
+
+def _wrap(family, modules):
+    return tuple(_backends.get(m) or _backends.setdefault(m, Backend(m, family))
+                 for m in modules)
+
+
+def backends(family):
+    """Every per-message backend of a family, usable or not, in preference order."""
+    return _wrap(family, FAMILIES[family].backends())
+
+
+def batch_backends(family):
+    """Every multi-buffer backend of a family (``hash_rows`` only), widest first."""
+    return _wrap(family, FAMILIES[family].batch_backends())
 
 
 def _signatures(word):
@@ -103,26 +87,22 @@ def _signatures(word):
 
 
 class KernelSet:
-    """The entry points of one backend for one family, each compiled on first access."""
+    """The entry points of one backend for one word type, each compiled on first access."""
 
     def __init__(self, backend, word):
         self.backend = backend
         self.name = backend.name
         self._word = word
-        self._module = None
 
     def _function(self, entry):
-        if self._module is None:
-            self._module = importlib.import_module("jitdigest.kernels." + self.backend.module)
-        return getattr(self._module, self.backend.prefix + _FUNCTION.get(entry, entry))
+        return getattr(self.backend.module, _FUNCTION.get(entry, entry))
 
     def ready(self, entry):
         """Is ``entry`` loaded, or in the kernel cache (so using it compiles nothing)?"""
         if entry in self.__dict__ or not _cpu.jit_enabled():
             return True
-        function = self._function(entry)          # imports the kernel module (and Numba)
         from .kernels._numba_cache import on_disk
-        return on_disk(function)
+        return on_disk(self._function(entry))
 
     def __getattr__(self, entry):
         if entry not in ENTRIES:
@@ -153,16 +133,75 @@ def _kernel_set(backend, word):
     return ks
 
 
-def backends(family):
-    """Every registered backend of a family, usable or not, in preference order."""
-    return [b for b in REGISTRY if b.family == family]
+# --- choosing ------------------------------------------------------------------------------
+
+FORCED = None           # the backend name ``backend()`` forces, or None
+
+
+def _forced(spec, candidates):
+    """The kernel sets ``FORCED`` leaves among ``candidates`` (None: it names none of them)."""
+    match = [b for b in candidates if b.name == FORCED]
+    if not match:
+        return None
+    if not match[0].usable():
+        raise ValueError(f"backend {FORCED!r} cannot run in this process (CPU, Numba's target "
+                         f"or JITDIGEST_DISABLE); {spec.name} can use: "
+                         f"{', '.join(available(spec))}")
+    return [_kernel_set(match[0], spec.word)]
+
+
+def usable_kernel_sets(spec):
+    """Every kernel set this process can run for an algorithm, best first (portable last);
+    only the forced one inside ``backend()`` (a lane backend forced: the usual choice)."""
+    family = backends(spec.family)
+    if FORCED is not None:
+        forced = _forced(spec, family)
+        if forced is not None:
+            return forced
+        if FORCED not in [b.name for b in batch_backends(spec.family)]:
+            raise ValueError(f"backend {FORCED!r} does not serve {spec.name}; it can use: "
+                             f"{', '.join(available(spec))}")
+    return [_kernel_set(b, spec.word) for b in family if b.usable()]
 
 
 def batch_kernel_sets(spec):
     """Every kernel set able to serve ``hash_rows`` for an algorithm, lane kernels first."""
-    lanes = [_kernel_set(b, spec.word) for b in BATCH_REGISTRY
-             if b.family == spec.family and b.usable()]
+    if FORCED is not None:
+        forced = _forced(spec, batch_backends(spec.family))
+        if forced is not None:
+            return forced
+    lanes = [_kernel_set(b, spec.word) for b in batch_backends(spec.family) if b.usable()]
+    if FORCED is not None and FORCED in [b.name for b in backends(spec.family)]:
+        lanes = []                          # a per-message backend forced: no lanes either
     return lanes + usable_kernel_sets(spec)
+
+
+def available(spec):
+    """The names of the backends this process can run for ``spec``, per-message ones first
+    (best first), then the multi-buffer ones (widest first)."""
+    return [b.name for b in backends(spec.family) + batch_backends(spec.family) if b.usable()]
+
+
+@contextlib.contextmanager
+def backend(name):
+    """``with backend("portable"): ...`` -- inside the block, hash objects, one-shot digests and
+    batch calls use the named backend (a lane backend: batch calls only); an algorithm that has
+    no such backend raises ValueError. Process-wide, like ``JITDIGEST_DISABLE``; objects made
+    before the block keep their kernels."""
+    global FORCED
+    if not isinstance(name, str):
+        raise TypeError("backend name must be a string")
+    known = {b.name for family in FAMILIES for b in backends(family) + batch_backends(family)}
+    if name not in known:
+        raise ValueError(f"unknown backend {name!r} (known: {', '.join(sorted(known))})")
+    previous = FORCED
+    FORCED = name
+    _cpu.set_disabled(set(_cpu.DISABLED))     # a new switch set object: cached choices expire
+    try:
+        yield
+    finally:
+        FORCED = previous
+        _cpu.set_disabled(set(_cpu.DISABLED))
 
 
 # False in processes that would rather not wait for a batch kernel to compile (the command
@@ -171,19 +210,17 @@ def batch_kernel_sets(spec):
 COMPILE_BATCH = True
 
 
-def batch_kernels_for(spec, mean_length, rows=None):
+def batch_kernels_for(spec, rows=None):
     """The kernel set that should serve ``hash_rows``; see ``_best_batch_kernels``. With
     ``COMPILE_BATCH`` off, a lane kernel that would have to be compiled is passed over."""
-    ks = _best_batch_kernels(spec, mean_length, rows)
-    if COMPILE_BATCH or ks.backend.lanes == 1 or ks.ready("hash_rows"):
+    ks = _best_batch_kernels(spec, rows)
+    if COMPILE_BATCH or ks.backend.lanes == 1 or ks.ready("hash_rows") or FORCED is not None:
         return ks
     return usable_kernel_sets(spec)[0]
 
 
-def _best_batch_kernels(spec, mean_length, rows=None):
-    """The kernel set that should serve ``hash_rows`` for ``rows`` messages (None: many) of
-    about ``mean_length`` bytes (lane kernels where they beat the per-message kernels, measured
-    per family).
+def _best_batch_kernels(spec, rows=None):
+    """The kernel set that should serve ``hash_rows`` for ``rows`` messages (None: many).
 
     A lane kernel runs a batch of fewer rows than lanes with idle lanes. Measured, 64 KiB rows,
     per-message kernel over lanes16/lanes8 by row count: with SHA-NI (sha1, sha256) the
@@ -198,10 +235,11 @@ def _best_batch_kernels(spec, mean_length, rows=None):
     for an AVX2 + SHA-NI target without AVX-512 (no vector rotate: 3 operations each), SHA-1
     lanes8 still wins (1.6x / 1.5x / 1.4x) but SHA-256 lanes8 does not (0.87x / 0.81x / 0.81x):
     there SHA-NI serves SHA-256 batches of any length. (Figures of 2026-12-02, after the SHA-NI
-    kernels stopped paying AVX-SSE transitions in the batch entry.) No choice depends on
-    ``mean_length`` at present; it stays in the signature for the next family that needs it.
+    kernels stopped paying AVX-SSE transitions in the batch entry.)
     """
     sets = batch_kernel_sets(spec)
+    if FORCED is not None:
+        return sets[0]
     lanes = sets[0].backend.lanes
     if rows is not None and lanes > 1:
         single = usable_kernel_sets(spec)[0]
@@ -213,11 +251,6 @@ def _best_batch_kernels(spec, mean_length, rows=None):
             if ks.name == "sha_ni":
                 return ks
     return sets[0]
-
-
-def usable_kernel_sets(spec):
-    """Every kernel set this process can run for an algorithm, best first (portable last)."""
-    return [_kernel_set(b, spec.word) for b in backends(spec.family) if b.usable()]
 
 
 _chosen = {}

@@ -117,14 +117,11 @@ class Hash(metaclass=HashType):
                                "bytes-like object.")
         return constructor
 
-    def __init__(self, spec, data=b"", iv=None, kernels=None):
-        # kernels: the kernel set to use instead of dispatch's choice (tests run every one)
+    def __init__(self, spec, data=b"", iv=None):
         self._spec = spec
-        if kernels is None:
-            chosen = _CHOSEN.get(spec.name)           # _dispatch.kernels_for, inlined
-            kernels = chosen[1] if chosen and chosen[0] is _cpu.DISABLED else \
-                _dispatch.kernels_for(spec)
-        self._kernels = kernels
+        chosen = _CHOSEN.get(spec.name)           # _dispatch.kernels_for, inlined
+        self._kernels = chosen[1] if chosen and chosen[0] is _cpu.DISABLED else \
+            _dispatch.kernels_for(spec)
         self._iv = spec.initial_state if iv is None else iv
         self._state = None            # state, buf, buflen, total: made on first update()/copy()
         self._lock = None             # made with the state (see the module's docstring)

@@ -22,7 +22,7 @@ def collect():
 
     kernels = {name: _dispatch.kernels_for(spec).name
                for name, spec in sorted(_algorithms.SPECS.items())}
-    batch = {name: _dispatch.batch_kernels_for(spec, 64).name
+    batch = {name: _dispatch.batch_kernels_for(spec).name
              for name, spec in sorted(_algorithms.SPECS.items())}
     by_family = {spec.family: kernels[name] for name, spec in _algorithms.SPECS.items()}
     return {

@@ -1,12 +1,12 @@
-"""The keyed kernels (``jitdigest/kernels/keyed.py``) for an algorithm, compiled on first use.
+"""The keyed entry points (HMAC, PBKDF2: ``jitdigest/kernels/_hmac.py``'s drivers, exported by
+every Merkle-Damgard backend module) for an algorithm, compiled on first use.
 
 Kept apart from ``_dispatch``'s KernelSet (whose entries every backend has): only the
-Merkle-Damgard families have keyed kernels. Each follows the backend ``_dispatch`` chose for the
-algorithm (SHA-NI where usable), is compiled for exactly one signature and is called through
+Merkle-Damgard families have keyed kernels. Each is the one of the backend ``_dispatch`` chose
+for the algorithm (SHA-NI where usable), compiled for exactly one signature and called through
 Numba's compiled wrapper. ``entry(spec, "hmac")`` is None for the other families; callers then
 use hash objects.
 """
-import importlib
 import threading
 
 import numpy as np
@@ -55,16 +55,15 @@ def entry(spec, name):
     "hmac_rows", "hmac_grid", "pbkdf2") serving ``spec`` now, or None."""
     if spec.family not in FAMILIES:
         return None
-    backend = _dispatch.kernels_for(spec).name
-    key = (spec.family, backend, name, _cpu.jit_enabled())
+    backend = _dispatch.kernels_for(spec).backend
+    key = (backend, name, _cpu.jit_enabled())
     func = _compiled.get(key)
     if func is None:
         with _lock:
             func = _compiled.get(key)
             if func is None:
-                module = importlib.import_module("jitdigest.kernels.keyed")
                 function = {"hmac_bytes": "hmac", "hmac_grid": "hmac_rows"}.get(name, name)
-                func = getattr(module, f"{spec.family}_{backend}_{function}", None)
+                func = getattr(backend.module, function, None)
                 if func is None:
                     return None
                 if _cpu.jit_enabled():

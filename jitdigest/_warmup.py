@@ -27,7 +27,7 @@ def plan(names):
     for name in names:
         spec = _algorithms.lookup(name)
         single = _dispatch.kernels_for(spec)
-        batch = _dispatch.batch_kernels_for(spec, 64)
+        batch = _dispatch.batch_kernels_for(spec)
         chosen[spec.name] = (single.name, batch.name)
         word = spec.word.__name__
         if batch is not single:
@@ -35,13 +35,16 @@ def plan(names):
                 tasks.setdefault((batch.backend, word, (entry,)), None)
         tasks.setdefault((single.backend, word, _dispatch.ENTRIES), None)
     order = sorted(tasks, key=lambda t: t[0].lanes == 1)       # stable: lanes first
-    return order, chosen
+    # (family, backend name, word, entries): plain values, sent to worker processes
+    return [(b.family, b.name, word, entries) for b, word, entries in order], chosen
 
 
-def compile_one(backend, word, entries):
+def compile_one(family, name, word, entries):
     """Compile (or load) entries of one kernel set in this process; returns the seconds."""
     import numpy as np
     start = time.perf_counter()
+    backend = next(b for b in _dispatch.backends(family) + _dispatch.batch_backends(family)
+                   if b.name == name)
     ks = _dispatch._kernel_set(backend, getattr(np, word))
     for entry in entries:
         getattr(ks, entry)
@@ -49,8 +52,8 @@ def compile_one(backend, word, entries):
 
 
 def _label(task):
-    backend, _, entries = task
-    return " ".join((backend.family, backend.name) + (entries if len(entries) == 1 else ()))
+    family, name, _, entries = task
+    return " ".join((family, name) + (entries if len(entries) == 1 else ()))
 
 
 def run(names, jobs, out=None, err=None):
@@ -91,7 +94,7 @@ def run(names, jobs, out=None, err=None):
         err.flush()
     for name, (single, batch) in sorted(chosen.items()):
         out.write(f"{name}: {single} kernels, batch {batch}: compiled and cached\n")
-    count = sum(len(task[2]) for task in tasks)
+    count = sum(len(task[3]) for task in tasks)
     out.write(f"{count} kernels ready in {time.perf_counter() - start:.1f} s on {jobs} "
               f"process{'es' if jobs > 1 else ''}; cache: {_cachedir.directory()}\n")
     return 0

@@ -272,30 +272,20 @@ def _join_workers(futures, stop):
         raise
 
 
-def _hash_segments(spec, segments, n, outlen, given_out, threads, kernels=None):
+def _hash_segments(spec, segments, n, outlen, given_out, threads):
     target = out = _layout.check_out(given_out, n, outlen)
     if n == 0 or outlen == 0:
         return out if given_out is None else given_out
     if _layout.overlaps(out, segments):
         target = np.empty_like(out)      # as numpy does: never write over unread input
     iv = initial_state(spec)
-    if kernels is None:
-        mean = sum(seg.nbytes() for seg in segments) // n
-        kernels = _dispatch.batch_kernels_for(spec, mean, n)
+    kernels = _dispatch.batch_kernels_for(spec, n)
     for seg in segments:
         view = target if seg.n == n else target[seg.row0:seg.row0 + seg.n]
         _run(kernels, spec, iv, seg, view, threads)
     if target is not out:
         out[...] = target
     return out if given_out is None else given_out
-
-
-def _hash_many(name, messages, offsets=None, length=None, out=None, threads=None, kernels=None):
-    spec = _algorithms.lookup(name)
-    outlen = _out_length(spec, length)
-    threads = _thread_cap(threads)
-    segments, n = _layout.segments(messages, offsets)
-    return _hash_segments(spec, segments, n, outlen, out, threads, kernels)
 
 
 def hash_many(name, messages, offsets=None, *, length=None, out=None, threads=None):
@@ -313,7 +303,11 @@ def hash_many(name, messages, offsets=None, *, length=None, out=None, threads=No
     ``threads``: the most threads to use, an int (default: ``default_threads()``); small
     batches use one. Ctrl-C ends a long call between chunks of about ``CHUNK_BLOCKS`` blocks.
     """
-    return _hash_many(name, messages, offsets, length, out, threads)
+    spec = _algorithms.lookup(name)
+    outlen = _out_length(spec, length)
+    threads = _thread_cap(threads)
+    segments, n = _layout.segments(messages, offsets)
+    return _hash_segments(spec, segments, n, outlen, out, threads)
 
 
 # --- hex and UUID strings -------------------------------------------------------------------

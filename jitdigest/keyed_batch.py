@@ -88,8 +88,7 @@ def _keyed_rows(key, spec, segments, n, out, threads):
             _loop(key, spec, seg, out)
         return out
     inner, outer = _keyed_states(key, spec)
-    mean = sum(seg.nbytes() for seg in segments) // n
-    kernels = _dispatch.batch_kernels_for(spec, mean, n)
+    kernels = _dispatch.batch_kernels_for(spec, n)
     if spec.family in _keyed.FAMILIES:
         if kernels.backend.lanes == 1:
             states = _readonly(np.concatenate([inner, outer]), spec.word)

@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""Generate the multi-buffer ("lanes") kernels: jitdigest/kernels/lanes_*.py.
+"""Generate the multi-buffer ("lanes") kernels: jitdigest/kernels/<family>/lanes<N>.py.
 
 A lanes kernel hashes many messages at once, one message per SIMD lane: MD5, SHA-1, SHA-256
 (16 x uint32 lanes on 512-bit vectors, 8 on 256-bit ones), SHA-512, Keccak (SHA-3, SHAKE) and
-BLAKE2b (8 / 4 x uint64), BLAKE2s (16 / 8 x uint32). Each kernel is one entry
-``<variant>hash_rows(values, starts, lengths, rows, iv, out)`` (``_dispatch._signatures``).
+BLAKE2b (8 / 4 x uint64), BLAKE2s (16 / 8 x uint32). Each kernel is one file with one entry
+``hash_rows(values, starts, lengths, rows, iv, out)`` (``_dispatch._signatures``), named by its
+SIMD width (``lanes16.py``) and declaring what it needs (``FEATURE``, ``SWITCH``). The helpers
+they share (word loaders, prefetch, the 512-bit preference) are hand-written in
+``jitdigest/kernels/_lanes.py``; every constant comes from the kernel or table that owns it.
 It is plain Numba code that LLVM's loop vectoriser turns into vector code; what makes that
 happen, measured:
 
@@ -64,9 +67,12 @@ MD5_S = [[7, 12, 17, 22], [5, 9, 14, 20], [4, 11, 16, 23], [6, 10, 15, 21]]
 
 # Round constants from the kernels that own them (one table each, as gen_keccak reads keccak.py).
 sys.path.insert(0, ROOT)
-from jitdigest.kernels.md5 import T as _MD5_T  # noqa: E402
-from jitdigest.kernels.sha256 import K256 as _K256  # noqa: E402
-from jitdigest.kernels.sha512 import K512 as _K512  # noqa: E402
+from jitdigest._algorithms import MERKLE_DAMGARD, SPECS  # noqa: E402
+from jitdigest.kernels._blake2 import SIGMA as _SIGMA  # noqa: E402
+from jitdigest.kernels.keccak.portable import rho_offsets, round_constants  # noqa: E402
+from jitdigest.kernels.md5.portable import T as _MD5_T  # noqa: E402
+from jitdigest.kernels.sha256.portable import K256 as _K256  # noqa: E402
+from jitdigest.kernels.sha512.portable import K512 as _K512  # noqa: E402
 
 MD5_T = [int(v) for v in _MD5_T]
 K256 = [int(v) for v in _K256]
@@ -203,20 +209,20 @@ SHA512_SIG = ((28, 34, 39), (14, 18, 41), (1, 8, 7), (19, 61, 6))
 class MD:
     """A Merkle-Damgard family: block size, word size, state words, byte order, rounds."""
 
-    def __init__(self, name, words, nstate, block, len_bytes, little, rounds, doc):
-        self.name, self.W, self.nstate, self.block = name, words, nstate, block
-        self.len_bytes, self.little, self.rounds, self.doc = len_bytes, little, rounds, doc
+    def __init__(self, name, words, nstate, rounds, doc):
+        self.name, self.W, self.nstate, self.rounds, self.doc = name, words, nstate, rounds, doc
+        self.block, self.len_bytes, self.little = MERKLE_DAMGARD[name]
         self.wb = words.bits // 8           # bytes per word
-        self.nwords = block // self.wb      # message words per block (16)
+        self.nwords = self.block // self.wb      # message words per block (16)
 
 
-MD5 = MD("md5", W32, 4, 64, 8, True, md5_rounds, "MD5 (RFC 1321)")
-SHA1 = MD("sha1", W32, 5, 64, 8, False, sha1_rounds, "SHA-1 (FIPS 180-4)")
-SHA256 = MD("sha256", W32, 8, 64, 8, False,
+MD5 = MD("md5", W32, 4, md5_rounds, "MD5 (RFC 1321)")
+SHA1 = MD("sha1", W32, 5, sha1_rounds, "SHA-1 (FIPS 180-4)")
+SHA256 = MD("sha256", W32, 8,
             lambda g, kw=None: sha2_rounds(g, W32, K256, SHA256_SIG, kw),
             "SHA-224/SHA-256 (FIPS 180-4)")
 SHA256.K, SHA256.sig = K256, SHA256_SIG
-SHA512 = MD("sha512", W64, 8, 128, 16, False,
+SHA512 = MD("sha512", W64, 8,
             lambda g, kw=None: sha2_rounds(g, W64, K512, SHA512_SIG, kw),
             "SHA-384/SHA-512/SHA-512/t (FIPS 180-4)")
 SHA512.K, SHA512.sig = K512, SHA512_SIG
@@ -259,23 +265,6 @@ def interleave(lists):
             if k < len(x):
                 out.append(x[k])
     return out
-
-
-def loader(wb, little):
-    """Source of ``_word(a, p)``: the word of ``wb`` bytes in the given byte order at
-    ``a[p:p + wb]``. ``p`` is a uint64: an unsigned index gets no wraparound test, so LLVM
-    merges the byte loads into one load (and a byte swap)."""
-    typ = "np.uint32" if wb == 4 else "np.uint64"
-    terms = []
-    for k in range(wb):
-        shift = 8 * k if little else 8 * (wb - 1 - k)
-        idx = "p + _U%d" % k if k else "p"
-        terms.append("%s(a[%s])%s" % (typ, idx, " << %d" % shift if shift else ""))
-    L = ["@inline_kernel", "def _word(a, p):",
-         '    """The %s-endian %d-bit word at a[p:p + %d] (p: uint64)."""'
-         % ("little" if little else "big", 8 * wb, wb)]
-    L.extend(wrap("    return %s(%s)" % (typ, " | ".join(terms))))
-    return L
 
 
 def pad_schedule(alg):
@@ -560,28 +549,9 @@ def md_kernel(alg, prefix, lw, groups, wide, uniform=False):
 
 # --- Keccak -----------------------------------------------------------------------------
 
-def keccak_round_constants():
-    """RC[i], from the degree-8 LFSR of FIPS 202 (algorithm 5)."""
-    rcs = []
-    lfsr = 1
-    for _ in range(24):
-        rc = 0
-        for j in range(7):
-            if lfsr & 1:
-                rc |= 1 << ((1 << j) - 1)
-            lfsr = ((lfsr << 1) ^ 0x71) & 0xFF if lfsr & 0x80 else lfsr << 1
-        rcs.append(rc)
-    return rcs
-
-
 def keccak_rho():
-    """rho[x + 5y]: the rotation of each lane, from the pi walk starting at lane (1, 0)."""
-    rho = [0] * 25
-    x, y = 1, 0
-    for t in range(24):
-        rho[x + 5 * y] = ((t + 1) * (t + 2) // 2) % 64
-        x, y = y, (2 * x + 3 * y) % 5
-    return rho
+    """rho[x + 5y]: the rotation of each lane (``keccak/portable.py``'s table)."""
+    return [int(r) for r in rho_offsets()]
 
 
 def keccak_rounds(rcs):
@@ -709,46 +679,29 @@ def keccak_kernel(prefix, lw, wide, per_pass):
     return L
 
 
-KECCAK = {"x8_": (8, True, 2), "x4_": (4, False, 2)}     # prefix: (lanes, wide, rounds per pass)
+KECCAK = {8: (True, 2), 4: (False, 2)}     # lanes: (wide, rounds per pass)
 
 
 def render_keccak():
-    variants = {p: (lw, 1, wide) for p, (lw, wide, _) in KECCAK.items()}
-    L = preamble("Keccak-f[1600] sponge: SHA-3 and SHAKE (FIPS 202)", variants, "uint64")
-    L.append("# messages in flight per call, per variant")
-    L.append("LANES = {%s}" % ", ".join('"%s": %d' % (p, lw) for p, (lw, _, _) in KECCAK.items()))
-    L.extend(wrap("RC = np.array([%s], np.uint64)" % ", ".join(
-        "0x%016x" % c for c in keccak_round_constants())))
-    L.append("M64 = np.uint64(0xffffffffffffffff)")
-    L.append("M8 = np.uint64(0xff)")
-    L.append("TOP = np.uint64(0x8000000000000000)  # the final pad bit, top byte of the last word")
-    L.extend(["_U%d = np.uint64(%d)" % (k, k) for k in range(1, 8)])
-    L.extend(["", ""])
-    L.extend(loader(8, True))
-    L.extend(["", ""])
-    for prefix, (lw, wide, per_pass) in KECCAK.items():
-        L.extend(keccak_kernel(prefix, lw, wide, per_pass))
-    while L[-1] == "":
-        L.pop()
-    return "\n".join(L) + "\n"
+    files = {}
+    for lw, (wide, per_pass) in KECCAK.items():
+        L = preamble("Keccak-f[1600] sponge: SHA-3 and SHAKE (FIPS 202)", lw, 1, wide, "uint64",
+                     {"_word": "le64"})
+        L.extend(wrap("RC = np.array([%s], np.uint64)" % ", ".join(
+            "0x%016x" % c for c in round_constants())))
+        L.append("M64 = np.uint64(0xffffffffffffffff)")
+        L.append("M8 = np.uint64(0xff)")
+        L.append("TOP = np.uint64(0x8000000000000000)  # the final pad bit, top byte of the last word")
+        L.extend(["", ""])
+        L.extend(keccak_kernel("", lw, wide, per_pass))
+        files["jitdigest/kernels/keccak/lanes%d.py" % lw] = finish(L)
+    return files
 
 
 # --- BLAKE2 -----------------------------------------------------------------------------
 
-BLAKE2_IV = [0x6A09E667F3BCC908, 0xBB67AE8584CAA73B, 0x3C6EF372FE94F82B, 0xA54FF53A5F1D36F1,
-             0x510E527FADE682D1, 0x9B05688C2B3E6C1F, 0x1F83D9ABFB41BD6B, 0x5BE0CD19137E2179]
-BLAKE2_SIGMA = [
-    [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15],
-    [14, 10, 4, 8, 9, 15, 13, 6, 1, 12, 0, 2, 11, 7, 5, 3],
-    [11, 8, 12, 0, 5, 2, 15, 13, 10, 14, 3, 6, 7, 1, 9, 4],
-    [7, 9, 3, 1, 13, 12, 11, 14, 2, 6, 5, 10, 4, 0, 15, 8],
-    [9, 0, 5, 7, 2, 4, 10, 15, 14, 1, 11, 12, 6, 8, 3, 13],
-    [2, 12, 6, 10, 0, 11, 8, 3, 4, 13, 7, 5, 15, 14, 1, 9],
-    [12, 5, 1, 15, 14, 13, 4, 10, 0, 7, 6, 3, 9, 2, 8, 11],
-    [13, 11, 7, 14, 12, 1, 3, 9, 5, 0, 15, 4, 8, 6, 2, 10],
-    [6, 15, 14, 9, 11, 3, 0, 8, 12, 2, 13, 7, 1, 4, 10, 5],
-    [10, 2, 8, 4, 7, 6, 1, 5, 15, 11, 9, 14, 3, 12, 13, 0],
-]
+# BLAKE2b's IV is SHA-512's initial state, BLAKE2s's SHA-256's (RFC 7693, 2.6).
+BLAKE2_SIGMA = [[int(v) for v in _SIGMA[16 * r:16 * r + 16]] for r in range(10)]
 
 
 class Blake2:
@@ -756,7 +709,7 @@ class Blake2:
         self.name, self.W, self.rounds, self.rot = name, words, rounds, rot
         self.wb = words.bits // 8
         self.block = 16 * self.wb
-        self.iv = [v >> 32 for v in BLAKE2_IV] if words.bits == 32 else BLAKE2_IV
+        self.iv = list(SPECS["sha256" if words.bits == 32 else "sha512"].iv)
 
 
 BLAKE2B = Blake2("blake2b", W64, 12, (32, 24, 16, 63))
@@ -901,159 +854,107 @@ def blake2_kernel(alg, prefix, lw, wide):
     return L
 
 
-# prefix: (algorithm, lanes, wide)
-BLAKE2 = {"b_x8_": (BLAKE2B, 8, True), "b_x4_": (BLAKE2B, 4, False),
-          "s_x16_": (BLAKE2S, 16, True), "s_x8_": (BLAKE2S, 8, False)}
+# (algorithm, lanes): wide
+BLAKE2 = {(BLAKE2B, 8): True, (BLAKE2B, 4): False, (BLAKE2S, 16): True, (BLAKE2S, 8): False}
 
 
 def render_blake2():
-    variants = {p: (lw, 1, wide) for p, (_, lw, wide) in BLAKE2.items()}
-    L = preamble("BLAKE2b and BLAKE2s (RFC 7693), unkeyed", variants, "the family's words")
-    L.append("# messages in flight per call, per variant")
-    L.append("LANES = {%s}" % ", ".join('"%s": %d' % (p, v[1]) for p, v in BLAKE2.items()))
-    L.extend(["_U%d = np.uint64(%d)" % (k, k) for k in range(1, 8)])
-    for little_word, wb in (("_word", 8), ("_word32", 4)):
-        L.extend(["", ""])
-        L.extend([line.replace("def _word(", "def %s(" % little_word)
-                  for line in loader(wb, True)])
-    L.extend(["", ""])
-    for prefix, (alg, lw, wide) in BLAKE2.items():
-        lines = blake2_kernel(alg, prefix, lw, wide)
+    files = {}
+    for (alg, lw), wide in BLAKE2.items():
+        name = "BLAKE2b" if alg is BLAKE2B else "BLAKE2s"
+        loaders = {"_word": "le64", "_word32": "le32"} if alg is BLAKE2S else {"_word": "le64"}
+        L = preamble("%s (RFC 7693), unkeyed" % name, lw, 1, wide, alg.W.np[3:], loaders)
+        lines = blake2_kernel(alg, "", lw, wide)
         if alg.wb == 4:
             lines = [line.replace("_word(", "_word32(") for line in lines]
         L.extend(lines)
-    while L[-1] == "":
-        L.pop()
-    return "\n".join(L) + "\n"
+        files["jitdigest/kernels/%s/lanes%d.py" % (alg.name, lw)] = finish(L)
+    return files
 
 
-# prefix: (lanes per vector group LW, groups G, wide). ``wide`` kernels ask LLVM for 512-bit
-# vectors (``_wide_vectors``): they are the AVX-512 variants; the others are the AVX2 ones.
+# lanes per vector group LW: (groups G, wide). ``wide`` kernels ask LLVM for 512-bit vectors
+# (``_wide_vectors``): they are the AVX-512 variants; the others are the AVX2 ones.
 FAMILIES = {
-    "md5": (MD5, {"x16_": (16, 2, True), "x8_": (8, 2, False)}),
-    "sha1": (SHA1, {"x16_": (16, 1, True), "x8_": (8, 1, False)}),
-    "sha256": (SHA256, {"x16_": (16, 1, True), "x8_": (8, 1, False)}),
-    "sha512": (SHA512, {"x8_": (8, 1, True), "x4_": (4, 1, False)}),
+    "md5": (MD5, {16: (2, True), 8: (2, False)}),
+    "sha1": (SHA1, {16: (1, True), 8: (1, False)}),
+    "sha256": (SHA256, {16: (1, True), 8: (1, False)}),
+    "sha512": (SHA512, {8: (1, True), 4: (1, False)}),
 }
 
 # variants with the shared pad-block schedule (SHA-2 only; SHA-512's 64-byte rows never reach
 # a pad-only block, and it bought nothing measurable at 1 KiB)
-UNIFORM = {"sha256": ("x16_",)}
+UNIFORM = {"sha256": (16,)}
 
-WIDE = '''
-
-# LLVM's X86 tuning for most AVX-512 Intel cores ("prefer-256-bit") makes the vectoriser use
-# 256-bit vectors even where 512-bit ones are legal; a 16-lane loop then runs as two 8-lane
-# halves. ``_wide_vectors()`` (called first in a wide kernel) sets the enclosing function's
-# "prefer-vector-width"="512" attribute, as clang's -mprefer-vector-width=512 does (measured:
-# SHA-256 x16 +20%). Target-independent and harmless without AVX-512 (the vector types then
-# are not legal and are split); if llvmlite ever refuses the attribute the kernel is simply
-# compiled with the target's default width.
-_PREFER_512 = '"prefer-vector-width"="512"'
+# What a variant needs: AVX-512 (F and BW: 512-bit integer vectors with byte ops) for the wide
+# ones, AVX2 for the others; each has a JITDIGEST_DISABLE switch of that name.
+NEEDS = {True: ('("avx512f", "avx512bw")', "avx512"), False: ('"avx2"', "avx2")}
 
 
-@intrinsic
-def _wide_vectors(typingctx):
-    def codegen(context, builder, signature, args):
-        attrs = builder.function.attributes
-        try:
-            attrs._known = attrs._known | {_PREFER_512}
-            attrs.add(_PREFER_512)
-        except (AttributeError, TypeError, ValueError):
-            pass
-        return context.get_dummy_value()
-    return types.none(), codegen
-'''
-
-
-PREFETCH = '''
-
-# The lanes read as many streams as there are lanes (a block of each, every step), which the
-# hardware prefetchers do not follow: out of cache the kernels waited on memory a third of
-# the time. ``_prefetch(a, i)`` asks for the cache line of ``a[i]`` (llvm.prefetch: a hint,
-# on any target; no fault even past the end of ``a``). The kernels prefetch only when
-# ``values`` is larger than PF_MIN bytes: in cache the prefetches cost up to 10% (MD5, 64-byte
-# rows), out of cache they gain 10% to 55%.
-PF_MIN = 1 << 20
-@intrinsic
-def _prefetch(typingctx, a, i):
-    def codegen(context, builder, signature, args):
-        ary = context.make_array(signature.args[0])(context, builder, value=args[0])
-        idx = context.cast(builder, args[1], signature.args[1], types.intp)
-        i8p = ir.IntType(8).as_pointer()
-        i32 = ir.IntType(32)
-        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
-        ptr = builder.bitcast(builder.gep(ary.data, [idx]), i8p)
-        builder.call(fn, [ptr, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
-        return context.get_dummy_value()
-    return types.none(a, i), codegen
-'''
-
-
-def preamble(doc, variants, word_desc):
-    """Module header, docstring and imports shared by every generated file."""
+def preamble(doc, lw, groups, wide, word_desc, loaders):
+    """Module header, docstring, imports and backend declaration of one generated file;
+    ``loaders``: {name used in the kernel: ``_lanes`` loader}."""
+    feature, switch = NEEDS[wide]
     L = [HEADER.rstrip("\n")]
-    L.append('"""Multi-buffer %s: one message per SIMD lane.' % doc)
+    L.append('"""Multi-buffer %s: one message per SIMD lane, %d lanes of %s%s.' % (
+        doc, lw * groups, word_desc, " (%d groups of %d)" % (groups, lw) if groups > 1 else ""))
     L.append("")
-    L.append("Entries ``<variant>hash_rows(values, starts, lengths, rows, iv, out)``, signature")
-    L.append("``jitdigest._dispatch._signatures(word)['hash_rows']``; variants:")
-    for p, (lw, g, wide) in variants.items():
-        L.append("``%s``: %d lanes of %s (%s)" % (
-            p, lw * g, word_desc, "512-bit vectors, %d groups of %d" % (g, lw) if wide
-            else "%d groups of %d" % (g, lw)) + (";" if p != list(variants)[-1] else "."))
-    L.append("Compiled only (plain Numba code that LLVM vectorises); dispatch never runs them")
-    L.append("interpreted. Edit tools/gen_lanes.py, not this file.")
+    L.append("Entry ``hash_rows(values, starts, lengths, rows, iv, out)``, signature")
+    L.append("``jitdigest._dispatch._signatures(word)['hash_rows']``. Compiled only (plain Numba")
+    L.append("code that LLVM vectorises); dispatch never runs it interpreted. Edit")
+    L.append("tools/gen_lanes.py, not this file.")
     L.append('"""')
     L.append("import numpy as np")
-    L.append("from llvmlite import ir")
-    L.append("from numba import types")
-    L.append("from numba.core import cgutils")
-    L.append("from numba.extending import intrinsic")
     L.append("")
-    L.append("from ._jit import inline_kernel, kernel")
-    L.append("from ._rows import length_of, row_at, row_count, start_of")
-    if any(v[2] for v in variants.values()):
-        L.extend(WIDE.rstrip("\n").split("\n"))
-    L.extend(PREFETCH.rstrip("\n").split("\n"))
+    L.append("from .._jit import inline_kernel, kernel")
+    names = ["PF_MIN"] + ["%s as %s" % (src, name) for name, src in sorted(loaders.items())]
+    names += ["prefetch as _prefetch"] + (["wide_vectors as _wide_vectors"] if wide else [])
+    L.extend(wrap("from .._lanes import (%s)" % ", ".join(names)))
+    L.append("from .._rows import length_of, row_at, row_count, start_of")
+    L.append("")
+    L.append("NAME = \"lanes%d\"" % lw)
+    L.append("FEATURE = %s" % feature)
+    L.append("SWITCH = \"%s\"" % switch)
+    L.append("LANES = %d  # messages side by side in one SIMD group" % lw)
+    L.append("IN_FLIGHT = %d  # messages hashed at once per call" % (lw * groups))
     L.append("")
     L.append("")
     return L
 
 
+def finish(lines):
+    while lines[-1] == "":
+        lines.pop()
+    return "\n".join(lines) + "\n"
+
+
 def render_md(family):
     alg, variants = FAMILIES[family]
-    L = preamble(alg.doc, variants, "uint%d" % alg.W.bits)
-    L.append("# messages in flight per call, per variant (G groups x LW lanes)")
-    L.append("LANES = {%s}" % ", ".join('"%s": %d' % (p, lw * g)
-                                        for p, (lw, g, _) in variants.items()))
-    L.extend(["_U%d = np.uint64(%d)" % (k, k) for k in range(1, 8)])
-    L.extend(["", ""])
-    L.extend(loader(alg.wb, alg.little))
-    if alg.wb == 4 and any(wide for _, _, wide in variants.values()):
-        L.extend(["", ""])
-        L.extend([line.replace("def _word(", "def _dword(") for line in loader(8, alg.little)])
-    L.extend(["", ""])
-    if UNIFORM.get(family):
-        L.extend(wrap("_K = np.array([%s], %s)" % (", ".join("0x%x" % k for k in alg.K),
-                                                     alg.W.np)))
-        L.extend(["", ""])
-        L.extend(pad_schedule(alg))
-        L.extend(["", ""])
-    for prefix, (lw, g, wide) in variants.items():
-        L.extend(md_kernel(alg, prefix, lw, g, wide, prefix in UNIFORM.get(family, ())))
-    while L[-1] == "":
-        L.pop()
-    return "\n".join(L) + "\n"
+    files = {}
+    for lw, (g, wide) in variants.items():
+        order = "le" if alg.little else "be"
+        loaders = {"_word": "%s%d" % (order, alg.W.bits)}
+        if alg.wb == 4 and wide:
+            loaders["_dword"] = "%s64" % order
+        L = preamble(alg.doc, lw, g, wide, "uint%d" % alg.W.bits, loaders)
+        uniform = lw in UNIFORM.get(family, ())
+        if uniform:
+            L.extend(wrap("_K = np.array([%s], %s)" % (", ".join("0x%x" % k for k in alg.K),
+                                                         alg.W.np)))
+            L.extend(["", ""])
+            L.extend(pad_schedule(alg))
+            L.extend(["", ""])
+        L.extend(md_kernel(alg, "", lw, g, wide, uniform))
+        files["jitdigest/kernels/%s/lanes%d.py" % (family, lw)] = finish(L)
+    return files
 
 
 def render():
     """{path relative to the repository root: source} for every generated file."""
     files = {}
     for family in FAMILIES:
-        files["jitdigest/kernels/lanes_%s.py" % family] = render_md(family)
-    files["jitdigest/kernels/lanes_keccak.py"] = render_keccak()
-    files["jitdigest/kernels/lanes_blake2.py"] = render_blake2()
+        files.update(render_md(family))
+    files.update(render_keccak())
+    files.update(render_blake2())
     return files
 
 

@@ -7,22 +7,20 @@ do) the calls around them cost more than the compressions; here the key blocks a
 once per call, and every PBKDF2 iteration is two compressions of one prepared block from the
 two keyed states, with the digest written straight back into that block.
 
-Entries ``<family>_<backend>_hmac(iv, key, msg, out)`` (``out``: a bytearray of the digest
-size), ``<family>_<backend>_hmac_states(iv, key, ds, states)`` (the keyed inner and outer
-states), ``<family>_<backend>_hmac_final(state, buf, buflen, total, ostate, out)`` (an HMAC
-object's digest from its inner hash object's fields),
-``<family>_<backend>_hmac_rows(values, starts, lengths, rows, states, out)`` (batch HMAC in
-``hash_rows``' layouts, ``states`` the keyed inner then outer state) and ``<family>_<backend>_pbkdf2(iv, password, salt, iterations, ds, out)`` (``ds``: the
-digest size; ``out``: a bytearray of ``dklen`` bytes); ``jitdigest._keyed`` compiles each for
-one signature, as ``jitdigest._dispatch`` does. The SHA-NI ones carry the same SAFETY rule as
-``x86_sha``: never called unless ``_cpu.usable("sha", "sha_ni")``.
+The drivers here take the family's ``compress`` and padding parameters as their first
+arguments (``inline_kernel``, like ``_md``'s); every Merkle-Damgard backend module
+(``md5/portable.py``, ``sha256/x86.py``, ...) exports them as ``hmac(iv, key, msg, out)``
+(``out``: a bytearray of the digest size), ``hmac_states(iv, key, ds, states)`` (the keyed inner
+and outer states), ``hmac_final(state, buf, buflen, total, ostate, out)`` (an HMAC object's
+digest from its inner hash object's fields), ``hmac_rows(values, starts, lengths, rows,
+states, out)`` (batch HMAC in ``hash_rows``' layouts) and ``pbkdf2(iv, password, salt,
+iterations, ds, out)`` (``ds``: the digest size; ``out``: a bytearray of ``dklen`` bytes);
+``jitdigest._keyed`` compiles each for one signature.
 """
 import numpy as np
 
-from . import md5 as _md5, sha1 as _sha1, sha256 as _sha256, sha512 as _sha512
-from . import x86_sha as _x86
-from ._jit import (GIL_MINSIZE, gil_kernel, inline_kernel, kernel, reacquire_gil, release_gil_if,
-                   scratch, scratch_copy)
+from ._jit import (GIL_MINSIZE, inline_kernel, reacquire_gil, release_gil_if, scratch,
+                   scratch_copy)
 from ._md import md_finish
 from ._rows import length_of, row_at, row_count, start_of
 
@@ -191,153 +189,3 @@ def md_pbkdf2(compress, block_size, len_bytes, little, iv, password, salt, itera
         first = (index - 1) * ds
         for i in range(min(ds, dklen - first)):
             out[first + i] = acc[i]
-
-
-@gil_kernel
-def md5_portable_hmac(iv, key, msg, out):
-    md_hmac(_md5.compress, 64, 8, True, iv, key, msg, out)
-
-
-@gil_kernel
-def md5_portable_hmac_states(iv, key, ds, states):
-    md_hmac_states(_md5.compress, 64, 8, True, iv, key, ds, states)
-
-
-@gil_kernel
-def md5_portable_hmac_final(state, buf, buflen, total, ostate, out):
-    md_hmac_final(_md5.compress, 64, 8, True, state, buf, buflen, total, ostate, out)
-
-
-@kernel
-def md5_portable_hmac_rows(values, starts, lengths, rows, states, out):
-    md_hmac_rows(_md5.compress, 64, 8, True, values, starts, lengths, rows, states, out)
-
-
-@kernel
-def md5_portable_pbkdf2(iv, password, salt, iterations, ds, out):
-    md_pbkdf2(_md5.compress, 64, 8, True, iv, password, salt, iterations, ds, out)
-
-
-@gil_kernel
-def sha1_portable_hmac(iv, key, msg, out):
-    md_hmac(_sha1.compress, 64, 8, False, iv, key, msg, out)
-
-
-@gil_kernel
-def sha1_portable_hmac_states(iv, key, ds, states):
-    md_hmac_states(_sha1.compress, 64, 8, False, iv, key, ds, states)
-
-
-@gil_kernel
-def sha1_portable_hmac_final(state, buf, buflen, total, ostate, out):
-    md_hmac_final(_sha1.compress, 64, 8, False, state, buf, buflen, total, ostate, out)
-
-
-@kernel
-def sha1_portable_hmac_rows(values, starts, lengths, rows, states, out):
-    md_hmac_rows(_sha1.compress, 64, 8, False, values, starts, lengths, rows, states, out)
-
-
-@kernel
-def sha1_portable_pbkdf2(iv, password, salt, iterations, ds, out):
-    md_pbkdf2(_sha1.compress, 64, 8, False, iv, password, salt, iterations, ds, out)
-
-
-@gil_kernel
-def sha1_sha_ni_hmac(iv, key, msg, out):
-    md_hmac(_x86.sha1_compress, 64, 8, False, iv, key, msg, out)
-
-
-@gil_kernel
-def sha1_sha_ni_hmac_states(iv, key, ds, states):
-    md_hmac_states(_x86.sha1_compress, 64, 8, False, iv, key, ds, states)
-
-
-@gil_kernel
-def sha1_sha_ni_hmac_final(state, buf, buflen, total, ostate, out):
-    md_hmac_final(_x86.sha1_compress, 64, 8, False, state, buf, buflen, total, ostate, out)
-
-
-@kernel
-def sha1_sha_ni_hmac_rows(values, starts, lengths, rows, states, out):
-    md_hmac_rows(_x86.sha1_compress, 64, 8, False, values, starts, lengths, rows, states, out)
-
-
-@kernel
-def sha1_sha_ni_pbkdf2(iv, password, salt, iterations, ds, out):
-    md_pbkdf2(_x86.sha1_compress, 64, 8, False, iv, password, salt, iterations, ds, out)
-
-
-@gil_kernel
-def sha256_portable_hmac(iv, key, msg, out):
-    md_hmac(_sha256.compress, 64, 8, False, iv, key, msg, out)
-
-
-@gil_kernel
-def sha256_portable_hmac_states(iv, key, ds, states):
-    md_hmac_states(_sha256.compress, 64, 8, False, iv, key, ds, states)
-
-
-@gil_kernel
-def sha256_portable_hmac_final(state, buf, buflen, total, ostate, out):
-    md_hmac_final(_sha256.compress, 64, 8, False, state, buf, buflen, total, ostate, out)
-
-
-@kernel
-def sha256_portable_hmac_rows(values, starts, lengths, rows, states, out):
-    md_hmac_rows(_sha256.compress, 64, 8, False, values, starts, lengths, rows, states, out)
-
-
-@kernel
-def sha256_portable_pbkdf2(iv, password, salt, iterations, ds, out):
-    md_pbkdf2(_sha256.compress, 64, 8, False, iv, password, salt, iterations, ds, out)
-
-
-@gil_kernel
-def sha256_sha_ni_hmac(iv, key, msg, out):
-    md_hmac(_x86.sha256_compress, 64, 8, False, iv, key, msg, out)
-
-
-@gil_kernel
-def sha256_sha_ni_hmac_states(iv, key, ds, states):
-    md_hmac_states(_x86.sha256_compress, 64, 8, False, iv, key, ds, states)
-
-
-@gil_kernel
-def sha256_sha_ni_hmac_final(state, buf, buflen, total, ostate, out):
-    md_hmac_final(_x86.sha256_compress, 64, 8, False, state, buf, buflen, total, ostate, out)
-
-
-@kernel
-def sha256_sha_ni_hmac_rows(values, starts, lengths, rows, states, out):
-    md_hmac_rows(_x86.sha256_compress, 64, 8, False, values, starts, lengths, rows, states, out)
-
-
-@kernel
-def sha256_sha_ni_pbkdf2(iv, password, salt, iterations, ds, out):
-    md_pbkdf2(_x86.sha256_compress, 64, 8, False, iv, password, salt, iterations, ds, out)
-
-
-@gil_kernel
-def sha512_portable_hmac(iv, key, msg, out):
-    md_hmac(_sha512.compress, 128, 16, False, iv, key, msg, out)
-
-
-@gil_kernel
-def sha512_portable_hmac_states(iv, key, ds, states):
-    md_hmac_states(_sha512.compress, 128, 16, False, iv, key, ds, states)
-
-
-@gil_kernel
-def sha512_portable_hmac_final(state, buf, buflen, total, ostate, out):
-    md_hmac_final(_sha512.compress, 128, 16, False, state, buf, buflen, total, ostate, out)
-
-
-@kernel
-def sha512_portable_hmac_rows(values, starts, lengths, rows, states, out):
-    md_hmac_rows(_sha512.compress, 128, 16, False, values, starts, lengths, rows, states, out)
-
-
-@kernel
-def sha512_portable_pbkdf2(iv, password, salt, iterations, ds, out):
-    md_pbkdf2(_sha512.compress, 128, 16, False, iv, password, salt, iterations, ds, out)

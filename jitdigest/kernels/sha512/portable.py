@@ -3,8 +3,10 @@
 ``compress`` is the generic block function (128-byte blocks, 64-bit words) shared by every
 SHA-512 variant, which differ only in their initial state and digest length.
 """
-from ._jit import (add64, const_words, gil_kernel, kernel, load_be64, new_words, rotr64, shr64, u64)
-from ._md import md_final, md_hash_rows, md_oneshot, md_update
+from .._jit import (add64, const_words, gil_kernel, kernel, load_be64, new_words, rotr64, shr64, u64)
+from ..._algorithms import MERKLE_DAMGARD
+from .._hmac import md_hmac, md_hmac_final, md_hmac_rows, md_hmac_states, md_pbkdf2
+from .._md import md_final, md_hash_rows, md_oneshot, md_update
 import numpy as np
 
 K512 = const_words([
@@ -94,21 +96,51 @@ def compress(state, data, offset, nblocks):
     state[7] = h7
 
 
+# --- entry points (signatures in jitdigest._dispatch and jitdigest._keyed) ----------------
+BLOCK, LENGTH_BYTES, LITTLE = MERKLE_DAMGARD["sha512"]
+
+
 @gil_kernel
 def update(state, buf, buflen, data):
-    return md_update(compress, 128, state, buf, buflen, data)
+    return md_update(compress, BLOCK, state, buf, buflen, data)
 
 
 @gil_kernel
 def final(state, buf, buflen, total, out):
-    md_final(compress, 128, 16, False, state, buf, buflen, total, out)
+    md_final(compress, BLOCK, LENGTH_BYTES, LITTLE, state, buf, buflen, total, out)
 
 
 @gil_kernel
 def oneshot(iv, data, out):
-    md_oneshot(compress, 128, 16, False, iv, data, out)
+    md_oneshot(compress, BLOCK, LENGTH_BYTES, LITTLE, iv, data, out)
 
 
 @kernel
 def hash_rows(values, starts, lengths, rows, iv, out):
-    md_hash_rows(compress, 128, 16, False, values, starts, lengths, rows, iv, out)
+    md_hash_rows(compress, BLOCK, LENGTH_BYTES, LITTLE, values, starts, lengths, rows, iv, out)
+
+
+@gil_kernel
+def hmac(iv, key, msg, out):
+    md_hmac(compress, BLOCK, LENGTH_BYTES, LITTLE, iv, key, msg, out)
+
+
+@gil_kernel
+def hmac_states(iv, key, ds, states):
+    md_hmac_states(compress, BLOCK, LENGTH_BYTES, LITTLE, iv, key, ds, states)
+
+
+@gil_kernel
+def hmac_final(state, buf, buflen, total, ostate, out):
+    md_hmac_final(compress, BLOCK, LENGTH_BYTES, LITTLE, state, buf, buflen, total, ostate, out)
+
+
+@kernel
+def hmac_rows(values, starts, lengths, rows, states, out):
+    md_hmac_rows(compress, BLOCK, LENGTH_BYTES, LITTLE, values, starts, lengths, rows, states,
+                 out)
+
+
+@kernel
+def pbkdf2(iv, password, salt, iterations, ds, out):
+    md_pbkdf2(compress, BLOCK, LENGTH_BYTES, LITTLE, iv, password, salt, iterations, ds, out)

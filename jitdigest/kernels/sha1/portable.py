@@ -3,8 +3,10 @@
 ``compress`` is the generic block function, kept in its own file so that a faster kernel
 (SHA-NI, lanes) with the same signature can stand in for it.
 """
-from ._jit import (add32, gil_kernel, inline_kernel, kernel, load_be32, new_words, rotl32, u32)
-from ._md import md_final, md_hash_rows, md_oneshot, md_update
+from .._jit import (add32, gil_kernel, inline_kernel, kernel, load_be32, new_words, rotl32, u32)
+from ..._algorithms import MERKLE_DAMGARD
+from .._hmac import md_hmac, md_hmac_final, md_hmac_rows, md_hmac_states, md_pbkdf2
+from .._md import md_final, md_hash_rows, md_oneshot, md_update
 import numpy as np
 
 
@@ -86,21 +88,51 @@ def compress(state, data, offset, nblocks):
     state[4] = h4
 
 
+# --- entry points (signatures in jitdigest._dispatch and jitdigest._keyed) ----------------
+BLOCK, LENGTH_BYTES, LITTLE = MERKLE_DAMGARD["sha1"]
+
+
 @gil_kernel
 def update(state, buf, buflen, data):
-    return md_update(compress, 64, state, buf, buflen, data)
+    return md_update(compress, BLOCK, state, buf, buflen, data)
 
 
 @gil_kernel
 def final(state, buf, buflen, total, out):
-    md_final(compress, 64, 8, False, state, buf, buflen, total, out)
+    md_final(compress, BLOCK, LENGTH_BYTES, LITTLE, state, buf, buflen, total, out)
 
 
 @gil_kernel
 def oneshot(iv, data, out):
-    md_oneshot(compress, 64, 8, False, iv, data, out)
+    md_oneshot(compress, BLOCK, LENGTH_BYTES, LITTLE, iv, data, out)
 
 
 @kernel
 def hash_rows(values, starts, lengths, rows, iv, out):
-    md_hash_rows(compress, 64, 8, False, values, starts, lengths, rows, iv, out)
+    md_hash_rows(compress, BLOCK, LENGTH_BYTES, LITTLE, values, starts, lengths, rows, iv, out)
+
+
+@gil_kernel
+def hmac(iv, key, msg, out):
+    md_hmac(compress, BLOCK, LENGTH_BYTES, LITTLE, iv, key, msg, out)
+
+
+@gil_kernel
+def hmac_states(iv, key, ds, states):
+    md_hmac_states(compress, BLOCK, LENGTH_BYTES, LITTLE, iv, key, ds, states)
+
+
+@gil_kernel
+def hmac_final(state, buf, buflen, total, ostate, out):
+    md_hmac_final(compress, BLOCK, LENGTH_BYTES, LITTLE, state, buf, buflen, total, ostate, out)
+
+
+@kernel
+def hmac_rows(values, starts, lengths, rows, states, out):
+    md_hmac_rows(compress, BLOCK, LENGTH_BYTES, LITTLE, values, starts, lengths, rows, states,
+                 out)
+
+
+@kernel
+def pbkdf2(iv, password, salt, iterations, ds, out):
+    md_pbkdf2(compress, BLOCK, LENGTH_BYTES, LITTLE, iv, password, salt, iterations, ds, out)

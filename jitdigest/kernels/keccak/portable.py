@@ -14,7 +14,7 @@ The file has two layers:
   ``data`` into ``lanes`` (each followed by a permutation);
 * the sponge (``sponge_update``, ``sponge_final``, ``sponge_oneshot``): buffering, padding and
   squeezing, written once and taking a form's ``absorb`` and ``permute`` as arguments
-  (``inline_kernel``), so the generated straight-line form (``keccak_unrolled.py``, made by
+  (``inline_kernel``), so the generated straight-line form (``unrolled.py``, made by
   ``tools/gen_keccak.py``) shares it and only supplies its own two kernels.
 
 The sponge keeps a working copy of the lanes made by ``new_words`` (a Python list of ints
@@ -22,9 +22,9 @@ interpreted, a uint64 array compiled), so the permutation never sees numpy scala
 """
 import numpy as np
 
-from ._jit import (GIL_MINSIZE, _ol, const_words, gil_kernel, inline_kernel, kernel, load_le64,
+from .._jit import (GIL_MINSIZE, _ol, const_words, gil_kernel, inline_kernel, kernel, load_le64,
                    new_words, not64, reacquire_gil, release_gil_if, rotl64, scratch, u64)
-from ._rows import length_of, row_at, row_count, start_of
+from .._rows import length_of, row_at, row_count, start_of
 
 LANES = 25      # 5 x 5 lanes of 64 bits
 ROUNDS = 24     # Keccak-f[1600]: 12 + 2*l rounds with l = 6

@@ -1,0 +1,7 @@
+"""The kernels: one package per algorithm family (``md5/``, ``sha256/``, ``keccak/``, ...) holding
+its backends under the same names (``portable.py``, ``unrolled.py``, ``x86.py``, ``lanes<N>.py``),
+and the drivers and helpers they share, written once (``_md``, ``_hmac``, ``_blake2``, ``_rows``,
+``_lanes``, ``_jit``, ``_simd``). ``jitdigest._dispatch`` picks a backend per family.
+
+Importing this package, or a family package, imports no Numba and compiles nothing.
+"""
