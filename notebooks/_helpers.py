@@ -27,40 +27,45 @@ from _timing import machine, run_child, take_turns  # noqa: E402
 
 QUICK = os.environ.get("JITDIGEST_NOTEBOOK_QUICK", "").strip() not in ("", "0")
 
-# Kernel forms the notebooks compare: label -> (algorithm, backend name, kernels module, prefix)
+# Kernel forms the notebooks compare: label -> (algorithm, kernel module). Each module is a
+# backend of jitdigest (``jitdigest/kernels/<family>/<backend>.py``) or, for the helper-call
+# foil, ``notebooks/sha256_helpercall.py``; all export the same entry points.
 FORMS = {
-    "sha256 streamlined": ("sha256", "portable", "sha256", ""),
-    "sha256 helper-call": ("sha256", "helpercall", "sha256_helpercall", ""),
-    "keccak loop": ("sha3_256", "portable", "keccak", ""),
-    "keccak unrolled": ("sha3_256", "unrolled", "keccak_unrolled", ""),
+    "sha256 streamlined": ("sha256", "jitdigest.kernels.sha256.portable"),
+    "sha256 helper-call": ("sha256", "sha256_helpercall"),
+    "keccak loop": ("sha3_256", "jitdigest.kernels.keccak.portable"),
+    "keccak unrolled": ("sha3_256", "jitdigest.kernels.keccak.unrolled"),
 }
 
 
-def kernel_set(label):
-    """A KernelSet for a form in FORMS (registered with dispatch or not)."""
-    from jitdigest import _algorithms, _dispatch
-    algorithm, name, module, prefix = FORMS[label]
-    spec = _algorithms.SPECS[algorithm]
-    return _dispatch.KernelSet(_dispatch.Backend(name, spec.family, module, prefix), spec.word)
+def kernels(label):
+    """The kernel module of a form in FORMS (its ``update``/``final``/``oneshot`` entries)."""
+    import importlib
+    if NOTEBOOKS not in sys.path:
+        sys.path.insert(0, NOTEBOOKS)
+    return importlib.import_module(FORMS[label][1])
 
 
 def check_form(label, sizes=(0, 3, 64, 100, 1000)):
-    """Assert that a form gives hashlib's digests (one-shot and streaming)."""
+    """Assert that a form's entry points give hashlib's digests (one-shot and streaming)."""
     import hashlib
 
     import numpy as np
 
-    from jitdigest import _algorithms, _hashobj
+    from jitdigest import _algorithms
     algorithm = FORMS[label][0]
     spec = _algorithms.SPECS[algorithm]
-    ks = kernel_set(label)
+    module = kernels(label)
     for n in sizes:
         data = bytes(range(256)) * (n // 256) + bytes(range(n % 256))
         expected = hashlib.new(algorithm, data).digest()
-        assert _hashobj.Hash(spec, data, kernels=ks).digest() == expected
-        h = _hashobj.Hash(spec, b"", kernels=ks)
-        h.update(np.frombuffer(data, np.uint8))
-        assert h.digest() == expected
+        out = bytearray(spec.digest_size)
+        module.oneshot(spec.initial_state, data, out)
+        assert bytes(out) == expected
+        state, buf = spec.initial_state.copy(), np.zeros(spec.block_size, np.uint8)
+        buflen = module.update(state, buf, 0, np.frombuffer(data, np.uint8))
+        module.final(state, buf, buflen, n, out)
+        assert bytes(out) == expected
 
 
 def update_speeds(labels, nbytes, rounds=3, min_time=0.05, repeat=3):
@@ -78,7 +83,7 @@ def update_speeds(labels, nbytes, rounds=3, min_time=0.05, repeat=3):
         data.setflags(write=False)
         state = spec.initial_state.copy()
         buf = np.zeros(spec.block_size, np.uint8)
-        update = kernel_set(label).update
+        update = kernels(label).update
         fns[label] = (lambda update=update, state=state, buf=buf, data=data:
                       update(state, buf, 0, data))
         fns[label].nbytes = n
@@ -109,12 +114,17 @@ t0 = time.perf_counter()
 import numba
 numba.njit(lambda x: x + 1)(1)          # Numba's own first-use cost, not the kernel's
 t1 = time.perf_counter()
-from jitdigest import _algorithms, _dispatch
+import jitdigest
 algorithm, backend_name, entries = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
-spec = _algorithms.SPECS[algorithm]
-backend = next(b for b in _dispatch.backends(spec.family) if b.name == backend_name)
 t2 = time.perf_counter()
-_dispatch.KernelSet(backend, spec.word).compile_all(entries)
+with jitdigest.backend(backend_name):         # each entry's first use compiles (or loads) it
+    h = jitdigest.new(algorithm)
+    if "update" in entries:
+        h.update(bytearray(1000))
+    if "final" in entries:
+        h.digest()
+    if "oneshot" in entries:
+        jitdigest.new(algorithm, b"abc").digest()
 t3 = time.perf_counter()
 print(json.dumps({"numba_start_s": t1 - t0, "import_s": t2 - t1, "kernels_s": t3 - t2}))
 """

@@ -1,5 +1,6 @@
 """SHA-224/SHA-256 written the un-streamlined way, one small kernel call per step: a foil for
-``sha256.py`` in the interpreted-vs-JIT notebook, not a backend (dispatch never picks it).
+``jitdigest/kernels/sha256/portable.py`` in the interpreted-vs-JIT notebook, not a backend
+(it lives beside the notebooks, outside the package).
 
 It retells OpenJDK's JDK-8256523 ("Streamline Java SHA2 implementation", JDK 16): Java's SHA-2
 compress called small helper methods on its fast path (``lf_ch``, ``lf_maj``, ``lf_sigma0``,
@@ -7,7 +8,7 @@ compress called small helper methods on its fast path (``lf_ch``, ``lf_maj``, ``
 for every call, and inlining them by hand made interpreted SHA-256 about 4-5x faster while
 leaving compiled speed alone.
 
-This file is ``sha256.py``'s algorithm, operation for operation (same loader, same schedule
+This file is ``portable.py``'s algorithm, operation for operation (same loader, same schedule
 next to the rounds, same eight-round passes with rotating names, same ``ch``/``maj`` forms),
 with every step moved into its own ``@kernel`` function: ``ch``, ``maj``, ``big_sigma0``/
 ``big_sigma1`` (the rounds' Sigma functions), ``small_sigma0``/``small_sigma1`` (the
@@ -16,16 +17,15 @@ schedule's sigma functions), ``schedule_word`` (one message schedule word) and `
 interpreted (``NUMBA_DISABLE_JIT=1``) each is a Python call; compiled, Numba links the callees
 into the caller and LLVM inlines them, giving the same machine code.
 
-The entry points (``update``, ``final``, ``oneshot``, ``hash_rows``) are ``sha256.py``'s, over
-this ``compress``, so a ``KernelSet`` of ``Backend("helpercall", "sha256",
-"sha256_helpercall")`` gives correct SHA-224/SHA-256 digests through
-``jitdigest._hashobj.Hash``.
+The entry points (``update``, ``final``, ``oneshot``, ``hash_rows``) are ``portable.py``'s,
+over this ``compress``: called with the same arguments, they give SHA-224/SHA-256 digests.
 """
 import numpy as np
 
-from ._jit import add32, gil_kernel, kernel, load_be32, new_words, rotr32, u32
-from ._md import md_final, md_hash_rows, md_oneshot, md_update
-from .sha256 import K256
+from jitdigest._algorithms import MERKLE_DAMGARD
+from jitdigest.kernels._jit import add32, gil_kernel, kernel, load_be32, new_words, rotr32, u32
+from jitdigest.kernels._md import md_final, md_hash_rows, md_oneshot, md_update
+from jitdigest.kernels.sha256.portable import K256
 
 
 @kernel
@@ -121,21 +121,24 @@ def compress(state, data, offset, nblocks):
     state[7] = h7
 
 
+BLOCK, LENGTH_BYTES, LITTLE = MERKLE_DAMGARD["sha256"]
+
+
 @gil_kernel
 def update(state, buf, buflen, data):
-    return md_update(compress, 64, state, buf, buflen, data)
+    return md_update(compress, BLOCK, state, buf, buflen, data)
 
 
 @gil_kernel
 def final(state, buf, buflen, total, out):
-    md_final(compress, 64, 8, False, state, buf, buflen, total, out)
+    md_final(compress, BLOCK, LENGTH_BYTES, LITTLE, state, buf, buflen, total, out)
 
 
 @gil_kernel
 def oneshot(iv, data, out):
-    md_oneshot(compress, 64, 8, False, iv, data, out)
+    md_oneshot(compress, BLOCK, LENGTH_BYTES, LITTLE, iv, data, out)
 
 
 @kernel
 def hash_rows(values, starts, lengths, rows, iv, out):
-    md_hash_rows(compress, 64, 8, False, values, starts, lengths, rows, iv, out)
+    md_hash_rows(compress, BLOCK, LENGTH_BYTES, LITTLE, values, starts, lengths, rows, iv, out)

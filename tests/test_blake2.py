@@ -13,9 +13,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+import jitdigest
 from jitdigest import _algorithms, _dispatch
 from jitdigest._blake2 import CONSTRUCTORS, blake2b, blake2s
-from jitdigest.kernels.blake2 import SIGMA
+from jitdigest.kernels._blake2 import SIGMA
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -39,6 +40,12 @@ def form_params():
 
 
 FORMS = form_params()
+
+
+def made_by(kernels, cls, data=b"", **params):
+    """A ``cls`` object (hashlib's parameters) served by the backend of ``kernels``."""
+    with jitdigest.backend(kernels.name):
+        return cls(data, **params)
 
 
 def test_both_forms_registered():
@@ -96,8 +103,8 @@ def test_selftest_values_match_hashlib(name):
 @pytest.mark.parametrize("name, kernels", FORMS)
 def test_rfc_abc(name, kernels):
     cls = CLASSES[name]
-    assert cls._with_kernels(kernels, b"abc").hexdigest() == ABC[name]
-    h = cls._with_kernels(kernels)
+    assert made_by(kernels, cls, b"abc").hexdigest() == ABC[name]
+    h = made_by(kernels, cls)
     h.update(b"a")
     h.update(bytearray(b"bc"))
     assert h.hexdigest() == ABC[name]
@@ -108,7 +115,7 @@ def test_rfc_selftest(name, kernels):
     cls = CLASSES[name]
 
     def make(data=b"", **params):
-        return cls._with_kernels(kernels, data, **params)
+        return made_by(kernels, cls, data, **params)
     assert selftest(make, name) == SELFTEST[name][0]
 
 
@@ -207,7 +214,7 @@ def differential_test(name, kernels, examples):
             return cls(data, **params)
     else:
         def make(data, params):
-            return cls._with_kernels(kernels, data, **params)
+            return made_by(kernels, cls, data, **params)
 
     @settings(max_examples=examples, deadline=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -429,6 +436,7 @@ def test_constructors_export():
 
 INTERPRETED = r"""
 import hashlib, random, sys
+import jitdigest
 from jitdigest import _algorithms, _dispatch
 from jitdigest._blake2 import blake2b, blake2s
 from jitdigest.kernels._jit import JIT_ENABLED
@@ -442,7 +450,9 @@ for cls, ref in ((blake2b, hashlib.blake2b), (blake2s, hashlib.blake2s)):
     block = spec.block_size
     for backend in _dispatch.backends(spec.family):
         ks = _dispatch._kernel_set(backend, spec.word)
-        make = lambda data=b"", **p: cls._with_kernels(ks, data, **p)
+        def make(data=b"", _name=backend.name, **p):
+            with jitdigest.backend(_name):
+                return cls(data, **p)
         assert make(b"abc").hexdigest() == ABC[cls.name]
         assert selftest(make, cls.name) == SELFTEST[cls.name][0]
         for n in (0, 1, block - 1, block, block + 1, 2 * block, 3 * block + 7):

@@ -54,18 +54,21 @@ def test_source_key_covers_every_kernel_file(monkeypatch, tmp_path):
     kernels = tmp_path / "kernels"
     shutil.copytree(REPO / "jitdigest" / "kernels", kernels,
                     ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO / "jitdigest" / "_algorithms.py", tmp_path / "_algorithms.py")
     monkeypatch.setattr(_cachedir, "KERNELS", str(kernels))
     keys = set()
-    for name in ("_jit.py", "_md.py", "md5.py", "lanes_sha256.py"):
+    edits = ("kernels/_jit.py", "kernels/_md.py", "kernels/md5/portable.py",
+             "kernels/sha256/lanes16.py", "_algorithms.py")
+    for name in edits:
         _cachedir.source_key.cache_clear()
         keys.add(_cachedir.source_key())
-        with open(kernels / name, "a") as f:
+        with open(tmp_path / name, "a") as f:
             f.write("\n# an edit\n")
     _cachedir.source_key.cache_clear()
     keys.add(_cachedir.source_key())
     monkeypatch.undo()
     _cachedir.source_key.cache_clear()
-    assert len(keys) == 5               # every edit, shared pieces too, gives a new folder
+    assert len(keys) == len(edits) + 1  # every edit, shared pieces too, gives a new folder
 
 
 def test_kernels_are_cached_outside_the_package(tmp_path):

@@ -1,5 +1,5 @@
-"""Lane kernels (jitdigest/kernels/lanes_*.py): the committed files are what tools/gen_lanes.py
-makes now, and every registered lane kernel this CPU can run agrees with hashlib through its
+"""Lane kernels (jitdigest/kernels/<family>/lanes<N>.py, made by tools/gen_lanes.py): every
+registered lane kernel this CPU can run agrees with hashlib through its
 ``hash_rows`` entry -- every length up to 3 blocks and the padding edges, batches from one row
 to more than two lane groups (the last one partial), ragged random lengths, rows in shuffled
 order and as a subset (rows not asked for stay untouched), messages at odd offsets, digests
@@ -9,7 +9,6 @@ Each kernel set is compiled once per process (cold: several seconds each); kerne
 Numba's target or ``JITDIGEST_DISABLE`` rule out, and all of them under ``NUMBA_DISABLE_JIT=1``,
 appear as skips."""
 import hashlib
-import importlib
 import importlib.util
 import pathlib
 
@@ -31,20 +30,14 @@ def _load_generator():
     return mod
 
 
-def test_generated_files_are_fresh():
-    files = _load_generator().render()
-    assert files, "the generator renders nothing"
-    for rel, text in files.items():
-        path = REPO / rel
-        assert path.exists(), f"{rel} missing: run python tools/gen_lanes.py"
-        assert path.read_text(encoding="utf-8") == text, \
-            f"{rel} is stale: run python tools/gen_lanes.py"
+BATCH_BACKENDS = [b for family in _dispatch.FAMILIES for b in _dispatch.batch_backends(family)]
 
 
 def test_every_generated_module_is_registered():
-    modules = {b.module for b in _dispatch.BATCH_REGISTRY}
-    for rel in _load_generator().render():
-        assert pathlib.Path(rel).stem in modules
+    registered = {pathlib.Path(b.module.__file__).resolve() for b in BATCH_BACKENDS}
+    generated = {(REPO / rel).resolve() for rel in _load_generator().render()}
+    assert len(generated) == 14
+    assert registered == generated
 
 
 # --- kernels against hashlib ----------------------------------------------------------------
@@ -55,7 +48,7 @@ def _names(family):
 
 def _params():
     params = []
-    for backend in _dispatch.BATCH_REGISTRY:
+    for backend in BATCH_BACKENDS:
         marks = () if backend.usable() else (
             pytest.mark.skip(reason=f"{backend.name} not usable on this CPU/target"),)
         for name in _names(backend.family):
@@ -64,8 +57,7 @@ def _params():
 
 
 def _lanes(backend):
-    module = importlib.import_module("jitdigest.kernels." + backend.module)
-    return module.LANES[backend.prefix]
+    return backend.module.IN_FLIGHT
 
 
 def _hash_rows(name, backend):
@@ -200,10 +192,10 @@ def test_empty_rows_and_repeated_rows(name, backend):
 # --- dispatch -------------------------------------------------------------------------------
 
 def test_backends_name_entries_that_exist():
-    for backend in _dispatch.BATCH_REGISTRY:
-        module = importlib.import_module("jitdigest.kernels." + backend.module)
-        assert hasattr(module, backend.prefix + "hash_rows"), backend
-        assert backend.prefix in module.LANES, backend
+    for backend in BATCH_BACKENDS:
+        module = backend.module
+        assert callable(module.hash_rows), backend
+        assert module.IN_FLIGHT % module.LANES == 0 and module.NAME == f"lanes{module.LANES}"
         assert backend.switch in _cpu.SWITCHES and backend.feature, backend
 
 
@@ -211,9 +203,9 @@ def test_backends_name_entries_that_exist():
                                   "blake2s"])
 def test_batch_kernels_for_prefers_usable_lanes_and_honours_switches(name):
     spec = _algorithms.SPECS[name]
-    lanes = [b for b in _dispatch.BATCH_REGISTRY if b.family == spec.family]
-    for mean in (0, 64, 1024, 1 << 20):
-        chosen = _dispatch.batch_kernels_for(spec, mean).backend
+    lanes = list(_dispatch.batch_backends(spec.family))
+    for rows in (None, 64, 1 << 20):
+        chosen = _dispatch.batch_kernels_for(spec, rows).backend
         usable = [b for b in lanes if b.usable()]
         sha_ni_wins = (spec.family == "sha256" and usable
                        and usable[0].name == "lanes8"
@@ -227,9 +219,9 @@ def test_batch_kernels_for_prefers_usable_lanes_and_honours_switches(name):
         else:
             assert chosen not in lanes
     with _cpu.disabled("avx512", "avx2"):
-        assert _dispatch.batch_kernels_for(spec, 64).backend not in lanes
+        assert _dispatch.batch_kernels_for(spec).backend not in lanes
     with _cpu.disabled("avx512"):
-        chosen = _dispatch.batch_kernels_for(spec, 64).backend
+        chosen = _dispatch.batch_kernels_for(spec).backend
         assert chosen.switch != "avx512"
 
 
@@ -240,15 +232,15 @@ def test_few_rows_go_to_the_per_message_kernel(name):
     per-message kernel is a hardware one, under half a group) goes to the per-message kernel;
     the answer is the same either way."""
     spec = _algorithms.SPECS[name]
-    lanes = _dispatch.batch_kernels_for(spec, 1024)
+    lanes = _dispatch.batch_kernels_for(spec)
     single = _dispatch.usable_kernel_sets(spec)[0]
     if lanes.backend.lanes == 1:
         pytest.skip("no lane kernel usable here")
-    assert _dispatch.batch_kernels_for(spec, 1024, 1) is single
+    assert _dispatch.batch_kernels_for(spec, 1) is single
     limit = lanes.backend.lanes // 2 if single.backend.feature else 2
-    assert _dispatch.batch_kernels_for(spec, 1024, limit - 1) is single
-    assert _dispatch.batch_kernels_for(spec, 1024, limit) is lanes
-    assert _dispatch.batch_kernels_for(spec, 1024, 1000) is lanes
+    assert _dispatch.batch_kernels_for(spec, limit - 1) is single
+    assert _dispatch.batch_kernels_for(spec, limit) is lanes
+    assert _dispatch.batch_kernels_for(spec, 1000) is lanes
     rows = np.random.default_rng(9).integers(0, 256, (1, 3000), dtype=np.uint8)
     assert bytes(jitdigest.hash_many(name, rows)[0]) == hashlib.new(name, rows.tobytes()).digest()
 
@@ -256,7 +248,7 @@ def test_few_rows_go_to_the_per_message_kernel(name):
 def _blake2_params():
     return [pytest.param(b, id=f"{b.family}-{b.name}", marks=() if b.usable() else (
         pytest.mark.skip(reason=f"{b.name} not usable on this CPU/target"),))
-        for b in _dispatch.BATCH_REGISTRY if b.family.startswith("blake2")]
+        for b in BATCH_BACKENDS if b.family.startswith("blake2")]
 
 
 @pytest.mark.parametrize("backend", _blake2_params())
