@@ -16,7 +16,7 @@ on first use and is cached per user, outside the package (``jitdigest cache info
 ``jitdigest warmup`` compiles ahead of time). A cache that cannot be written or holds a damaged
 entry never stops hashing: it costs a compile and one ``CacheWarning``.
 """
-from . import _algorithms, _dispatch, _hashobj
+from . import _algorithms, _config, _dispatch, _hashobj
 from ._algorithms import algorithms_available, algorithms_guaranteed
 from ._cachedir import CacheWarning
 from ._dispatch import backend
@@ -103,7 +103,7 @@ def new(name, data=b"", **kwargs):
         raise TypeError(str(exc).replace(f"{spec.name}()", "new()")) from None
 
 
-def file_digest(fileobj, digest, /, *, _bufsize=2 ** 18):
+def file_digest(fileobj, digest, /, *, _bufsize=_config.FILE_BUFFER):
     """Hash the contents of a file-like object opened for binary reading, as
     ``hashlib.file_digest``: ``digest`` is a name or a constructor. Reads with ``readinto`` into
     one reused buffer."""

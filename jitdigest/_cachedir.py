@@ -52,10 +52,10 @@ def root():
 @functools.lru_cache(maxsize=None)
 def source_key():
     """A digest of every kernel source file's path and bytes: ``jitdigest/kernels`` and its
-    family packages, and ``_algorithms.py``, the one module outside it the kernels read
-    constants from."""
+    family packages, and ``_algorithms.py`` and ``_config.py``, the modules outside it the
+    kernels read constants from."""
     h = hashlib.sha256()
-    files = [os.path.join(os.path.dirname(KERNELS), "_algorithms.py")]
+    files = [os.path.join(os.path.dirname(KERNELS), n) for n in ("_algorithms.py", "_config.py")]
     for folder, dirs, names in os.walk(KERNELS):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
         files.extend(os.path.join(folder, n) for n in sorted(names) if n.endswith(".py"))

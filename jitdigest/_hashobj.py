@@ -20,7 +20,7 @@ import threading
 
 import numpy as np
 
-from . import _algorithms, _cpu, _dispatch
+from . import _algorithms, _config, _cpu, _dispatch
 
 _CHOSEN = _dispatch._chosen         # spec name -> (switches it was chosen under, kernel set)
 
@@ -259,7 +259,7 @@ class ShakeHash(Hash):
     def digest(self, length):
         """``length`` bytes of output for the data passed so far."""
         length = _output_length(length)
-        if length < DIRECT_OUTPUT_MIN:
+        if length < _config.DIRECT_OUTPUT_MIN:
             return self._digest_into(bytearray(length))
         # Long output is squeezed straight into the bytes object returned (one allocation of
         # ``length`` bytes, where a bytearray then bytes() would need two).
@@ -295,7 +295,6 @@ def resumed(spec, state, total):
     return obj
 
 
-DIRECT_OUTPUT_MIN = 1 << 16       # SHAKE output from this size on is written into its bytes
 
 
 def _output_length(length):

@@ -8,7 +8,8 @@ import sys
 import threading
 import time
 
-DELAY = 0.3         # seconds a compile runs before the line appears
+from . import _config
+
 _FRAMES = "|/-\\"
 _lock = threading.Lock()
 
@@ -29,7 +30,7 @@ def _terminal():
 
 @contextlib.contextmanager
 def compiling(what):
-    """Show the compile line for ``what`` while the block runs, if it runs past ``DELAY``."""
+    """Show the compile line for ``what`` while the block runs, if it runs past ``_config.NOTICE_DELAY``."""
     stream = _terminal()
     if stream is None or not _lock.acquire(blocking=False):
         yield                           # not a terminal, or another thread already shows it
@@ -39,7 +40,7 @@ def compiling(what):
 
     def spin():
         start = time.monotonic()
-        if done.wait(DELAY):
+        if done.wait(_config.NOTICE_DELAY):
             return
         for i in range(1 << 30):
             text = (f"\rjitdigest: compiling {what} kernels, once per machine... "

@@ -2,7 +2,7 @@
 
 Why a module of its own: PBKDF2 is where a compiled loop beats hashlib. OpenSSL's loop re-enters
 HMAC for every iteration; here the whole derivation is one kernel call
-(``jitdigest/kernels/keyed.py``): the keyed inner and outer states are computed once, and each
+(``jitdigest/kernels/_hmac.py``): the keyed inner and outer states are computed once, and each
 iteration is two compressions of one prepared block (SHA-NI where dispatch chose it), the
 digest written straight back into it. MD5, SHA-1, SHA-224 and SHA-256 run that kernel. The
 others are hashlib's own pbkdf2_hmac, results and errors: SHA-3, BLAKE2 and names jitdigest does

@@ -34,7 +34,7 @@ Design:
   number of blocks; the kernels themselves still handle mixed lengths. Output rows are written
   in place (``out[r]``), so the order never shows.
 * Cores: the rows are cut into chunks of about equal work (blocks, not rows; cut points on
-  multiples of 64 rows so lane groups stay whole; at most about ``CHUNK_BLOCKS`` each), and
+  multiples of 64 rows so lane groups stay whole; at most about ``_config.CHUNK_BLOCKS`` each), and
   Python threads from one shared pool call the GIL-free ``hash_rows`` entry on disjoint runs of
   chunks, the calling thread taking the first. Between chunks each thread checks a stop flag
   and the calling thread takes signals, so Ctrl-C ends a long batch within one chunk (a
@@ -54,13 +54,10 @@ import uuid as _uuid
 
 import numpy as np
 
-from . import _algorithms, _cpu, _dispatch, _layout
+from . import _algorithms, _config, _cpu, _dispatch, _layout
 
 __all__ = ["hash_many", "hexdigests", "uuid3_many", "uuid5_many", "uuid_strings"]
 
-ALIGN = 64                      # chunk boundaries fall on multiples of this many sorted rows
-MIN_BLOCKS_PER_THREAD = 2048    # below this much work per thread, fewer threads
-CHUNK_BLOCKS = 1 << 16        # about the most work (blocks) one kernel call gets: 2-20 ms
 
 # --- threads --------------------------------------------------------------------------------
 
@@ -175,18 +172,20 @@ def _entry(ks, spec, entry):
 
 
 def _bounds(cuts, n):
-    """Chunk boundaries from cut points: on multiples of ALIGN rows, none empty."""
-    cuts = (cuts + ALIGN // 2) // ALIGN * ALIGN
+    """Chunk boundaries from cut points: on multiples of ``_config.ALIGN`` rows, none empty."""
+    align = _config.ALIGN
+    cuts = (cuts + align // 2) // align * align
     return np.unique(np.concatenate(([0], np.clip(cuts, 0, n), [n]))).tolist()
 
 
 def _plan(n, total, work, max_threads):
     """(chunk boundaries, threads) for ``n`` rows of ``total`` blocks of work: chunks of about
-    ``CHUNK_BLOCKS`` (at least one per thread) so that a long call can be interrupted between
+    ``_config.CHUNK_BLOCKS`` (at least one per thread) so that a long call can be interrupted between
     them; ``work()`` gives the running sum of the rows' work in hashing order (None: every row
     costs the same)."""
-    k = max(1, min(max_threads, total // MIN_BLOCKS_PER_THREAD, -(-n // ALIGN)))
-    chunks = min(max(k, -(-total // CHUNK_BLOCKS)), -(-n // ALIGN))
+    align = _config.ALIGN
+    k = max(1, min(max_threads, total // _config.MIN_BLOCKS_PER_THREAD, -(-n // align)))
+    chunks = min(max(k, -(-total // _config.CHUNK_BLOCKS)), -(-n // align))
     if chunks <= 1:
         return [0, n], 1
     fractions = np.arange(1, chunks, dtype=np.float64) / chunks
@@ -301,7 +300,7 @@ def hash_many(name, messages, offsets=None, *, length=None, out=None, threads=No
     ``out``: a C-contiguous writable (n, digest_size) uint8 array to write into (and return);
     it may overlap the input (the rows are then computed first and copied in, as numpy does).
     ``threads``: the most threads to use, an int (default: ``default_threads()``); small
-    batches use one. Ctrl-C ends a long call between chunks of about ``CHUNK_BLOCKS`` blocks.
+    batches use one. Ctrl-C ends a long call between chunks of about ``_config.CHUNK_BLOCKS`` blocks.
     """
     spec = _algorithms.lookup(name)
     outlen = _out_length(spec, length)

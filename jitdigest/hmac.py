@@ -3,7 +3,7 @@
 Why: code that swaps ``hashlib`` for ``jitdigest`` also needs its HMAC, and a one-shot HMAC is
 four compressions whose cost, driven from Python, is mostly the calls around them. So
 ``digest(key, msg, name)`` is one kernel call for MD5, SHA-1 and SHA-2 (key blocks, inner and
-outer hash; ``jitdigest/kernels/keyed.py``), and ``HMAC`` objects keep the keyed outer state
+outer hash; ``jitdigest/kernels/_hmac.py``), and ``HMAC`` objects keep the keyed outer state
 once per key: ``copy()`` shares it and copies only the inner hash.
 
 ``digestmod`` / ``digest`` is a name (``jitdigest.new``'s names; a name only hashlib knows is

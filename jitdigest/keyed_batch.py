@@ -10,7 +10,7 @@ computed once, and the rows are hashed by the batch kernels in two passes over `
   outer keyed state; ``iv`` carries one word past the state, the key block's byte count, which
   the lane kernels add to the length in the padding;
 * the same families without lanes (or too few rows to fill them): one kernel pass doing both
-  hashes per row (``kernels/keyed.py``'s ``hmac_rows``);
+  hashes per row (each backend's ``hmac_rows``, ``kernels/_hmac.py``);
 * SHA-3: both passes on the Keccak batch kernels, from the keyed sponge states (no length
   field to adjust);
 * BLAKE2, whose last block is compressed differently, so that no state after the key block

@@ -24,9 +24,8 @@ from ._internals import wide_vectors  # noqa: E402,F401  (re-exported for the ge
 # hardware prefetchers do not follow: out of cache the kernels waited on memory a third of
 # the time. ``prefetch(a, i)`` asks for the cache line of ``a[i]`` (llvm.prefetch: a hint,
 # on any target; no fault even past the end of ``a``). The kernels prefetch only when
-# ``values`` is larger than PF_MIN bytes: in cache the prefetches cost up to 10% (MD5, 64-byte
-# rows), out of cache they gain 10% to 55%.
-PF_MIN = 1 << 20
+# ``values`` is larger than PF_MIN bytes (``jitdigest/_config.py``).
+from .._config import PF_MIN  # noqa: E402,F401  (re-exported for the generated files)
 
 
 @intrinsic

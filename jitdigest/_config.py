@@ -1,0 +1,35 @@
+"""Every tunable number in jitdigest, in one place, each with the measurement (or the reason)
+that set it. The kernels compile in the first two (and tools/gen_lanes.py writes PF_BLOCKS into
+the lane kernels), so the kernel cache key covers this file; the rest are read at call time.
+Figures: the 2-core AMD EPYC development VM (AVX-512, SHA-NI), numba 0.68, unless said."""
+
+# A kernel releases the GIL around its long part from this many bytes: hashlib's
+# HASHLIB_GIL_MINSIZE (below it, releasing and retaking the GIL is a sixth of a small call).
+GIL_MINSIZE = 2048
+
+# Lane kernels prefetch when ``values`` exceeds this many bytes: in cache the prefetches cost up
+# to 10% (MD5, 64-byte rows); out of cache they gain 10% to 55%.
+PF_MIN = 1 << 20
+# ... running this many blocks ahead of a lane's loads (the distance the out-of-cache gains above
+# were measured with; other distances not compared).
+PF_BLOCKS = 4
+
+# hash_many: chunk boundaries fall on multiples of this many sorted rows, so lane groups (up to
+# 2 x 16 messages) stay whole in every chunk but the last.
+ALIGN = 64
+# ... fewer threads below this much work (blocks) per thread: 2,048 64-byte blocks are about
+# 0.1-1 ms of hashing, well above a thread hand-off (tens of microseconds); not tuned further.
+MIN_BLOCKS_PER_THREAD = 2048
+# ... at most about this many blocks per kernel call (2-20 ms), so Ctrl-C is seen between calls.
+CHUNK_BLOCKS = 1 << 16
+
+# SHAKE output from this many bytes on is squeezed straight into the bytes object returned
+# (one allocation of the output, where a bytearray and then bytes() took two).
+DIRECT_OUTPUT_MIN = 1 << 16
+
+# file_digest reads into one reused buffer of this size (hashlib's own _bufsize).
+FILE_BUFFER = 1 << 18
+
+# The "compiling ... once per machine" line appears only after a compile ran this long (seconds):
+# loading a cached kernel takes 10-50 ms and must print nothing.
+NOTICE_DELAY = 0.3
