@@ -1,7 +1,7 @@
 """The ``jitdigest`` command line (also ``python -m jitdigest``): argument parsing and the
 subcommands' wiring. ``sum`` fingerprints files as coreutils' sha256sum/md5sum/b2sum do (the
-work is in _sum.py), ``warmup`` compiles and caches kernels, ``info`` says what serves each
-algorithm. A new subcommand is one entry in COMMANDS."""
+work is in the ``sum`` package), ``warmup`` compiles and caches kernels, ``info`` says what
+serves each algorithm. A new subcommand is one entry in COMMANDS."""
 import argparse
 import sys
 
@@ -108,16 +108,16 @@ class _TagAction(argparse.Action):
 def _cmd_sum(args):
     import os
     import signal
-    from . import _sum
+    from . import sum as engine
     if hasattr(signal, "SIGPIPE"):
         # A closed pipe ends the run quietly, as it ends sha256sum.
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     try:
-        return _sum.run(args)
-    except _sum.UsageError as exc:
+        return engine.run(args)
+    except engine.UsageError as exc:
         sys.stderr.write(f"{PROG}: {exc}\nTry '{PROG} sum --help' for more information.\n")
         return 1
-    except _sum.FatalError as exc:
+    except engine.FatalError as exc:
         sys.stderr.write("".join(f"{PROG}: {line}\n" for line in str(exc).split("\n")))
         return 1
     except BrokenPipeError:
