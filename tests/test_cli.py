@@ -451,7 +451,7 @@ def test_json_lines(tree):
 
 
 _FAKE_BATCH = """
-import hashlib, sys
+import hashlib, json, sys
 import numpy as np
 import jitdigest
 calls = []
@@ -464,7 +464,7 @@ if sys.argv[1] == "fake":
 from jitdigest import cli
 status = cli.main(sys.argv[2:])
 sys.stdout.flush()
-sys.stderr.write("batches %s\\n" % calls)
+sys.stderr.write("batches " + json.dumps(calls) + "\\n")
 sys.exit(status)
 """
 
@@ -484,7 +484,7 @@ def test_small_files_batched_through_hash_many(tmp_path):
                                "small"], cwd=tmp_path, env=ENV, capture_output=True,
                               timeout=120)
         assert proc.returncode == 0, proc.stderr
-        batches = eval(proc.stderr.decode().rsplit("batches ", 1)[1])
+        batches = json.loads(proc.stderr.decode().rsplit("batches ", 1)[1])
         if mode == "fake" and not extra:
             assert sum(batches) == 300 and max(batches) > 100
         elif mode == "fake" and extra[0] == "-j":
