@@ -12,8 +12,9 @@ _HEX = frozenset(b"0123456789abcdefABCDEF")
 
 
 class CheckState:
-    """What one run remembers across its checksum files: whether untagged lines put one space
-    between digest and name (coreutils' bsd_reversed: -1 not yet seen, 0 no, 1 yes)."""
+    """What one run remembers across its checksum files (coreutils' bsd_reversed): whether
+    untagged lines are BSD's reversed "HASH NAME", one space (1), or "HASH  NAME" (0); -1
+    until the first such line. A run may not mix the two."""
     bsd_reversed = -1
 
 
