@@ -1,7 +1,7 @@
 """The ``jitdigest`` command line (also ``python -m jitdigest``): argument parsing and the
 subcommands' wiring. ``sum`` fingerprints files as coreutils' sha256sum/md5sum/b2sum do (the
-work is in _sum.py), ``warmup`` compiles and caches kernels, ``info`` says what serves each
-algorithm. A new subcommand is one entry in COMMANDS."""
+work is in the ``sum`` package), ``warmup`` compiles and caches kernels, ``info`` says what
+serves each algorithm. A new subcommand is one entry in COMMANDS."""
 import argparse
 import sys
 
@@ -9,7 +9,39 @@ PROG = "jitdigest"
 
 
 class _Parser(argparse.ArgumentParser):
-    """Usage errors as coreutils reports them: the message, a pointer to --help, exit 1."""
+    """Usage errors as coreutils reports them: the message, a pointer to --help, exit 1. Every
+    argument added (to the parser or a group of it) is kept in ``arguments``, in order."""
+
+    def __init__(self, *args, **kwargs):
+        self.arguments = []                 # before argparse adds -h/--help
+        super().__init__(*args, **kwargs)
+
+    def add_argument(self, *args, **kwargs):
+        action = super().add_argument(*args, **kwargs)
+        self.arguments.append(action)
+        return action
+
+    def add_argument_group(self, *args, **kwargs):
+        group = super().add_argument_group(*args, **kwargs)
+        add = group.add_argument
+
+        def add_argument(*args, **kwargs):
+            action = add(*args, **kwargs)
+            self.arguments.append(action)
+            return action
+
+        group.add_argument = add_argument
+        return group
+
+    def value_options(self):
+        """The option strings that take a value ("-a", "--algorithm", ...)."""
+        return {s for a in self.arguments if a.option_strings and a.nargs is None
+                for s in a.option_strings}
+
+    def operands(self):
+        """The destination of the positional that gathers operands (nargs="*"), or None."""
+        return next((a.dest for a in self.arguments
+                     if not a.option_strings and a.nargs == "*"), None)
 
     def error(self, message):
         self.exit(1, f"{PROG}: {message}\nTry '{self.prog} --help' for more information.\n")
@@ -108,16 +140,16 @@ class _TagAction(argparse.Action):
 def _cmd_sum(args):
     import os
     import signal
-    from . import _sum
+    from . import sum as engine
     if hasattr(signal, "SIGPIPE"):
         # A closed pipe ends the run quietly, as it ends sha256sum.
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     try:
-        return _sum.run(args)
-    except _sum.UsageError as exc:
+        return engine.run(args)
+    except engine.UsageError as exc:
         sys.stderr.write(f"{PROG}: {exc}\nTry '{PROG} sum --help' for more information.\n")
         return 1
-    except _sum.FatalError as exc:
+    except engine.FatalError as exc:
         sys.stderr.write("".join(f"{PROG}: {line}\n" for line in str(exc).split("\n")))
         return 1
     except BrokenPipeError:
@@ -233,8 +265,7 @@ def build_parser():
 
 def _split_at_double_dash(parser, argv):
     """(arguments before the first "--" that is not an option's value, operands after it)."""
-    takes_value = {s for a in parser._actions if a.option_strings and a.nargs is None
-                   for s in a.option_strings}
+    takes_value = parser.value_options()
     for i, arg in enumerate(argv):
         if arg == "--" and not (i and argv[i - 1] in takes_value):
             return argv[:i], argv[i + 1:]
@@ -251,10 +282,9 @@ def main(argv=None):
         rest, tail = _split_at_double_dash(sub, argv[1:])
         args = sub.parse_intermixed_args(rest)
         if tail:
-            positional = [a for a in sub._actions if not a.option_strings and a.nargs == "*"]
-            if not positional:
+            dest = sub.operands()
+            if dest is None:
                 sub.error(f"unrecognized arguments: {' '.join(tail)}")
-            dest = positional[0].dest
             setattr(args, dest, list(getattr(args, dest) or []) + tail)
         args.command = argv[0]
     else:

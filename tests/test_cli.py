@@ -179,6 +179,31 @@ def test_other_algorithms_and_lengths(tree):
                             b"formatted\n" % len(lines))
 
 
+def test_bsd_tags_read_back_from_the_table():
+    """Each algorithm's BSD tag (coreutils' spelling where coreutils has one) names it again
+    when read; lengths in tags as b2sum writes them; tags that name nothing are refused."""
+    from jitdigest import _algorithms
+    from jitdigest.sum import algos
+    expected = {"md5": b"MD5", "sha1": b"SHA1", "sha224": b"SHA224", "sha256": b"SHA256",
+                "sha384": b"SHA384", "sha512": b"SHA512", "sha512_224": b"SHA512-224",
+                "sha512_256": b"SHA512-256", "sha3_224": b"SHA3-224", "sha3_256": b"SHA3-256",
+                "sha3_384": b"SHA3-384", "sha3_512": b"SHA3-512", "blake2b": b"BLAKE2b",
+                "blake2s": b"BLAKE2s", "shake_128": b"SHAKE128-256", "shake_256": b"SHAKE256-512"}
+    assert set(expected) == set(_algorithms.SPECS)
+    for name, tag in expected.items():
+        algo = algos.get(name)
+        assert algo.tag == tag
+        m = algos.TAG_RE.fullmatch(tag)
+        assert m and algos.from_tag(m.group(1), m.group(2), algo.size * 2) is algo, name
+    assert algos.get("blake2b", 256).tag == b"BLAKE2b-256"
+    assert algos.get("blake2b", 256) is algos.from_tag(b"BLAKE2b", b"256", 64)
+    assert algos.get("blake2b", 512) is algos.get("blake2b")
+    assert algos.from_tag(b"SHAKE128", None, 10) is algos.get("shake_128", 40)
+    for base, bits in [(b"SHA3", None), (b"SHA3", b"100"), (b"SHA512", b"384"), (b"MD5", b"128"),
+                       (b"BLAKE2s", b"512"), (b"BLAKE2b", b"12"), (b"SHAKE256", b"0")]:
+        assert algos.from_tag(base, bits, 64) is None, (base, bits)
+
+
 def test_length_errors_match_b2sum(tree):
     need("b2sum")
     for bits in ("7", "1024", "abc"):
@@ -296,12 +321,13 @@ def test_permission_denied(tmp_path):
     assert proc.stderr == b"jitdigest: secret: Permission denied\n"
 
 
-def test_file_vanishing_mid_walk(tmp_path, capsysbinary):
+def test_file_vanishing_mid_walk(tmp_path, capsysbinary, monkeypatch):
     """A file listed by the walk but gone when opened: reported, the rest hashed."""
-    from jitdigest import _sum, cli
+    from jitdigest import cli, sum as engine
+    from jitdigest.sum import walk
     for name in ("a", "b", "c"):
         (tmp_path / name).write_bytes(name.encode())
-    real = _sum._sorted_entries
+    real = walk._sorted_entries
 
     def listing_then_delete(path):
         entries = real(path)
@@ -310,12 +336,8 @@ def test_file_vanishing_mid_walk(tmp_path, capsysbinary):
 
     args = cli.build_parser().commands["sum"].parse_intermixed_args(
         ["-r", "--no-progress", str(tmp_path)])
-    old = _sum._sorted_entries
-    _sum._sorted_entries = listing_then_delete
-    try:
-        status = _sum.run(args)
-    finally:
-        _sum._sorted_entries = old
+    monkeypatch.setattr(walk, "_sorted_entries", listing_then_delete)
+    status = engine.run(args)
     out, err = capsysbinary.readouterr()
     assert status == 1
     base = os.fsencode(tmp_path)
@@ -429,7 +451,7 @@ def test_json_lines(tree):
 
 
 _FAKE_BATCH = """
-import hashlib, sys
+import hashlib, json, sys
 import numpy as np
 import jitdigest
 calls = []
@@ -439,32 +461,30 @@ if sys.argv[1] == "fake":
         rows = [hashlib.new(name, bytes(m)).digest(*([length] if length else [])) for m in messages]
         return np.frombuffer(b"".join(rows), np.uint8).reshape(len(rows), -1)
     jitdigest.hash_many = hash_many
-elif sys.argv[1] == "absent" and hasattr(jitdigest, "hash_many"):
-    del jitdigest.hash_many
 from jitdigest import cli
 status = cli.main(sys.argv[2:])
 sys.stdout.flush()
-sys.stderr.write("batches %s\\n" % calls)
+sys.stderr.write("batches " + json.dumps(calls) + "\\n")
 sys.exit(status)
 """
 
 
 def test_small_files_batched_through_hash_many(tmp_path):
-    """Many small files go through jitdigest.hash_many when it exists (a stand-in here, which
-    records its calls), one by one with --no-batch or without it; the output is the same."""
+    """Many small files go through jitdigest.hash_many (a stand-in here, which records its
+    calls; the real one too), one by one with --no-batch; the output is the same."""
     root = tmp_path / "small"
     root.mkdir()
     for i in range(300):
         (root / f"f{i:03d}").write_bytes(bytes([i % 256]) * (i * 37 % 5000))
     (root / "zbig").write_bytes(b"B" * 200_000)
     outputs = {}
-    for mode, extra in [("fake", []), ("fake", ["--no-batch"]), ("absent", []),
+    for mode, extra in [("fake", []), ("fake", ["--no-batch"]), ("real", ["--no-batch"]),
                         ("real", []), ("fake", ["-j", "3"])]:
         proc = subprocess.run([sys.executable, "-c", _FAKE_BATCH, mode, "sum", "-r", *extra,
                                "small"], cwd=tmp_path, env=ENV, capture_output=True,
                               timeout=120)
         assert proc.returncode == 0, proc.stderr
-        batches = eval(proc.stderr.decode().rsplit("batches ", 1)[1])
+        batches = json.loads(proc.stderr.decode().rsplit("batches ", 1)[1])
         if mode == "fake" and not extra:
             assert sum(batches) == 300 and max(batches) > 100
         elif mode == "fake" and extra[0] == "-j":
@@ -479,10 +499,13 @@ def test_small_files_batched_through_hash_many(tmp_path):
     # the same with SHAKE (hash_many's length=)
     for algo in ("shake_128",):
         runs = [subprocess.run([sys.executable, "-c", _FAKE_BATCH, mode, "sum", "-a", algo, "-r",
-                                "small"], cwd=tmp_path, env=ENV, capture_output=True,
-                               timeout=120) for mode in ("fake", "absent")]
+                                *extra, "small"], cwd=tmp_path, env=ENV, capture_output=True,
+                               timeout=120) for mode, extra in (("fake", []),
+                                                                ("real", ["--no-batch"]))]
         assert runs[0].stdout == runs[1].stdout and runs[0].returncode == 0
         assert "batches []" not in runs[0].stderr.decode()
+        assert runs[0].stdout.splitlines()[0] == (hashlib.shake_128(b"").hexdigest(32).encode()
+                                                  + b"  small/f000")
 
 
 def test_progress_line_on_a_terminal(tmp_path):
@@ -527,7 +550,7 @@ def test_progress_line_on_a_terminal(tmp_path):
 
 
 def test_progress_line_format():
-    from jitdigest._sum import Progress
+    from jitdigest.sum.progress import Progress
     import io
     stream = io.StringIO()
     progress = Progress(stream, total=4 << 20, delay=100)
@@ -561,7 +584,8 @@ def test_help_documents_every_option():
     parser = cli.build_parser()
     sub = parser.commands["sum"]
     text = sub.format_help()
-    for action in sub._actions:
+    assert sub.arguments and "--algorithm" in sub.value_options()
+    for action in sub.arguments:
         assert action.help, action.option_strings
         for option in action.option_strings:
             assert option in text

@@ -1,0 +1,84 @@
+"""The engine of ``jitdigest sum``: coreutils' sha256sum/md5sum/b2sum output and ``--check``
+rules byte for byte, plus recursion, JSON lines, -j and batching; cli.py calls ``run(args)``."""
+# Names are bytes from end to end (os.fsencode of argv, sys.stdout.buffer for output), so file
+# names that are not UTF-8 come out exactly as they went in. The reference is GNU coreutils 9.1
+# (sha256sum, md5sum, b2sum ...); its quirks are noted where copied. One module per job:
+# quote (names in messages and lines), algos (-a, -l, BSD tags), walk (operands, -r), hasher,
+# check (--check), progress, output; errors holds the two ways a run stops early.
+import os
+import sys
+
+from .. import _dispatch
+from . import algos, progress as _progress
+from .check import CheckState, check_file
+from .errors import FatalError, UsageError
+from .hasher import Hasher
+from .output import Output, write_sums
+from .quote import quote
+
+__all__ = ["run", "UsageError", "FatalError"]
+
+
+def run(args):
+    """``jitdigest sum``: the exit status (0 all good, 1 anything failed or mismatched)."""
+    _check_options(args)
+    _dispatch.COMPILE_BATCH = False     # lane kernels when cached ("jitdigest warmup"), else
+                                        # the per-message ones: no minute-long first run
+    algo = algos.from_option(args.algorithm, args.length)
+    operands = [os.fsencode(f) for f in args.files] or [b"-"]
+    jobs = args.jobs or (os.cpu_count() or 1)
+    progress = None
+    if _progress.wanted(args):
+        total = None
+        if not args.recursive and not args.check:
+            try:
+                total = sum(os.stat(p).st_size for p in operands if p != b"-")
+            except OSError:
+                total = None
+        progress = _progress.Progress(sys.stderr, total)
+    out = Output(progress)
+    hasher = Hasher(jobs, batch=not args.no_batch, progress=progress)
+    try:
+        if args.check:
+            state = CheckState()
+            ok = all([check_file(cf, args, algo, hasher, out, state) for cf in operands])
+        else:
+            ok = write_sums(operands, args, algo, hasher, out)
+    except BaseException:
+        hasher.close(wait=False)
+        if progress is not None:
+            progress.close()
+        raise
+    hasher.close()
+    if progress is not None:
+        progress.close()
+    out.out.flush()
+    return 0 if ok else 1
+
+
+def _check_options(args):
+    """coreutils' option conflicts, in its order."""
+    check = args.check
+    if args.tag and args.binary == 0:
+        raise UsageError("--tag does not support --text mode")
+    if args.zero and check:
+        raise UsageError("the --zero option is not supported when verifying checksums")
+    if args.tag and check:
+        raise UsageError("the --tag option is meaningless when verifying checksums")
+    if args.binary is not None and check:
+        raise UsageError("the --binary and --text options are meaningless when verifying "
+                         "checksums")
+    if args.ignore_missing and not check:
+        raise UsageError("the --ignore-missing option is meaningful only when verifying "
+                         "checksums")
+    if args.verbosity and not check:
+        raise UsageError(f"the --{args.verbosity} option is meaningful only when verifying "
+                         "checksums")
+    if args.strict and not check:
+        raise UsageError("the --strict option is meaningful only when verifying checksums")
+    if args.json and (check or args.tag or args.zero):
+        raise UsageError("--json cannot be combined with --check, --tag or --zero")
+    if args.recursive and check:
+        raise UsageError("the --recursive option is meaningless when verifying checksums")
+    if args.jobs < 0:
+        raise UsageError(f"invalid number of jobs: {quote(args.jobs)}")

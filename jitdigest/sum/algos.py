@@ -1,0 +1,140 @@
+"""Which digest ``jitdigest sum`` computes: ``-a``/``-l`` and BSD tags resolved to an Algo (a
+constructor, an output length and the tag it prints), all read from the table in _algorithms."""
+import functools
+import re
+
+from .. import _algorithms, new
+from .errors import FatalError, UsageError
+from .quote import quote
+
+SHAKE_MAX_BITS = 1 << 20        # the longest SHAKE output -l or a checksum line may ask for
+
+
+def _has_length(spec):
+    """Whether the output length is chosen: BLAKE2's digest_size, SHAKE's digest(n)."""
+    return spec.digest_size == 0 or spec.family.startswith("blake2")
+
+
+def _max_bits(spec):
+    return spec.digest_size * 8 or SHAKE_MAX_BITS
+
+
+class Algo:
+    """One algorithm at one output length: how to hash, how to print its tag."""
+
+    def __init__(self, spec, bits):
+        self.name = spec.name
+        self.bits = bits
+        self.size = bits // 8
+        self.xof = spec.digest_size == 0
+        self.has_length = _has_length(spec)     # -l applies; a checksum's length tells it
+        self.max_bits = _max_bits(spec)
+        self.tag_name = spec.bsd_tag            # the tag without "-BITS" (in messages)
+        full = bits == spec.digest_size * 8
+        # BLAKE2 below its full size and SHAKE (always) say their length in the tag
+        self.tag = (spec.bsd_tag if full else f"{spec.bsd_tag}-{bits}").encode()
+        # hash_many serves BLAKE2 with its default parameters only
+        self.batch_name = spec.name if full or self.xof else None
+        if self.has_length and not self.xof and not full:
+            self._ctor = functools.partial(new, spec.name, digest_size=self.size)
+        else:
+            self._ctor = functools.partial(new, spec.name)
+
+    def new(self, data=b""):
+        return self._ctor(data)
+
+    def finish(self, h):
+        return h.digest(self.size) if self.xof else h.digest()
+
+    def oneshot(self, data):
+        return self.finish(self._ctor(data))
+
+
+def get(name, bits=None):
+    """The Algo for canonical ``name`` at ``bits`` (None: its full size, SHAKE's default)."""
+    spec = _algorithms.SPECS[name]
+    return _made(name, bits or spec.digest_size * 8 or spec.default_bits)
+
+
+@functools.cache
+def _made(name, bits):
+    return Algo(_algorithms.SPECS[name], bits)
+
+
+def _choices(items):
+    items = [str(item) for item in items]
+    return ", ".join(items[:-1]) + " or " + items[-1]
+
+
+# BSD tags: "SHA3-256" is the base SHA3 with 256 bits, "BLAKE2b-256" the base BLAKE2b at 256.
+_FIXED_TAGS = {}                # (base, bits or None) -> name, for fixed-size digests
+_LENGTH_TAGS = {}               # base -> name, for BLAKE2 and SHAKE
+for _spec in _algorithms.SPECS.values():
+    if _has_length(_spec):
+        _LENGTH_TAGS[_spec.bsd_tag.encode()] = _spec.name
+    else:
+        _base, _, _bits = _spec.bsd_tag.encode().partition(b"-")
+        _FIXED_TAGS[(_base, _bits or None)] = _spec.name
+_SHA3 = {int(bits): name for (base, bits), name in _FIXED_TAGS.items() if base == b"SHA3"}
+_BASES = sorted({base for base, _ in _FIXED_TAGS} | set(_LENGTH_TAGS), key=lambda b: (-len(b), b))
+# Longest first: "SHA384" must not match as "SHA3" followed by "84".
+TAG_RE = re.compile(b"(" + b"|".join(map(re.escape, _BASES)) + rb")(?:-([0-9]+))?")
+
+
+def names():
+    return sorted(_algorithms.SPECS)
+
+
+def from_option(name, length):
+    """The Algo for ``-a NAME`` and ``-l BITS`` (None or a string), with coreutils' errors."""
+    bits = 0
+    if length is not None:
+        if not length.isdigit():
+            raise FatalError(f"invalid length: {quote(length)}")
+        bits = int(length)
+    if name.lower() == "sha3":                  # cksum's spelling: -a sha3 -l 256
+        if bits not in _SHA3:
+            raise UsageError(f"--algorithm=sha3 needs --length {_choices(sorted(_SHA3))}")
+        return get(_SHA3[bits])
+    try:
+        spec = _algorithms.lookup(name)
+    except ValueError:
+        raise UsageError(f"invalid argument {quote(name)} for {quote('--algorithm')}\n"
+                         f"Valid arguments: {', '.join(names())}, sha3") from None
+    if _has_length(spec):
+        if bits:
+            limit = _max_bits(spec)
+            if bits > limit:
+                raise FatalError(f"invalid length: {quote(length)}\nmaximum digest length "
+                                 f"for {quote(spec.bsd_tag)} is {limit} bits")
+            if bits % 8:
+                raise FatalError(f"invalid length: {quote(length)}\n"
+                                 "length is not a multiple of 8")
+        return get(spec.name, bits or None)
+    if bits:
+        with_length = sorted(_LENGTH_TAGS.values()) + ["sha3"]
+        raise FatalError(f"--length is only supported with --algorithm={_choices(with_length)}")
+    return get(spec.name)
+
+
+def from_tag(base, bits, hex_length):
+    """The Algo a BSD tag names (``base`` and ``bits`` as TAG_RE matched them, bytes or None),
+    for a digest of ``hex_length`` hex digits; None if the tag names none. SHAKE's tag without
+    "-BITS" takes the length from the digest."""
+    name = _FIXED_TAGS.get((base, bits))
+    if name is not None:
+        return get(name)
+    name = _LENGTH_TAGS.get(base)
+    if name is None:
+        return None
+    spec = _algorithms.SPECS[name]
+    if bits is None:
+        if spec.digest_size:                    # BLAKE2: its full size
+            return get(name)
+        if hex_length < 2 or hex_length % 2 or hex_length * 4 > SHAKE_MAX_BITS:
+            return None
+        return get(name, hex_length * 4)
+    value = int(bits)
+    if value <= 0 or value % 8 or value > _max_bits(spec):
+        return None
+    return get(name, value)

@@ -1,0 +1,221 @@
+"""``jitdigest sum --check``: checksum lines parsed by coreutils' rules (plain or BSD-tagged,
+escaped names), the files they list hashed and verified, with coreutils' messages."""
+import binascii
+import errno
+import os
+
+from . import algos
+from .quote import escape_name, quotef, unescape_name
+from .walk import FILE, NOTE, STDIN, Item
+
+_HEX = frozenset(b"0123456789abcdefABCDEF")
+
+
+class CheckState:
+    """What one run remembers across its checksum files (coreutils' bsd_reversed): whether
+    untagged lines are BSD's reversed "HASH NAME", one space (1), or "HASH  NAME" (0); -1
+    until the first such line. A run may not mix the two."""
+    bsd_reversed = -1
+
+
+def parse_check_line(line, default, state, from_stdin):
+    """(algo, hex digest, file name) for one checksum line (newline and CR already removed),
+    or None if it is improperly formatted: coreutils' split_3/bsd_split_3 rules, with the
+    algorithm taken from the BSD tag when there is one."""
+    n = len(line)
+    i = 0
+    while i < n and line[i] in b" \t":
+        i += 1
+    escaped = line[i:i + 1] == b"\\"
+    if escaped:
+        i += 1
+    m = algos.TAG_RE.match(line, i)
+    if m is not None:
+        return _parse_tagged(line, m, escaped, from_stdin)
+    algo = default
+    variable = algo.has_length
+    min_len = 3 if variable else algo.size * 2 + 2
+    if n - i < min_len + (line[i:i + 1] == b"\\"):
+        return None
+    if variable:                            # length from the digest, as b2sum does
+        j = i
+        while j < n and line[j] in _HEX:
+            j += 1
+        hex_len = j - i
+        if hex_len < 2 or hex_len % 2 or hex_len > algo.max_bits // 4:
+            return None
+        algo = algos.get(algo.name, hex_len * 4)
+    j = i
+    while j < n and line[j] not in b" \t":
+        j += 1
+    if j == n:
+        return None
+    digest = line[i:j]
+    if len(digest) != algo.size * 2 or not _HEX.issuperset(digest):
+        return None
+    i = j + 1
+    if n - i == 1 or line[i:i + 1] not in (b" ", b"*"):
+        if state.bsd_reversed == 0:         # no mixing "HASH NAME" with "HASH  NAME"
+            return None
+        state.bsd_reversed = 1
+    elif state.bsd_reversed != 1:
+        state.bsd_reversed = 0
+        i += 1
+    name = line[i:]
+    if escaped:
+        name = unescape_name(name)
+        if name is None:
+            return None
+    else:
+        name = name.split(b"\0", 1)[0]
+    if from_stdin and name == b"-":
+        return None
+    return algo, digest, name
+
+
+def _parse_tagged(line, m, escaped, from_stdin):
+    """parse_check_line for a line that starts with a BSD tag: TAG (NAME) = HEX."""
+    i = m.end()
+    if line[i:i + 1] == b" ":
+        i += 1
+    if line[i:i + 1] != b"(":
+        return None
+    rest = line[i + 1:]
+    j = rest.rfind(b")")
+    if j < 0:
+        return None
+    name = rest[:j]
+    if escaped:
+        name = unescape_name(name)
+        if name is None:
+            return None
+    else:
+        name = name.split(b"\0", 1)[0]
+    k = j + 1
+    while rest[k:k + 1] in (b" ", b"\t"):
+        k += 1
+    if rest[k:k + 1] != b"=":
+        return None
+    k += 1
+    while rest[k:k + 1] in (b" ", b"\t"):
+        k += 1
+    digest = rest[k:]
+    algo = algos.from_tag(m.group(1), m.group(2), len(digest))
+    if algo is None or len(digest) != algo.size * 2 or not _HEX.issuperset(digest):
+        return None
+    if from_stdin and name == b"-":
+        return None
+    return algo, digest, name
+
+
+def _read_lines(fd, errors):
+    """The lines of a file descriptor, without their newlines; a read error is appended to
+    ``errors`` and ends the lines."""
+    rest = b""
+    while True:
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except OSError as exc:
+            errors.append(exc)
+            break
+        if not chunk:
+            break
+        lines = (rest + chunk).split(b"\n")
+        rest = lines.pop()
+        yield from lines
+    if rest:
+        yield rest
+
+
+def check_file(checkfile, args, default, hasher, out, state):
+    """Verify one list of checksums; coreutils' digest_check, messages and all."""
+    from_stdin = checkfile == b"-"
+    label = b"standard input" if from_stdin else checkfile
+    if from_stdin:
+        fd = 0
+    else:
+        try:
+            fd = os.open(checkfile, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError as exc:
+            out.file_error(checkfile, exc)
+            return False
+    status_only = args.verbosity == "status"
+    warn = args.verbosity == "warn"
+    quiet = args.verbosity == "quiet"
+    read_errors = []
+    counts = {"bad": 0, "unread": 0, "mismatch": 0, "lines": 0, "matched": 0}
+
+    def items():
+        for number, line in enumerate(_read_lines(fd, read_errors), 1):
+            if line[:1] == b"#":
+                continue
+            if line[-1:] == b"\r":
+                line = line[:-1]
+            if not line:
+                continue
+            parsed = parse_check_line(line, default, state, from_stdin)
+            if parsed is None:
+                yield Item(NOTE, b"", error=number)
+                continue
+            algo, digest, name = parsed
+            kind = STDIN if name == b"-" else FILE
+            yield Item(kind, name, name, algo=algo, expected=digest.lower())
+
+    progress = hasher.progress
+    try:
+        for item in hasher.run(items()):
+            if item.kind == NOTE:
+                counts["bad"] += 1
+                if warn:
+                    out.error(quotef(label) + b": %d: improperly formatted %s checksum line"
+                              % (item.error, default.tag_name.encode()))
+                continue
+            counts["lines"] += 1
+            if progress is not None:
+                progress.files += 1
+            name = item.name
+            shown = name
+            if not status_only and b"\n" in name:   # 9.1: escapes only names with a newline
+                shown = b"\\" + escape_name(name)
+            if item.error is not None:
+                exc = item.error
+                if args.ignore_missing and exc.errno == errno.ENOENT:
+                    continue
+                out.file_error(name, exc)
+                counts["unread"] += 1
+                if not status_only:
+                    out.line(shown + b": FAILED open or read\n")
+                continue
+            match = binascii.hexlify(item.digest) == item.expected
+            if match:
+                counts["matched"] += 1
+            else:
+                counts["mismatch"] += 1
+            if not status_only:
+                if not match:
+                    out.line(shown + b": FAILED\n")
+                elif not quiet:
+                    out.line(shown + b": OK\n")
+    finally:
+        if not from_stdin:
+            os.close(fd)
+    if read_errors:
+        out.error(quotef(label) + b": read error")
+        return False
+    if not counts["lines"]:
+        out.error(quotef(label) + b": no properly formatted checksum lines found")
+    elif not status_only:
+        bad, unread, mismatch = counts["bad"], counts["unread"], counts["mismatch"]
+        if bad:
+            out.error(f"WARNING: {bad} line{' is' if bad == 1 else 's are'} "
+                      "improperly formatted")
+        if unread:
+            out.error(f"WARNING: {unread} listed file{'' if unread == 1 else 's'} "
+                      "could not be read")
+        if mismatch:
+            out.error(f"WARNING: {mismatch} computed checksum{'' if mismatch == 1 else 's'} "
+                      "did NOT match")
+        if args.ignore_missing and not counts["matched"]:
+            out.error(quotef(label) + b": no file was verified")
+    return (counts["lines"] > 0 and counts["matched"] > 0 and not counts["mismatch"]
+            and not counts["unread"] and not (args.strict and counts["bad"]))

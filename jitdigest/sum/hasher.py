@@ -1,0 +1,215 @@
+"""The hashing behind ``jitdigest sum``: small files read whole and hashed in batches through
+hash_many, large ones streamed through one reused buffer per thread, -j on a thread pool."""
+import io
+import os
+import threading
+
+import jitdigest
+
+from .walk import FILE, STDIN, Item
+
+SMALL = 64 * 1024            # files up to this size are read whole and hashed in batches
+CHUNK = 256 * 1024           # larger files: readinto one reused buffer of this size per thread
+BATCH_FILES = 256            # a batch is flushed at this many files ...
+BATCH_BYTES = 4 * 1024 * 1024  # ... or this many bytes of file contents
+
+
+class Hasher:
+    """Hashes Items in order: runs of small files through jitdigest.hash_many (unless batching
+    is off) or one kernel call each; large files streamed through one reused buffer per
+    thread; with jobs > 1, units of work on a thread pool, results in input order."""
+
+    def __init__(self, jobs=1, batch=True, progress=None):
+        self.jobs = max(1, jobs)
+        self.progress = progress
+        self._hash_many = jitdigest.hash_many if batch else None
+        self._local = threading.local()
+        self._pool = None
+
+    # one file
+    def _buffer(self):
+        buf = getattr(self._local, "buf", None)
+        if buf is None:
+            buf = self._local.buf = bytearray(CHUNK)
+        return buf
+
+    def _stream(self, item, fd, head):
+        """Hash the rest of an open file after its first bytes ``head``."""
+        h = item.algo.new()
+        h.update(head)
+        size = len(head)
+        buf = self._buffer()
+        view = memoryview(buf)
+        progress = self.progress
+        readinto = _readinto(fd)
+        while True:
+            n = readinto(buf)
+            if not n:
+                break
+            h.update(view[:n])
+            size += n
+            if progress is not None:
+                progress.add(n)
+        item.size = size
+        item.digest = item.algo.finish(h)
+
+    def _read_small(self, item, fd):
+        """The whole content if the file has at most SMALL bytes, else hash it now; None."""
+        data = os.read(fd, SMALL + 1)
+        if data:
+            more = os.read(fd, SMALL + 1 - len(data))
+            while more:
+                data += more
+                if len(data) > SMALL:
+                    break
+                more = os.read(fd, SMALL + 1 - len(data))
+        if len(data) <= SMALL:
+            return data
+        if self.progress is not None:
+            self.progress.add(len(data))
+        self._stream(item, fd, data)
+        return None
+
+    # runs of items
+    def _flush(self, pending):
+        """Hash the small files among ``pending`` (grouped by algorithm), then yield all."""
+        groups = {}
+        for item, data in pending:
+            if data is not None:
+                groups.setdefault(item.algo, []).append((item, data))
+        total = 0
+        for algo, members in groups.items():
+            datas = [d for _, d in members]
+            digests = self._batch(algo, datas)
+            for (item, data), digest in zip(members, digests):
+                item.digest = digest
+                item.size = len(data)
+                total += len(data)
+        if self.progress is not None and total:
+            self.progress.add(total)
+        for item, _ in pending:
+            yield item
+
+    def _batch(self, algo, datas):
+        """The digests of ``datas``: one hash_many call when it serves this algorithm."""
+        if self._hash_many is None or algo.batch_name is None or len(datas) < 2:
+            return [algo.oneshot(d) for d in datas]
+        # One thread: -j alone decides how many run (with -j N the batches are already spread
+        # over N workers; hash_many's own threads only contended with them).
+        out = self._hash_many(algo.batch_name, datas, length=algo.size if algo.xof else None,
+                              threads=1)
+        return [row.tobytes() for row in out]
+
+    def _process(self, items):
+        """Yield the Items, hashed, in order (one thread)."""
+        pending = []
+        pending_bytes = 0
+        for item in items:
+            kind = item.kind
+            if kind == FILE:
+                try:
+                    fd = os.open(item.path, os.O_RDONLY | os.O_CLOEXEC)
+                except OSError as exc:
+                    item.error = exc
+                    pending.append((item, None))
+                else:
+                    try:
+                        data = self._read_small(item, fd)
+                    except OSError as exc:
+                        item.error = exc
+                        data = None
+                    finally:
+                        os.close(fd)
+                    if data is None:
+                        if item.digest is not None and pending:
+                            # a large file was hashed: the small ones before it go out first
+                            yield from self._flush(pending)
+                            pending = []
+                            pending_bytes = 0
+                        pending.append((item, None))
+                    else:
+                        pending.append((item, data))
+                        pending_bytes += len(data)
+            elif kind == STDIN:
+                yield from self._flush(pending)
+                pending = []
+                pending_bytes = 0
+                try:
+                    self._stream(item, 0, b"")
+                except OSError as exc:
+                    item.error = exc
+                pending.append((item, None))
+            else:
+                pending.append((item, None))
+            if len(pending) >= BATCH_FILES or pending_bytes >= BATCH_BYTES:
+                yield from self._flush(pending)
+                pending = []
+                pending_bytes = 0
+        yield from self._flush(pending)
+
+    def run(self, items):
+        """Yield every Item hashed (digest and size set, or error set), in input order."""
+        if self.jobs == 1:
+            return self._process(items)
+        return self._run_parallel(items)
+
+    def _units(self, items):
+        """Lists of Items for the pool: each large file alone, small ones grouped; stdin alone
+        (it is read on the calling thread)."""
+        unit = []
+        unit_bytes = 0
+        for item in items:
+            if item.kind == FILE:
+                try:
+                    size = os.stat(item.path).st_size
+                except OSError:
+                    size = 0
+                if size > SMALL:
+                    if unit:
+                        yield unit
+                        unit, unit_bytes = [], 0
+                    yield [item]
+                    continue
+                unit_bytes += size
+            elif item.kind == STDIN:
+                if unit:
+                    yield unit
+                    unit, unit_bytes = [], 0
+                yield item
+                continue
+            unit.append(item)
+            if len(unit) >= BATCH_FILES or unit_bytes >= BATCH_BYTES:
+                yield unit
+                unit, unit_bytes = [], 0
+        if unit:
+            yield unit
+
+    def _run_parallel(self, items):
+        from collections import deque
+        from concurrent.futures import Future, ThreadPoolExecutor
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(self.jobs, thread_name_prefix="jitdigest")
+        window = deque()
+        limit = 2 * self.jobs + 2
+        work = lambda unit: list(self._process(unit))   # noqa: E731
+        for unit in self._units(items):
+            if isinstance(unit, Item):          # stdin: here, in order with other stdin reads
+                fut = Future()
+                fut.set_result(work([unit]))
+            else:
+                fut = self._pool.submit(work, unit)
+            window.append(fut)
+            while len(window) >= limit or window and window[0].done():
+                yield from window.popleft().result()
+        while window:
+            yield from window.popleft().result()
+
+    def close(self, wait=True):
+        """Stop the pool; ``wait=False`` (on an exception) abandons the work in flight."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=wait, cancel_futures=not wait)
+            self._pool = None
+
+
+def _readinto(fd):
+    return io.FileIO(fd, "rb", closefd=False).readinto

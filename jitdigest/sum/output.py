@@ -1,0 +1,103 @@
+"""What ``jitdigest sum`` writes: checksum lines (plain, --tag, -z, --json) on stdout and
+messages on stderr, kept in order with each other and with the progress line."""
+import binascii
+import sys
+
+from .quote import escape_name, needs_escape, quotef
+from .walk import expand_operands
+
+
+class Output:
+    """stdout (bytes) and stderr messages, kept in order with each other and the progress line."""
+
+    def __init__(self, progress=None):
+        self.out = sys.stdout.buffer
+        self.tty = sys.stdout.isatty()
+        self.progress = progress
+
+    def line(self, data):
+        if self.progress is not None:
+            self.progress.clear()
+        self.out.write(data)
+        if self.tty:
+            self.out.flush()
+
+    def error(self, message):
+        """``jitdigest: MESSAGE`` on stderr; MESSAGE bytes or str."""
+        if self.progress is not None:
+            self.progress.clear()
+        self.out.flush()
+        if isinstance(message, str):
+            message = message.encode("utf-8", "surrogateescape")
+        err = sys.stderr
+        err.flush()
+        err.buffer.write(b"jitdigest: " + message + b"\n")
+        err.buffer.flush()
+
+    def file_error(self, name, exc):
+        self.error(quotef(name) + b": " + (exc.strerror or str(exc)).encode())
+
+
+def write_sums(operands, args, algo, hasher, out):
+    """Hash the operands and write a line for each (plain, --tag, -z or --json); errors go to
+    stderr. True if every file was read."""
+    ok = True
+    delim = b"\0" if args.zero else b"\n"
+    marker = b" *" if args.binary else b"  "
+    tag = args.tag
+    as_json = args.json
+    progress = hasher.progress
+
+    def items():
+        for item in expand_operands(operands, args.recursive):
+            item.algo = algo
+            yield item
+
+    for item in hasher.run(items()):
+        if progress is not None:
+            progress.files += 1
+        if item.error is not None:
+            ok = False
+            out.file_error(item.name, item.error)
+            if as_json:
+                out.line(json_line(item, algo))
+            continue
+        hexd = binascii.hexlify(item.digest)
+        if as_json:
+            out.line(json_line(item, algo, hexd))
+            continue
+        name = item.name
+        escaped = delim == b"\n" and needs_escape(name)
+        if escaped:
+            name = escape_name(name)
+        if tag:
+            line = algo.tag + b" (" + name + b") = " + hexd + delim
+        else:
+            line = hexd + marker + name + delim
+        out.line(b"\\" + line if escaped else line)
+    return ok
+
+
+def json_line(item, algo, hexd=None):
+    """The --json object of one file: its digest and size, or the error that stopped it."""
+    import json
+    name = item.name
+    try:
+        path = name.decode("utf-8")
+        extra = None
+    except UnicodeDecodeError:
+        path = name.decode("utf-8", "surrogateescape")
+        extra = binascii.b2a_base64(name, newline=False).decode()
+    obj = {"path": path}
+    if extra is not None:
+        obj["path_b64"] = extra
+    obj["algorithm"] = algo.name
+    obj["bits"] = algo.bits
+    if hexd is not None:
+        obj["hex"] = hexd.decode()
+        obj["size"] = item.size
+    else:
+        exc = item.error
+        obj["error"] = exc.strerror or str(exc)
+        obj["errno"] = exc.errno
+    return json.dumps(obj, ensure_ascii=extra is not None).encode() + b"\n"
