@@ -33,3 +33,12 @@ FILE_BUFFER = 1 << 18
 # The "compiling ... once per machine" line appears only after a compile ran this long (seconds):
 # loading a cached kernel takes 10-50 ms and must print nothing.
 NOTICE_DELAY = 0.3
+
+# jitdigest sum: files up to this size are read whole and hashed in batches of many files (one
+# batch call per SUM_BATCH_FILES files or SUM_BATCH_BYTES bytes); larger ones stream through one
+# reused SUM_CHUNK buffer per thread (coreutils reads 128 KiB at a time). Set when the batched
+# path was written; benchmarks/bench_cli.py times the command against sha256sum; not re-tuned.
+SUM_SMALL_FILE = 64 * 1024
+SUM_CHUNK = 256 * 1024
+SUM_BATCH_FILES = 256
+SUM_BATCH_BYTES = 4 * 1024 * 1024

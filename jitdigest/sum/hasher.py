@@ -6,12 +6,9 @@ import threading
 
 import jitdigest
 
+from .._config import SUM_BATCH_BYTES as BATCH_BYTES, SUM_BATCH_FILES as BATCH_FILES
+from .._config import SUM_CHUNK as CHUNK, SUM_SMALL_FILE as SMALL
 from .walk import FILE, STDIN, Item
-
-SMALL = 64 * 1024            # files up to this size are read whole and hashed in batches
-CHUNK = 256 * 1024           # larger files: readinto one reused buffer of this size per thread
-BATCH_FILES = 256            # a batch is flushed at this many files ...
-BATCH_BYTES = 4 * 1024 * 1024  # ... or this many bytes of file contents
 
 
 class Hasher:
