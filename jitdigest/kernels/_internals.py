@@ -360,7 +360,7 @@ _PARAMETERS = {
                                                       "source_stamp"),
 }
 
-# What the compiled code calls by name, resolved in this process.
+# What the compiled code calls by name, resolved in this process once Numba's JIT is set up.
 SYMBOLS = ("PyEval_SaveThread", "PyEval_RestoreThread", "PyGILState_Check")
 
 
@@ -393,6 +393,8 @@ def missing():
         lost = [n for n in names if n not in params]
         if lost:
             problems.append(f"{path}: no parameter(s) {', '.join(lost)}")
+    from numba.core.registry import cpu_target
+    cpu_target.target_context           # Numba's JIT set up: the process's symbols searchable
     for name in SYMBOLS:
         if not ll.address_of_symbol(name):
             problems.append(f"{name}: symbol not found in this process")
