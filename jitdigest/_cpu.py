@@ -3,12 +3,13 @@ hardware paths the user switched off (``JITDIGEST_DISABLE``, read once at import
 
 A hardware kernel may be compiled only when ``usable(feature, switch)`` says so: its intrinsics
 need ``feature`` in the *compile target*, and LLVM aborts the process (it does not raise) when
-asked to select them for a target without it. Nothing here compiles anything; the llvmlite and
-``numba.config`` queries run on first use and are cached for the life of the process (neither
+asked to select them for a target without it. Nothing here compiles anything, and importing it
+imports no Numba: the llvmlite and Numba queries (Numba's target through
+``kernels._internals``) run on first use and are cached for the life of the process (neither
 the CPU nor Numba's target can change while it runs).
 
 Public: ``SWITCHES``, ``ENV_DISABLED``, ``DISABLED``, ``host_features()``, ``host_cpu_name()``,
-``target_cpu_name()``, ``target_features()``, ``jit_enabled()``, ``usable()``,
+``target_cpu_name()``, ``target_features()``, ``features_of()``, ``jit_enabled()``, ``usable()``,
 ``set_disabled()``, ``disabled()``, ``describe()``.
 """
 import contextlib
@@ -98,11 +99,17 @@ def _numba_config():
     return config
 
 
+def _numba_target():
+    """``(cpu_name, features)`` Numba's JIT compiles for (``kernels._internals.jit_target``,
+    which imports Numba: imported here, on first use)."""
+    from .kernels import _internals
+    return _internals.jit_target()
+
+
 @functools.lru_cache(maxsize=None)
 def target_cpu_name():
     """The CPU model Numba's JIT compiles for: ``NUMBA_CPU_NAME`` or the host's."""
-    name = _numba_config().CPU_NAME
-    return host_cpu_name() if name is None else name
+    return _numba_target()[0]
 
 
 def _parse_features(text):
@@ -114,32 +121,24 @@ def _parse_features(text):
     return plus, minus
 
 
+def features_of(cpu_name, text):
+    """The features a target with model ``cpu_name`` and LLVM feature string ``text`` (which
+    overrides the model) has. What a model implies by itself is known only for the host's own
+    model; any other name is treated as implying nothing, so then only features listed
+    ``+name`` count (conservative: it can only under-report)."""
+    plus, minus = _parse_features(text)
+    implied = host_features() if cpu_name in ("host", host_cpu_name()) else ()
+    return frozenset((set(implied) | plus) - minus)
+
+
 @functools.lru_cache(maxsize=None)
 def target_features():
-    """Features Numba's JIT compiles for, mirroring ``numba.core.codegen.JITCPUCodegen``.
-
-    Numba hands LLVM a CPU model (``NUMBA_CPU_NAME``, default the host's) and a feature string
-    that overrides the model: ``NUMBA_CPU_FEATURES`` when set (``NUMBA_CPU_NAME=generic`` sets
-    it to ""), otherwise the full host list (with ``avx*`` switched off when
-    ``NUMBA_ENABLE_AVX=0``). What a model implies by itself is known only for the host's own
-    model; any other explicit name is treated as implying nothing, so then only features
-    listed ``+name`` in the feature string count (conservative: it can only under-report).
-    """
-    config = _numba_config()
-    text = config.CPU_FEATURES
-    if text is None:
-        fmap = dict(_host_feature_map())
-        if not config.ENABLE_AVX:
-            for k in fmap:
-                if k.startswith("avx"):
-                    fmap[k] = False
-        plus = {k for k, on in fmap.items() if on}
-        minus = set(fmap) - plus
-    else:
-        plus, minus = _parse_features(text)
-    name = config.CPU_NAME
-    implied = host_features() if name is None or name in ("host", host_cpu_name()) else ()
-    return frozenset((set(implied) | plus) - minus)
+    """Features Numba's JIT compiles for: its CPU model (``NUMBA_CPU_NAME``, default the
+    host's) and feature string (``NUMBA_CPU_FEATURES`` when set, ``NUMBA_CPU_NAME=generic``
+    sets it to "", otherwise the full host list with ``avx*`` switched off under
+    ``NUMBA_ENABLE_AVX=0``) as ``kernels._internals.jit_target`` reads Numba's rule, made a
+    set by ``features_of``."""
+    return features_of(*_numba_target())
 
 
 def jit_enabled():

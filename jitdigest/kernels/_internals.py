@@ -1,18 +1,401 @@
-"""Every use of Numba's and llvmlite's private internals (placeholder: the 512-bit preference)."""
-from numba import types
-from numba.extending import intrinsic
+"""Every use of Numba's and llvmlite's private internals, each with a test in
+tests/test_internals.py.
 
-_PREFER_512 = '"prefer-vector-width"="512"'
+Nothing outside this module touches them: a Numba or llvmlite upgrade that moves one breaks
+this file and its test, loudly, instead of silently costing speed or aborting the process. The
+seams, one section each:
+
+1. ``wide_vectors()``: a function attribute llvmlite does not know (``FunctionAttributes._known``);
+2. ``stack_array()``: a Numba array over a stack buffer (``BaseContext.populate_array``);
+3. ``save_thread_if()`` / ``restore_thread()``: releasing and taking back the GIL from
+   compiled code (CPython's ``PyEval_SaveThread`` / ``PyEval_RestoreThread`` /
+   ``PyGILState_Check`` called from LLVM IR);
+4. ``jit_target()`` / ``compiled_target()``: the CPU model and features Numba's JIT compiles
+   for (``numba.core.codegen.JITCPUCodegen``'s decision; ``jitdigest._cpu`` builds on it);
+5. ``KernelCache``, ``set_cache()``, ``cache_of()``: Numba's on-disk cache subclassed
+   (``numba.core.caching``, ``rtsys.initialize``, ``Dispatcher._cache``); the policy (where,
+   which format, what to do with a damaged entry) lives in ``_numba_cache``.
+
+``REQUIRED`` lists every private name used here and ``missing()`` says which of them this
+Numba/llvmlite lacks. Importing this module imports Numba (``jitdigest._cpu`` imports it lazily,
+from its functions).
+"""
+import glob
+import inspect
+import os
+import pickle
+
+from .. import _cpu
+
+_cpu.sane_numba_environment()
+import llvmlite.binding as ll  # noqa: E402
+import numba  # noqa: E402
+from llvmlite import ir  # noqa: E402
+from numba.core import caching, cgutils, codegen, errors, types  # noqa: E402
+from numba.extending import intrinsic  # noqa: E402
+
+# --- 1. 512-bit vectors -------------------------------------------------------------------
+
+# LLVM's X86 tuning for most AVX-512 Intel cores ("prefer-256-bit") makes the vectoriser use
+# 256-bit vectors even where 512-bit ones are legal; a 16-lane loop then runs as two 8-lane
+# halves. The function attribute below asks for 512-bit vectors, as clang's
+# -mprefer-vector-width=512 does (measured: SHA-256 x16 +20%). Target-independent and harmless
+# without AVX-512 (the vector types then are not legal and are split). llvmlite accepts only the
+# attributes in its ``_known`` set, so the instance's set is widened first.
+PREFER_512 = '"prefer-vector-width"="512"'
+
+
+def _prefer_wide_vectors(function):
+    """Give the LLVM function ``function`` the attribute ``PREFER_512``; False (and the target's
+    default width) if llvmlite refuses it."""
+    attrs = function.attributes
+    try:
+        attrs._known = attrs._known | {PREFER_512}
+        attrs.add(PREFER_512)
+    except (AttributeError, TypeError, ValueError):
+        return False
+    return True
 
 
 @intrinsic
 def wide_vectors(typingctx):
+    """Called first in a kernel (no arguments, no result): the enclosing compiled function
+    prefers 512-bit vectors. If llvmlite ever refuses the attribute the kernel is simply
+    compiled with the target's default width (``tests/test_internals.py`` then fails)."""
     def codegen(context, builder, signature, args):
-        attrs = builder.function.attributes
-        try:
-            attrs._known = attrs._known | {_PREFER_512}
-            attrs.add(_PREFER_512)
-        except (AttributeError, TypeError, ValueError):
-            pass
+        _prefer_wide_vectors(builder.function)
         return context.get_dummy_value()
     return types.none(), codegen
+
+
+# --- 2. arrays on the stack ---------------------------------------------------------------
+
+@intrinsic
+def stack_array(typingctx, cap, dtype):
+    """A 1-d C array of ``cap`` (an integer literal) words of ``dtype`` in the caller's stack
+    frame: allocated once in its entry block, uninitialised, no meminfo (so no reference
+    counting and no heap). It must not outlive the kernel (never returned or stored)."""
+    if not isinstance(cap, types.IntegerLiteral):
+        raise errors.RequireLiteralValue(cap)
+    if isinstance(dtype, types.DType):
+        word = dtype.dtype
+    elif isinstance(dtype, types.NumberClass):
+        word = dtype.instance_type
+    else:
+        return None
+    array_type = types.Array(word, 1, "C")
+
+    def codegen(context, builder, signature, args):
+        llvm_word = context.get_data_type(word)
+        size = context.get_abi_sizeof(llvm_word)
+        data = cgutils.alloca_once(builder, llvm_word, size=cap.literal_value)
+        array = context.make_array(array_type)(context, builder)
+        intp = lambda v: context.get_constant(types.intp, v)          # noqa: E731
+        context.populate_array(array, data=data, shape=[intp(cap.literal_value)],
+                               strides=[intp(size)], itemsize=intp(size), meminfo=None)
+        return array._getvalue()
+    return array_type(cap, dtype), codegen
+
+
+# --- 3. the GIL ---------------------------------------------------------------------------
+
+_PTR = ir.IntType(8).as_pointer()
+
+
+def _declare(builder, name, result, *params):
+    fnty = ir.FunctionType(result, list(params))
+    return cgutils.get_or_insert_function(builder.module, fnty, name)
+
+
+@intrinsic
+def save_thread_if(typingctx, condition):
+    """Release the GIL if the boolean ``condition`` holds and this thread holds the GIL
+    (``PyGILState_Check``; a ``nogil`` kernel does not); returns a token (``voidptr``, null if
+    nothing was released) for ``restore_thread``."""
+    if not isinstance(condition, types.Boolean):
+        return None
+
+    def codegen(context, builder, signature, args):
+        (cond,) = args
+        token = cgutils.alloca_once_value(builder, _PTR(None))
+        gil_check = _declare(builder, "PyGILState_Check", ir.IntType(32))
+        with builder.if_then(context.cast(builder, cond, condition, types.boolean)):
+            held = builder.icmp_signed("!=", builder.call(gil_check, []), ir.IntType(32)(0))
+            with builder.if_then(held):
+                save = _declare(builder, "PyEval_SaveThread", _PTR)
+                builder.store(builder.call(save, []), token)
+        return builder.load(token)
+    return types.voidptr(condition), codegen
+
+
+@intrinsic
+def restore_thread(typingctx, token):
+    """Take back the GIL released by ``save_thread_if`` (nothing if the token is null)."""
+    if token != types.voidptr:
+        return None
+
+    def codegen(context, builder, signature, args):
+        (state,) = args
+        with builder.if_then(cgutils.is_not_null(builder, state)):
+            restore = _declare(builder, "PyEval_RestoreThread", ir.VoidType(), _PTR)
+            builder.call(restore, [state])
+        return context.get_dummy_value()
+    return types.none(token), codegen
+
+
+# --- 4. Numba's JIT target ----------------------------------------------------------------
+
+def jit_target():
+    """``(cpu_name, features)``: the CPU model and the LLVM feature string (``"+sse2,-avx,..."``)
+    Numba's JIT hands LLVM, decided as ``numba.core.codegen.JITCPUCodegen`` does
+    (``_get_host_cpu_name``, ``_get_host_cpu_features``) without building a code generator:
+    ``NUMBA_CPU_NAME`` or the host's model; ``NUMBA_CPU_FEATURES`` when set (``NUMBA_CPU_NAME=
+    generic`` sets it to ""), else every host feature, ``avx*`` off under
+    ``NUMBA_ENABLE_AVX=0``. The features override what the model implies."""
+    config = numba.core.config
+    name = ll.get_host_cpu_name() if config.CPU_NAME is None else config.CPU_NAME
+    if config.CPU_FEATURES is not None:
+        return name, config.CPU_FEATURES
+    return name, codegen.get_host_cpu_features()
+
+
+def compiled_target():
+    """``(cpu_name, features)`` as Numba's JIT code generator actually has them (builds the CPU
+    target context if no kernel did yet): what ``jit_target()`` must agree with."""
+    from numba.core.registry import cpu_target
+    _, name, features = cpu_target.target_context.codegen().magic_tuple()
+    return name, features
+
+
+# --- 5. the on-disk cache -----------------------------------------------------------------
+
+def _runtime_ready(target_context):
+    """What loading a cached kernel needs of Numba's CPU target: its runtime (NRT) initialised,
+    so the kernel's references to the allocator resolve. Numba's own load calls
+    ``target_context.refresh()``, which also imports and registers every lowering
+    implementation (~0.25 s, a third of a first digest's process), needed only to compile; any
+    compile refreshes the context itself first (``CompilerBase.__init__``)."""
+    from numba.core.runtime import rtsys
+    rtsys.initialize(target_context)
+
+
+def _locator_for(cache_class):
+    """Numba's one cache locator for ``cache_class``: its ``directory()`` and
+    ``source_stamp()``, entries told apart by the function's first line."""
+    class Locator(caching._CacheLocator):
+        def __init__(self, py_func, py_file):
+            self._py_file = py_file
+            self._lineno = py_func.__code__.co_firstlineno
+
+        def get_cache_path(self):
+            return cache_class.directory()
+
+        def get_source_stamp(self):
+            return cache_class.source_stamp()
+
+        def get_disambiguator(self):
+            return str(self._lineno)
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            return cls(py_func, py_file)
+    return Locator
+
+
+class _DataFiles(caching.IndexDataCacheFile):
+    """Numba's index + data files; each data file's bytes are ``seal(payload)`` of the owning
+    cache class, read back through its ``unseal``. Writes go to a temporary name renamed into
+    place (``_open_for_write``)."""
+
+    def __init__(self, cache_class, cache_path, filename_base, source_stamp):
+        super().__init__(cache_path, filename_base, source_stamp)
+        self._cache_class = cache_class
+
+    def _save_data(self, name, data):
+        blob = self._cache_class.seal(self._dump(data))
+        with self._open_for_write(self._data_path(name)) as f:
+            f.write(blob)
+
+    def _load_data(self, name):
+        with open(self._data_path(name), "rb") as f:
+            blob = f.read()
+        return pickle.loads(self._cache_class.unseal(blob))
+
+
+class KernelCache(caching.FunctionCache):
+    """Numba's cache of one function's compiled overloads, with every choice left to a subclass
+    through public names (no Numba internals needed there):
+
+    * ``directory()``, ``source_stamp()`` (static): the folder, and the stamp whose change
+      makes its entries stale;
+    * ``seal(payload) -> bytes``, ``unseal(bytes) -> payload`` (static): a data file's format
+      (``unseal`` raises on a damaged file);
+    * ``load(sig, target_context)``, ``save(sig, data)``: what Numba's dispatcher calls, for the
+      subclass to wrap in its policy around ``load_entry`` / ``save_entry``.
+
+    ``folder``, ``entry_name``, ``index_path`` and ``entry_files()`` say where the entry is."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._impl_class = type(cls.__name__ + "Impl", (caching.CompileResultCacheImpl,),
+                               {"_locator_classes": [_locator_for(cls)]})
+
+    def __init__(self, py_func):
+        super().__init__(py_func)
+        self._cache_file = _DataFiles(type(self), self._cache_path, self._impl.filename_base,
+                                      self._impl.locator.get_source_stamp())
+
+    # the subclass's choices
+    @staticmethod
+    def directory():
+        raise NotImplementedError
+
+    @staticmethod
+    def source_stamp():
+        raise NotImplementedError
+
+    @staticmethod
+    def seal(payload):
+        return payload
+
+    @staticmethod
+    def unseal(blob):
+        return blob
+
+    def load(self, sig, target_context):
+        return self.load_entry(sig, target_context)
+
+    def save(self, sig, data):
+        self.save_entry(sig, data)
+
+    # the raw operations
+    def load_entry(self, sig, target_context):
+        """The cached overload for ``sig``, or None when there is none (raises what reading
+        or rebuilding it raised)."""
+        _runtime_ready(target_context)
+        return self._load_overload(sig, target_context)
+
+    def save_entry(self, sig, data):
+        """Write the compile result ``data`` for ``sig`` (raises what writing raised)."""
+        self._save_overload(sig, data)
+
+    @property
+    def folder(self):
+        return self._cache_path
+
+    @property
+    def entry_name(self):
+        """The common start of the entry's file names (function, line, Python version)."""
+        return self._impl.filename_base
+
+    @property
+    def index_path(self):
+        return self._cache_file._index_path
+
+    def entry_files(self):
+        """Paths of the entry's index and data files that exist now."""
+        base = os.path.join(self.folder, glob.escape(self.entry_name))
+        return glob.glob(base + ".nbi") + glob.glob(base + ".*.nbc")
+
+    # Numba's interface (numba.core.caching._Cache)
+    def load_overload(self, sig, target_context):
+        return self.load(sig, target_context)
+
+    def save_overload(self, sig, data):
+        self.save(sig, data)
+
+
+def set_cache(dispatcher, cache):
+    """Make ``cache`` the on-disk cache of ``dispatcher`` (made with ``cache=False``)."""
+    dispatcher._cache = cache
+    return dispatcher
+
+
+def cache_of(dispatcher):
+    """The cache object of ``dispatcher`` (Numba's ``NullCache`` when it has none)."""
+    return getattr(dispatcher, "_cache", None)
+
+
+# --- inventory ----------------------------------------------------------------------------
+
+# Every private (or unadvertised) name the sections above rely on, as "module:attribute.path";
+# ``missing()`` checks each, tests/test_internals.py asserts none is missing.
+REQUIRED = (
+    "llvmlite.ir.values:FunctionAttributes._known",
+    "llvmlite.ir.values:FunctionAttributes.add",
+    "numba.core.base:BaseContext.populate_array",
+    "numba.core.base:BaseContext.make_array",
+    "numba.core.codegen:get_host_cpu_features",
+    "numba.core.codegen:JITCPUCodegen._get_host_cpu_name",
+    "numba.core.codegen:JITCPUCodegen._get_host_cpu_features",
+    "numba.core.codegen:CPUCodegen.magic_tuple",
+    "numba.core.config:CPU_NAME",
+    "numba.core.config:CPU_FEATURES",
+    "numba.core.config:ENABLE_AVX",
+    "numba.core.registry:cpu_target",
+    "numba.core.runtime:rtsys.initialize",
+    "numba.core.caching:_CacheLocator.get_cache_path",
+    "numba.core.caching:_CacheLocator.get_source_stamp",
+    "numba.core.caching:_CacheLocator.get_disambiguator",
+    "numba.core.caching:_CacheLocator.from_function",
+    "numba.core.caching:CompileResultCacheImpl._locator_classes",
+    "numba.core.caching:CompileResultCacheImpl.filename_base",
+    "numba.core.caching:CompileResultCacheImpl.locator",
+    "numba.core.caching:IndexDataCacheFile._save_data",
+    "numba.core.caching:IndexDataCacheFile._load_data",
+    "numba.core.caching:IndexDataCacheFile._dump",
+    "numba.core.caching:IndexDataCacheFile._data_path",
+    "numba.core.caching:IndexDataCacheFile._open_for_write",
+    "numba.core.caching:FunctionCache._impl_class",
+    "numba.core.caching:FunctionCache._load_overload",
+    "numba.core.caching:FunctionCache._save_overload",
+    "numba.core.caching:FunctionCache.load_overload",
+    "numba.core.caching:FunctionCache.save_overload",
+)
+
+# Keyword parameters of the private functions called with keywords.
+_PARAMETERS = {
+    "numba.np.arrayobj:populate_array": ("data", "shape", "strides", "itemsize", "meminfo"),
+    "numba.core.caching:IndexDataCacheFile.__init__": ("cache_path", "filename_base",
+                                                      "source_stamp"),
+}
+
+# What the compiled code calls by name, resolved in this process once Numba's JIT is set up.
+SYMBOLS = ("PyEval_SaveThread", "PyEval_RestoreThread", "PyGILState_Check")
+
+
+def _resolve(path):
+    import importlib
+    module, _, attrs = path.partition(":")
+    obj = importlib.import_module(module)
+    for attr in attrs.split("."):
+        obj = getattr(obj, attr)
+    return obj
+
+
+def missing():
+    """What this Numba/llvmlite lacks of what this module relies on: a list of lines such as
+    ``"numba.core.caching:IndexDataCacheFile._dump: AttributeError: ..."`` (empty when all is
+    there). Instance attributes (``_cache_path``, ``_impl``, ``_cache_file``,
+    ``_index_path``, ``Dispatcher._cache``) are checked by using a ``KernelCache``."""
+    problems = []
+    for path in REQUIRED:
+        try:
+            _resolve(path)
+        except Exception as exc:
+            problems.append(f"{path}: {type(exc).__name__}: {exc}")
+    for path, names in _PARAMETERS.items():
+        try:
+            params = inspect.signature(_resolve(path)).parameters
+        except Exception as exc:
+            problems.append(f"{path}: {type(exc).__name__}: {exc}")
+            continue
+        lost = [n for n in names if n not in params]
+        if lost:
+            problems.append(f"{path}: no parameter(s) {', '.join(lost)}")
+    from numba.core.registry import cpu_target
+    cpu_target.target_context           # Numba's JIT set up: the process's symbols searchable
+    for name in SYMBOLS:
+        if not ll.address_of_symbol(name):
+            problems.append(f"{name}: symbol not found in this process")
+    return problems

@@ -13,9 +13,10 @@ from .._cpu import sane_numba_environment
 sane_numba_environment()
 import numba  # noqa: E402  (after the environment check: a bad NUMBA_NUM_THREADS breaks it)
 import numpy as np  # noqa: E402
-from llvmlite import ir  # noqa: E402
-from numba.core import cgutils, errors, types  # noqa: E402
-from numba.extending import intrinsic, overload  # noqa: E402
+from numba.core import types  # noqa: E402
+from numba.extending import overload  # noqa: E402
+
+from ._internals import restore_thread, save_thread_if, stack_array  # noqa: E402
 
 JIT_ENABLED = not numba.config.DISABLE_JIT
 
@@ -93,53 +94,14 @@ def reacquire_gil(token):
     """Take back the GIL released by ``release_gil_if`` (nothing if it was not released)."""
 
 
-def _declare(builder, name, result, *params):
-    fnty = ir.FunctionType(result, list(params))
-    return cgutils.get_or_insert_function(builder.module, fnty, name)
-
-
-@intrinsic
-def _release_gil_if(typingctx, condition):
-    if not isinstance(condition, types.Boolean):
-        return None
-
-    def codegen(context, builder, signature, args):
-        (cond,) = args
-        pointer = ir.IntType(8).as_pointer()
-        token = cgutils.alloca_once_value(builder, pointer(None))
-        gil_check = _declare(builder, "PyGILState_Check", ir.IntType(32))
-        with builder.if_then(context.cast(builder, cond, condition, types.boolean)):
-            held = builder.icmp_signed("!=", builder.call(gil_check, []), ir.IntType(32)(0))
-            with builder.if_then(held):
-                save = _declare(builder, "PyEval_SaveThread", pointer)
-                builder.store(builder.call(save, []), token)
-        return builder.load(token)
-    return types.voidptr(condition), codegen
-
-
-@intrinsic
-def _reacquire_gil(typingctx, token):
-    if token != types.voidptr:
-        return None
-
-    def codegen(context, builder, signature, args):
-        (state,) = args
-        with builder.if_then(cgutils.is_not_null(builder, state)):
-            restore = _declare(builder, "PyEval_RestoreThread", ir.VoidType(),
-                               ir.IntType(8).as_pointer())
-            builder.call(restore, [state])
-        return context.get_dummy_value()
-    return types.none(token), codegen
-
-
 @_ol(release_gil_if)
 def _release_gil_if_impl(condition):
-    return lambda condition: _release_gil_if(condition)
+    return lambda condition: save_thread_if(condition)
 
 
 @_ol(reacquire_gil)
 def _reacquire_gil_impl(token):
-    return lambda token: _reacquire_gil(token)
+    return lambda token: restore_thread(token)
 
 
 def scratch(n, dtype, cap):
@@ -148,32 +110,6 @@ def scratch(n, dtype, cap):
     constant): no heap allocation, which is a fifth of a small one-shot digest. They must not
     outlive the kernel (never returned or stored)."""
     return np.zeros(n, dtype)
-
-
-@intrinsic
-def _stack_array(typingctx, cap, dtype):
-    """A ``cap``-word array in the caller's stack frame (allocated once in its entry block;
-    uninitialised, no meminfo)."""
-    if not isinstance(cap, types.IntegerLiteral):
-        raise errors.RequireLiteralValue(cap)
-    if isinstance(dtype, types.DType):
-        word = dtype.dtype
-    elif isinstance(dtype, types.NumberClass):
-        word = dtype.instance_type
-    else:
-        return None
-    array_type = types.Array(word, 1, "C")
-
-    def codegen(context, builder, signature, args):
-        llvm_word = context.get_data_type(word)
-        size = context.get_abi_sizeof(llvm_word)
-        data = cgutils.alloca_once(builder, llvm_word, size=cap.literal_value)
-        array = context.make_array(array_type)(context, builder)
-        intp = lambda v: context.get_constant(types.intp, v)          # noqa: E731
-        context.populate_array(array, data=data, shape=[intp(cap.literal_value)],
-                               strides=[intp(size)], itemsize=intp(size), meminfo=None)
-        return array._getvalue()
-    return array_type(cap, dtype), codegen
 
 
 def scratch_copy(words, cap):
@@ -202,7 +138,7 @@ def _scratch(n, dtype, cap):
 
     def impl(n, dtype, cap):
         if n <= cap:
-            words = _stack_array(cap, dtype)[:n]
+            words = stack_array(cap, dtype)[:n]
             for i in range(n):
                 words[i] = 0
             return words

@@ -1,0 +1,288 @@
+"""One test per private Numba/llvmlite seam of ``jitdigest/kernels/_internals.py``: each reads
+back from the compiled code (IR, assembly, allocation counts, another thread) that the seam
+still does what it is there for, so a Numba or llvmlite upgrade that breaks one fails here
+instead of silently costing speed or aborting the process."""
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from jitdigest import _cpu
+
+numba = pytest.importorskip("numba")
+if numba.config.DISABLE_JIT:
+    pytest.skip("the seams are in compiled code (NUMBA_DISABLE_JIT=1)", allow_module_level=True)
+
+from jitdigest.kernels import _internals  # noqa: E402
+from jitdigest.kernels._jit import reacquire_gil, release_gil_if, scratch  # noqa: E402
+
+
+def sha_ni_block_functions():
+    """{family: block-function dispatcher} of the SHA-NI kernels (where they live today)."""
+    from jitdigest.kernels import x86_sha
+    return {"sha256": x86_sha.sha256_compress, "sha1": x86_sha.sha1_compress}
+
+
+def run_python(code, env=None, timeout=300):
+    full = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
+    full.update(env or {})
+    return subprocess.run([sys.executable, "-c", code], env=full, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+# --- the private names --------------------------------------------------------------------
+
+def test_private_names_are_all_there():
+    problems = _internals.missing()
+    assert not problems, (
+        f"numba {numba.__version__} / llvmlite {__import__('llvmlite').__version__} lack what "
+        "jitdigest/kernels/_internals.py relies on:\n  " + "\n  ".join(problems))
+
+
+def test_kernel_cache_reaches_numbas_instance_attributes(tmp_path):
+    class Probe(_internals.KernelCache):
+        directory = staticmethod(lambda: str(tmp_path))
+        source_stamp = staticmethod(lambda: "stamp")
+
+    def twice(x):
+        return 2 * x
+    dispatcher = numba.njit(twice)
+    try:
+        cache = Probe(twice)
+        assert _internals.set_cache(dispatcher, cache) is dispatcher
+        assert _internals.cache_of(dispatcher) is cache
+        assert cache.folder == str(tmp_path)
+        assert cache.entry_name.startswith("test_internals.") and "twice" in cache.entry_name
+        assert os.path.dirname(cache.index_path) == str(tmp_path)
+    except AttributeError as exc:
+        pytest.fail(f"numba {numba.__version__}: an attribute of numba.core.caching's cache "
+                    f"or of the dispatcher moved: {exc}")
+    assert dispatcher(21) == 42                     # compiled, saved through Probe
+    assert cache.entry_files() and os.path.exists(cache.index_path)
+    again = numba.njit(twice)
+    _internals.set_cache(again, Probe(twice))
+    assert again(21) == 42 and again.stats.cache_hits, "the saved kernel was not loaded"
+
+
+# --- 1. wide vectors ----------------------------------------------------------------------
+
+def test_wide_vectors_sets_the_function_attribute():
+    @numba.njit
+    def wide(a):
+        _internals.wide_vectors()
+        s = 0
+        for i in range(a.shape[0]):
+            s += a[i]
+        return s
+    assert wide(np.arange(10, dtype=np.uint32)) == 45
+    llvm = wide.inspect_llvm(wide.signatures[0])
+    assert _internals.PREFER_512 in llvm, (
+        f"llvmlite {__import__('llvmlite').__version__} no longer takes the "
+        f"{_internals.PREFER_512} function attribute (FunctionAttributes._known): the AVX-512 "
+        "lane kernels run at 256-bit width")
+
+
+# --- 2. SHA-NI code -----------------------------------------------------------------------
+
+SHA_INSTRUCTIONS = {"sha256": ("sha256rnds2", "sha256msg1", "sha256msg2"),
+                    "sha1": ("sha1rnds4", "sha1nexte", "sha1msg1", "sha1msg2")}
+
+
+@pytest.mark.skipif(not _cpu.usable("sha", "sha_ni"),
+                    reason="no SHA-NI here: the host CPU or Numba's compile target lacks the "
+                           "'sha' feature (or JITDIGEST_DISABLE=sha_ni), and compiling the "
+                           "SHA-NI kernels for it would abort the process")
+@pytest.mark.parametrize("family", sorted(SHA_INSTRUCTIONS))
+def test_sha_ni_kernels_compile_to_the_sha_instructions(family):
+    kernel = numba.njit(nogil=True)(sha_ni_block_functions()[family].py_func)   # compiled here
+    words = 8 if family == "sha256" else 5
+    state = np.zeros(words, np.uint32)
+    kernel(state, np.zeros(64, np.uint8), 0, 1)
+    asm = kernel.inspect_asm(kernel.signatures[0])
+    for instruction in SHA_INSTRUCTIONS[family]:
+        assert instruction in asm, f"{family}: no {instruction} in the compiled kernel"
+    if "avx" in _cpu.target_features():
+        assert "vzeroupper" in asm, f"{family}: no vzeroupper before the SSE-only SHA rounds"
+
+
+# --- 3. the GIL ---------------------------------------------------------------------------
+
+class Counter:
+    """A Python thread counting loop iterations in ``seen[0]`` (an array, so that compiled code
+    can read it too); ``share(call)`` is the fraction of ``call``'s run time the thread ran,
+    compared to running alone (1 = all of it)."""
+
+    def __init__(self):
+        self.seen = np.zeros(1, np.int64)
+        self.running = True
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+        self.thread.start()
+
+    def _loop(self):
+        seen = self.seen
+        while self.running:
+            seen[0] += 1
+
+    def rate(self, seconds=0.1):
+        c0, t0 = int(self.seen[0]), time.perf_counter()
+        time.sleep(seconds)                     # sleeping releases the GIL: the thread runs alone
+        return (int(self.seen[0]) - c0) / (time.perf_counter() - t0)
+
+    def share(self, call):
+        rate = self.rate()
+        c0, t0 = int(self.seen[0]), time.perf_counter()
+        call()
+        c1, t1 = int(self.seen[0]), time.perf_counter()
+        return (c1 - c0) / (rate * (t1 - t0)), t1 - t0
+
+    def stop(self):
+        self.running = False
+        self.thread.join()
+
+
+@pytest.fixture
+def counter():
+    c = Counter()
+    yield c
+    c.stop()
+
+
+def test_gil_released_over_the_threshold(counter):
+    import jitdigest
+    data = np.zeros(256 << 20, np.uint8)         # zero pages: no memory used
+    h = jitdigest.sha256()
+    h.update(data[:1 << 20])                    # compile or load the kernel
+    # Held, the other thread could run only just before and after the call (a switch interval,
+    # 5 ms, each side); released, it runs all along. The best of three runs, against load.
+    shares = [counter.share(lambda: h.update(data)) for _ in range(3)]
+    best, seconds = max(shares)
+    assert best > 0.3, (f"during a 256 MiB update ({seconds * 1000:.0f} ms) another thread ran "
+                        f"at most {best:.0%} of the time: the GIL was not released")
+
+
+@numba.njit(nogil=False)
+def _spin(release, n, seen):
+    """Spin ``n`` steps, the GIL released around them if ``release``; returns how far the
+    counter thread's ``seen[0]`` moved meanwhile (read here, with the GIL held both times)."""
+    before = seen[0]
+    token = release_gil_if(release)
+    x = np.uint64(88172645463325252)
+    for _ in range(n):
+        x ^= x << np.uint64(13)
+        x ^= x >> np.uint64(7)
+        x ^= x << np.uint64(17)
+    reacquire_gil(token)
+    return seen[0] - before, x
+
+
+def test_gil_released_only_when_asked(counter):
+    _spin(False, 1, counter.seen)               # compile
+    n = 1 << 16
+    while True:                                 # spin for about 0.1 s
+        t0 = time.perf_counter()
+        _spin(False, n, counter.seen)
+        if time.perf_counter() - t0 > 0.1 or n > 1 << 34:
+            break
+        n *= 2
+    held, _ = _spin(False, n, counter.seen)
+    released, _ = _spin(True, n, counter.seen)
+    assert held == 0, f"release_gil_if(False): another thread ran ({held} steps) meanwhile"
+    assert released > 0, "release_gil_if(True): no other thread ran meanwhile (GIL kept)"
+
+
+# --- 4. Numba's target --------------------------------------------------------------------
+
+TARGET_CHECK = r"""
+import numba
+from jitdigest import _cpu
+from jitdigest.kernels import _internals
+
+@numba.njit
+def addf(x):
+    return x + 1.5
+addf(1.0)
+asm = addf.inspect_asm(addf.signatures[0])
+print(repr((_internals.jit_target(), _internals.compiled_target(), _cpu.target_cpu_name(),
+            sorted(_cpu.target_features()), "vaddsd" in asm, "addsd" in asm)))
+"""
+
+
+@pytest.mark.parametrize("env", [{}, {"NUMBA_CPU_NAME": "generic"}, {"NUMBA_ENABLE_AVX": "0"}],
+                         ids=["host", "generic", "no-avx"])
+def test_target_features_agree_with_numbas_code_generator(env, tmp_path):
+    result = run_python(TARGET_CHECK, env={**env, "JITDIGEST_CACHE_DIR": str(tmp_path)})
+    assert result.returncode == 0, result.stderr
+    mirrored, compiled, cpu_name, features, vex, sse = eval(result.stdout.strip().splitlines()[-1])
+    assert mirrored == compiled, (
+        f"numba {numba.__version__} changed how it picks its JIT target "
+        f"(numba.core.codegen.JITCPUCodegen): _internals.jit_target() says {mirrored[0]} "
+        f"{mirrored[1][:200]}..., the code generator has {compiled[0]} {compiled[1][:200]}...")
+    assert cpu_name == compiled[0]
+    plus = {f[1:] for f in compiled[1].split(",") if f.startswith("+")}
+    minus = {f[1:] for f in compiled[1].split(",") if f.startswith("-")}
+    assert plus <= set(features) and not minus & set(features)
+    if not (sys.platform.startswith("linux") and os.uname().machine == "x86_64"):
+        return
+    # Read back from the machine code: with AVX, LLVM encodes scalar float adds as VEX.
+    assert sse, "no scalar float add found in the compiled code"
+    avx = "avx" in features
+    assert vex or not avx, "_cpu says the target has AVX, the compiled code has none"
+    if env.get("NUMBA_ENABLE_AVX") == "0" and vex and not avx:
+        # Numba switches off only the avx* names; LLVM turns AVX back on for a later +fma,
+        # +f16c, +vaes, ... in the same string. The rule under-reports here (the safe way:
+        # only vzeroupper and the AVX lane kernels are left out).
+        return
+    assert vex == avx, f"_cpu says avx={avx}, the compiled code says {vex}"
+
+
+# --- 5. stack arrays ----------------------------------------------------------------------
+
+STACK_CHECK = r"""
+import numpy as np, numba
+from numba.core.runtime import rtsys
+from jitdigest.kernels._jit import scratch
+
+@numba.njit
+def fill(n):
+    w = scratch(n, np.uint32, 16)
+    for i in range(n):
+        w[i] = 3 * i
+    s = 0
+    for i in range(n):
+        s += w[i]
+    return s
+
+@numba.njit
+def zeros(n):
+    w = scratch(n, np.uint32, 16)
+    s = 0
+    for i in range(n):
+        s += w[i]
+    return s
+
+def allocs():
+    return rtsys.get_allocation_stats().alloc
+
+fill(1), zeros(1)
+a0 = allocs()
+on_stack = [fill(n) for n in range(17)] + [zeros(n) for n in range(17)]
+a1 = allocs()
+on_heap = [fill(n) for n in (17, 100)] + [zeros(n) for n in (17, 100)]
+a2 = allocs()
+print(repr((a1 - a0, a2 - a1, on_stack, on_heap)))
+"""
+
+
+def test_scratch_is_on_the_stack_up_to_its_cap(tmp_path):
+    result = run_python(STACK_CHECK, env={"NUMBA_NRT_STATS": "1",
+                                          "JITDIGEST_CACHE_DIR": str(tmp_path)})
+    assert result.returncode == 0, result.stderr
+    stack_allocs, heap_allocs, on_stack, on_heap = eval(result.stdout.strip().splitlines()[-1])
+    assert heap_allocs == 4, "NRT allocation counting does not see np.zeros (n > cap)"
+    assert stack_allocs == 0, f"scratch(n <= cap) made {stack_allocs} heap allocations"
+    assert on_stack == [3 * n * (n - 1) // 2 for n in range(17)] + [0] * 17
+    assert on_heap == [3 * 17 * 16 // 2, 3 * 100 * 99 // 2, 0, 0]
