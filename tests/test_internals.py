@@ -23,8 +23,9 @@ from jitdigest.kernels._jit import reacquire_gil, release_gil_if, scratch  # noq
 
 def sha_ni_block_functions():
     """{family: block-function dispatcher} of the SHA-NI kernels (where they live today)."""
-    from jitdigest.kernels import x86_sha
-    return {"sha256": x86_sha.sha256_compress, "sha1": x86_sha.sha1_compress}
+    from jitdigest.kernels.sha1 import x86 as sha1_x86
+    from jitdigest.kernels.sha256 import x86 as sha256_x86
+    return {"sha256": sha256_x86.compress, "sha1": sha1_x86.compress}
 
 
 def run_python(code, env=None, timeout=300):

@@ -46,7 +46,7 @@ def gil_kernel(func):
     return cached(numba.njit(nogil=False)(func))
 
 
-GIL_MINSIZE = 2048      # hashlib's HASHLIB_GIL_MINSIZE
+from .._config import GIL_MINSIZE  # noqa: E402,F401  (hashlib's HASHLIB_GIL_MINSIZE)
 
 
 def _ol(pyfunc):

@@ -11,12 +11,8 @@ from numba.extending import intrinsic
 
 from ._jit import inline_kernel
 
-# LLVM's X86 tuning for most AVX-512 Intel cores ("prefer-256-bit") makes the vectoriser use
-# 256-bit vectors even where 512-bit ones are legal; a 16-lane loop then runs as two 8-lane
-# halves. ``wide_vectors()`` (called first in a wide kernel) sets the enclosing function's
-# "prefer-vector-width"="512" attribute, as clang's -mprefer-vector-width=512 does (measured:
-# SHA-256 x16 +20%). Target-independent and harmless without AVX-512 (the vector types then
-# are not legal and are split).
+# ``wide_vectors()``, called first in a wide kernel, asks LLVM for 512-bit vectors: a private
+# llvmlite seam, so it lives (and is tested) in ``_internals``.
 from ._internals import wide_vectors  # noqa: E402,F401  (re-exported for the generated files)
 
 
