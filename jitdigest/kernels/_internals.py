@@ -181,11 +181,14 @@ def _runtime_ready(target_context):
 
 def _locator_for(cache_class):
     """Numba's one cache locator for ``cache_class``: its ``directory()`` and
-    ``source_stamp()``, entries told apart by the function's first line."""
+    ``source_stamp()``, entries told apart by the function's package and first line (Numba
+    names files after the module's file name alone, and every family has a ``portable.py``)."""
     class Locator(caching._CacheLocator):
         def __init__(self, py_func, py_file):
             self._py_file = py_file
-            self._lineno = py_func.__code__.co_firstlineno
+            package = (getattr(py_func, "__module__", None) or "").rpartition(".")[0]
+            self._where = "%s-%d" % (package.rpartition(".")[2] or "top",
+                                     py_func.__code__.co_firstlineno)
 
         def get_cache_path(self):
             return cache_class.directory()
@@ -194,7 +197,7 @@ def _locator_for(cache_class):
             return cache_class.source_stamp()
 
         def get_disambiguator(self):
-            return str(self._lineno)
+            return self._where
 
         @classmethod
         def from_function(cls, py_func, py_file):
