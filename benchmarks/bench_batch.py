@@ -9,15 +9,18 @@ For every algorithm and two shapes (64 B x 100k and 1 KiB x 10k messages) it tim
 * ``hash_many(name, rows)`` on the same array (every core ``default_threads()`` gives),
 * ``hash_many(name, msgs, threads=1)`` on the list of ``bytes`` (joining it included),
 
-and prints messages per second and speed-ups over the loop, with the kernel set that served
-the batch and the acceptance target for the one-core 2-D case. Then uuid3_many/uuid5_many
-against ``[uuid.uuid3(ns, n) for n in names]`` for 100k names, as UUID bytes and as strings,
-and, when installed, DuckDB's md5/sha256 and polars-hash (hex output, every core) beside
-``hash_many`` + ``hexdigests``.
+and prints messages per second and speed-ups over the loop, with the backend that served the
+batch (``jitdigest.info()["batch_kernels"]``, or the one ``--backend`` forces with
+``with jitdigest.backend(...)``) and the acceptance target for the one-core 2-D case. Then
+uuid3_many/uuid5_many against ``[uuid.uuid3(ns, n) for n in names]`` for 100k names, as UUID
+bytes and as strings, and, when installed, DuckDB's md5/sha256 and polars-hash (hex output,
+every core) beside ``hash_many`` + ``hexdigests``.
 
-    python benchmarks/bench_batch.py [--algorithms md5 sha256 ...] [--quick] [--json FILE]
+    python benchmarks/bench_batch.py [--algorithms md5 sha256 ...] [--backend lanes8] [--quick]
+                                     [--json FILE]
 """
 import argparse
+import contextlib
 import functools
 import hashlib
 import json
@@ -32,7 +35,8 @@ sys.path.insert(0, ROOT)
 import numpy as np  # noqa: E402
 
 import jitdigest  # noqa: E402
-from jitdigest import _algorithms, _dispatch, batch  # noqa: E402
+from jitdigest import batch  # noqa: E402
+from _backends import serving_batch  # noqa: E402
 
 ALGORITHMS = ["md5", "sha1", "sha224", "sha256", "sha384", "sha512", "sha512_224", "sha512_256",
               "sha3_224", "sha3_256", "sha3_384", "sha3_512", "shake_128", "shake_256",
@@ -54,7 +58,8 @@ def hashlib_loop(name, msgs):
     return lambda: [ctor(m).digest() for m in msgs]
 
 
-def bench_algorithm(name, size, count, timer):
+def bench_algorithm(name, size, count, timer, kernel=None):
+    """Time one algorithm and shape; ``kernel`` names the backend forced around the call."""
     rng = np.random.default_rng(size)
     rows = rng.integers(0, 256, (count, size), dtype=np.uint8)
     msgs = [bytes(r) for r in rows]
@@ -63,10 +68,9 @@ def bench_algorithm(name, size, count, timer):
     got = jitdigest.hash_many(name, rows, threads=1, **kw)
     want = ref()
     assert bytes(got[0]) == want[0] and bytes(got[-1]) == want[-1], name
-    spec = _algorithms.SPECS[name]
     result = {
         "algorithm": name, "size": size, "count": count,
-        "kernel": _dispatch.batch_kernels_for(spec, size).name,
+        "kernel": kernel or serving_batch(name),
         "hashlib": timer(ref),
         "rows_1": timer(lambda: jitdigest.hash_many(name, rows, threads=1, **kw)),
         "rows_all": timer(lambda: jitdigest.hash_many(name, rows, **kw)),
@@ -211,17 +215,27 @@ def main(argv=None):
     ap.add_argument("--no-uuid", action="store_true")
     ap.add_argument("--no-others", action="store_true", help="skip DuckDB and polars-hash")
     ap.add_argument("--json", help="also write the raw timings (seconds per call) here")
+    ap.add_argument("--backend", help="force this backend (see jitdigest.backends(name)); "
+                    "algorithms without it are skipped")
     args = ap.parse_args(argv)
     timer = functools.partial(seconds_per_call, min_time=0.02 if args.quick else 0.05,
                               repeat=3 if args.quick else 7)
     print(machine())
     print(f"default_threads() = {batch.default_threads()}; JIT "
           f"{'on' if jitdigest.info()['jit'] else 'off'}\n")
+    algorithms = args.algorithms
+    if args.backend:
+        skipped = [n for n in algorithms if args.backend not in jitdigest.backends(n)]
+        algorithms = [n for n in algorithms if n not in skipped]
+        note = f"; skipped, no such backend here: {' '.join(skipped)}" if skipped else ""
+        print(f"backend {args.backend} forced{note}\n")
+    forced = (jitdigest.backend(args.backend) if args.backend else contextlib.nullcontext())
     results = []
-    for size, count in SHAPES:
-        for name in args.algorithms:
-            results.append(bench_algorithm(name, size, count, timer))
-            print(f"  timed {name} {size} B", file=sys.stderr)
+    with forced:
+        for size, count in SHAPES:
+            for name in algorithms:
+                results.append(bench_algorithm(name, size, count, timer, args.backend))
+                print(f"  timed {name} {size} B", file=sys.stderr)
     print_hash_table(results)
     uuid_rows = [] if args.no_uuid else bench_uuid(timer)
     if uuid_rows:

@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
-"""BLAKE2b / BLAKE2s: jitdigest against hashlib, and the loop form (kernels/blake2.py) against
-the straight-line form (kernels/blake2_unrolled.py), compiled and interpreted.
+"""BLAKE2b / BLAKE2s: jitdigest against hashlib, and the loop form (backend ``portable``,
+jitdigest/kernels/blake2{b,s}/portable.py) against the straight-line form (backend
+``unrolled``, jitdigest/kernels/blake2{b,s}/unrolled.py), compiled and interpreted.
 
 1. hashlib vs jitdigest on ``--mib`` MiB in the same process, taking turns (medians of
    self-calibrated repeats): the public classes, i.e. the form dispatch picks, one-shot
    ``blake2b(data).digest()`` and streaming ``h.update(buffer); h.digest()``.
    ratio = jitdigest speed / hashlib speed (hashlib's _blake2: the reference C code).
-2. Every registered form, streaming: compiled in this process; interpreted in a child process
-   with ``NUMBA_DISABLE_JIT=1`` on ``--kib`` KiB; cold compile time of the form's three entry
-   points (update, final, oneshot) in a child process with an empty NUMBA_CACHE_DIR.
+2. Every per-message backend (``jitdigest.backends(name)``, forced with
+   ``with jitdigest.backend(...)``), streaming: compiled in this process; interpreted in a
+   child process with ``NUMBA_DISABLE_JIT=1`` on ``--kib`` KiB; cold compile time of the
+   three entry points a hash object and a one-shot digest use (update, final, oneshot) in a
+   child process with an empty kernel cache (JITDIGEST_CACHE_DIR and NUMBA_CACHE_DIR).
 
     python benchmarks/bench_blake2.py [--mib 1] [--kib 64] [--no-compile-time]
 """
@@ -37,44 +40,39 @@ COMPILE_CHILD = """
 import json, sys, time
 import numba
 numba.njit(lambda x: x + 1)(1)                # Numba's own first-use cost, not the kernel's
-from jitdigest import _algorithms, _dispatch
-spec = _algorithms.SPECS[sys.argv[1]]
-backend = next(b for b in _dispatch.backends(spec.family) if b.name == sys.argv[2])
+import numpy as np
+import jitdigest
+ctor = getattr(jitdigest, sys.argv[1])
 t0 = time.perf_counter()
-_dispatch._kernel_set(backend, spec.word).compile_all(("update", "final", "oneshot"))
+with jitdigest.backend(sys.argv[2]):          # update, final, oneshot, as dispatch compiles them
+    h = ctor()
+    h.update(np.zeros(1000, np.uint8))
+    h.digest()
+    ctor(b"abc").digest()
 print(json.dumps(time.perf_counter() - t0))
 """
 
 
 def forms():
-    """[(algorithm, kernel set)] for every registered BLAKE2 form."""
-    from jitdigest import _algorithms, _dispatch
-    out = []
-    for name in NAMES:
-        spec = _algorithms.SPECS[name]
-        for backend in _dispatch.backends(spec.family):
-            out.append((name, _dispatch._kernel_set(backend, spec.word)))
-    return out
+    """[(algorithm, backend)] for every per-message BLAKE2 backend this process can run."""
+    from _backends import per_message
+    return [(name, backend) for name in NAMES for backend in per_message(name)]
 
 
 def form_speeds(size, repeat=5):
-    """{"algorithm/form": MB/s} of streaming update + digest through each form."""
+    """{"algorithm/backend": MB/s} of streaming update + digest through each backend."""
     import numpy as np
 
-    from jitdigest._blake2 import CONSTRUCTORS
+    import jitdigest
     view = np.frombuffer(os.urandom(size), np.uint8)
     speeds = {}
-    for name, ks in forms():
-        cls = CONSTRUCTORS[name]
-
-        def streaming(cls=cls, ks=ks):
-            h = cls._with_kernels(ks)
-            h.update(view)
-            return h.digest()
-        assert streaming() == getattr(hashlib, name)(view).digest()
-        seconds = seconds_per_call(streaming, min_time=0.02 if size < 1 << 20 else 0.05,
-                                   repeat=repeat)
-        speeds[f"{name}/{ks.name}"] = size / seconds / 1e6
+    for name, backend in forms():
+        cls = getattr(jitdigest, name)
+        with jitdigest.backend(backend):
+            assert stream(cls, view) == getattr(hashlib, name)(view).digest()
+            seconds = seconds_per_call(lambda: stream(cls, view),
+                                       min_time=0.02 if size < 1 << 20 else 0.05, repeat=repeat)
+        speeds[f"{name}/{backend}"] = size / seconds / 1e6
     return speeds
 
 
@@ -93,10 +91,9 @@ def main():
 
     import numpy as np
 
-    from jitdigest import _algorithms, _dispatch
-    from jitdigest._blake2 import CONSTRUCTORS
-    from jitdigest.kernels._jit import JIT_ENABLED
-    if not JIT_ENABLED:
+    import jitdigest
+    from _backends import jit_enabled, serving
+    if not jit_enabled():
         sys.exit("run with the JIT on: the interpreted figures come from a child process")
 
     size = int(a.mib * (1 << 20))
@@ -107,8 +104,8 @@ def main():
     print(f"{'algorithm':10} {'path':10} {'hashlib MB/s':>13} {'jitdigest MB/s':>15} "
           f"{'ratio':>6}  form")
     for name in NAMES:
-        ours_cls, ref_cls = CONSTRUCTORS[name], getattr(hashlib, name)
-        form = _dispatch.kernels_for(_algorithms.SPECS[name]).name
+        ours_cls, ref_cls = getattr(jitdigest, name), getattr(hashlib, name)
+        form = serving(name)
         assert ours_cls(data).digest() == ref_cls(data).digest()
         paths = {"one-shot": (lambda: ref_cls(data).digest(), lambda: ours_cls(data).digest()),
                  "streaming": (lambda: stream(ref_cls, view), lambda: stream(ours_cls, view))}
@@ -126,18 +123,20 @@ def main():
     interpreted = run_child(FORMS_CHILD, [nsmall], env={"NUMBA_DISABLE_JIT": "1"})
     compile_s = {}
     if not a.no_compile_time:
-        for name, ks in forms():
+        for name, backend in forms():
             with tempfile.TemporaryDirectory(prefix="jitdigest-cache-") as cache:
-                compile_s[f"{name}/{ks.name}"] = run_child(
-                    COMPILE_CHILD, [name, ks.name],
-                    env={"NUMBA_CACHE_DIR": cache, "NUMBA_DISABLE_JIT": "0"})
+                compile_s[f"{name}/{backend}"] = run_child(
+                    COMPILE_CHILD, [name, backend],
+                    env={"JITDIGEST_CACHE_DIR": cache, "NUMBA_CACHE_DIR": cache,
+                         "NUMBA_DISABLE_JIT": "0"})
     print(f"\n2. forms, streaming: compiled on {size} bytes, interpreted on {nsmall} bytes")
     print(f"{'form':20} {'compiled MB/s':>14} {'interpreted MB/s':>17} {'JIT gain':>9} "
           f"{'cold compile':>13}")
     for key, fast in compiled.items():
-        slow = interpreted[key]
+        slow = interpreted.get(key)             # a backend that needs the JIT has none
         cold = f"{compile_s[key]:12.1f}s" if key in compile_s else f"{'-':>13}"
-        print(f"{key:20} {fast:14.1f} {slow:17.3f} {fast / slow:8.0f}x {cold}")
+        interp = f"{slow:17.3f} {fast / slow:8.0f}x" if slow else f"{'-':>17} {'-':>9}"
+        print(f"{key:20} {fast:14.1f} {interp} {cold}")
     for name in NAMES:
         loop, unrolled = compiled[f"{name}/portable"], compiled[f"{name}/unrolled"]
         winner = "unrolled" if unrolled >= loop else "loop (portable)"

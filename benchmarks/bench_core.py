@@ -2,14 +2,15 @@
 """Single-message speed of jitdigest's kernels against hashlib, as ratios from one run.
 
 For each algorithm and message length (16, 64, 1024, 16384 B and 1 MiB) it times
-``new(data).digest()`` served by each kernel set this CPU can run (``portable`` = the Numba
-JIT kernels; ``sha_ni`` / ``unrolled`` where registered), by hashlib (OpenSSL with every CPU
-extension it uses) and by OpenSSL's portable code (hashlib in a child process with
-``OPENSSL_ia32cap`` masking all extensions). Rows ``api`` time what a user writes,
-``jitdigest.sha256(data).digest()`` (module constructor, dispatch's kernel, the one-shot path
-for ``bytes``), against ``hashlib.sha256(data).digest()`` taking turns in this process. It also
-times many 64-byte messages hashed inside one compiled call (what the batch path does) per
-kernel.
+``jitdigest.<name>(data).digest()`` once per per-message backend this process can run
+(``jitdigest.backends(name)``: e.g. ``sha_ni``, ``unrolled``, ``portable``), each forced with
+``with jitdigest.backend(...)``, against hashlib (OpenSSL with every CPU extension it uses) and
+OpenSSL's portable code (hashlib in a child process with ``OPENSSL_ia32cap`` masking all
+extensions). Rows ``api`` time what a user writes, ``jitdigest.sha256(data).digest()`` with
+dispatch's own choice, against ``hashlib.sha256(data).digest()`` taking turns in this process.
+For MD5, SHA-1 and SHA-2 it also times many 64-byte messages hashed inside one compiled call
+(what the batch path does): a Numba loop over the Merkle-Damgard one-shot driver with each
+backend module's ``compress``.
 
     python benchmarks/bench_core.py [--algorithms md5 sha256 ...] [--sizes 64 1048576] [--quick]
 """
@@ -42,24 +43,20 @@ print(json.dumps(out))
 
 
 def time_jitdigest(name, sizes):
+    """{(backend, size): seconds} of ``jitdigest.<name>(data).digest()`` under each
+    per-message backend, forced with ``jitdigest.backend``."""
+    import functools
+
     import jitdigest
-    from jitdigest import _algorithms, _dispatch, _hashobj
-    spec = _algorithms.SPECS[name]
+    from _backends import per_message
+    ctor = getattr(jitdigest, name, None) or functools.partial(jitdigest.new, name)
     rows = {}
-    for ks in _dispatch.usable_kernel_sets(spec):
-        if spec.family.startswith("blake2"):
-            def make(data, ks=ks):
-                h = jitdigest.new(name)
-                h._kernels = ks
-                h.update(data)
-                return h
-        else:
-            def make(data, ks=ks):
-                return _hashobj.Hash(spec, data, kernels=ks)
-        for size in sizes:
-            data = os.urandom(size)
-            assert make(data).digest() == hashlib.new(name, data).digest()
-            rows[(ks.name, size)] = seconds_per_call(lambda: make(data).digest())
+    for backend in per_message(name):
+        with jitdigest.backend(backend):
+            for size in sizes:
+                data = os.urandom(size)
+                assert ctor(data).digest() == hashlib.new(name, data).digest()
+                rows[(backend, size)] = seconds_per_call(lambda: ctor(data).digest())
     return rows
 
 
@@ -83,23 +80,31 @@ def time_public_api(name, sizes, rounds=5):
 
 
 def time_batch_loop(name, count=20000):
-    """Many 64-byte messages hashed by one compiled loop over the one-shot driver."""
+    """Many 64-byte messages hashed by one compiled loop over the one-shot driver
+    (``md_oneshot``) with the ``compress`` of each backend module of the family that this
+    process can run: {backend: seconds per message}. Padding parameters come from
+    ``MERKLE_DAMGARD``; Keccak and BLAKE2 have no such driver and give {}."""
+    import importlib
+
     import numba
     import numpy as np
-    from jitdigest import _algorithms, _dispatch
+
+    import jitdigest
+    from jitdigest._algorithms import MERKLE_DAMGARD, SPECS
     from jitdigest.kernels._md import md_oneshot
-    spec = _algorithms.SPECS[name]
-    if spec.family not in ("md5", "sha1", "sha256", "sha512"):
+    spec = SPECS[name]
+    if spec.family not in MERKLE_DAMGARD:
         return {}
-    little = spec.family == "md5"
-    len_bytes = 16 if spec.block_size == 128 else 8
+    bs, len_bytes, little = MERKLE_DAMGARD[spec.family]
+    usable = set(jitdigest.backends(name))
+    family = importlib.import_module("jitdigest.kernels." + spec.family)
     rows = {}
     msgs = np.frombuffer(os.urandom(64 * count), np.uint8).reshape(count, 64)
-    for ks in _dispatch.usable_kernel_sets(spec):
-        import importlib
-        module = importlib.import_module("jitdigest.kernels." + ks.backend.module)
-        compress = getattr(module, ks.backend.prefix + "compress")
-        bs = spec.block_size
+    for module in family.backends():            # the family's per-message modules, best first
+        backend = getattr(module, "NAME", module.__name__.rpartition(".")[2])
+        if backend not in usable:
+            continue
+        compress = module.compress
 
         @numba.njit(nogil=True)
         def loop(iv, msgs, out):
@@ -109,7 +114,7 @@ def time_batch_loop(name, count=20000):
         out = np.empty((count, spec.digest_size), np.uint8)
         loop(spec.initial_state, msgs, out)
         assert out[5].tobytes() == hashlib.new(name, msgs[5].tobytes()).digest()
-        rows[ks.name] = seconds_per_call(lambda: loop(spec.initial_state, msgs, out)) / count
+        rows[backend] = seconds_per_call(lambda: loop(spec.initial_state, msgs, out)) / count
     return rows
 
 

@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
-"""Keccak kernels, loop form (kernels/keccak.py) against straight-line form
-(kernels/keccak_unrolled.py): SHA3-256 throughput interpreted and compiled, cold compile time,
-and the compiled portable kernel against OpenSSL's portable code.
+"""Keccak kernels, loop form (backend ``portable``, jitdigest/kernels/keccak/portable.py) against
+straight-line form (backend ``unrolled``, jitdigest/kernels/keccak/unrolled.py): SHA3-256
+throughput interpreted and compiled, cold compile time, and the compiled portable kernel
+against OpenSSL's portable code.
 
 Every measurement runs in a child process so that each starts cold and alone:
 
-* compiled: a fresh, empty NUMBA_CACHE_DIR, so "compile" is the cold compile of the three entry
-  points (update, final, oneshot) after Numba itself has warmed up on a trivial function;
-  throughput is ``update`` on ``--mib`` MiB;
+* compiled: a fresh, empty kernel cache (JITDIGEST_CACHE_DIR and NUMBA_CACHE_DIR), so
+  "compile" is the cold compile of the three entry points (update, final, oneshot) that a
+  ``jitdigest.sha3_256`` object and one-shot digest use inside ``with jitdigest.backend(form)``,
+  after Numba itself has warmed up on a trivial function; throughput is the backend module's
+  ``update`` entry, called directly, on ``--mib`` MiB;
 * interpreted: NUMBA_DISABLE_JIT=1, ``update`` on ``--kib`` KiB;
 * OpenSSL: hashlib.sha3_256 with OPENSSL_ia32cap masking every CPU extension (its portable
   code), and once unmasked for reference.
@@ -30,7 +33,8 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FORMS = {"loop": "keccak", "unrolled": "keccak_unrolled"}
+# Form -> backend name, which is also its module under jitdigest/kernels/keccak/.
+FORMS = {"loop": "portable", "unrolled": "unrolled"}
 OPENSSL_PORTABLE = "~0xffffffffffffffff:~0xffffffffffffffff"
 
 
@@ -45,36 +49,36 @@ def _times(fn, repeat, clock):
 
 
 def child_kernel(form, nbytes, repeat, clock):
-    """Throughput of one form's ``update`` (and cold compile time when compiled)."""
+    """Throughput of one form's ``update`` entry (and cold compile time when compiled)."""
     import importlib
 
     import numpy as np
 
     sys.path.insert(0, ROOT)
+    import jitdigest
     from jitdigest._algorithms import SPECS
-    from jitdigest._dispatch import _signatures
-    from jitdigest.kernels._jit import JIT_ENABLED
 
     spec = SPECS["sha3_256"]
     compile_s = None
     t0 = time.perf_counter()
-    mod = importlib.import_module("jitdigest.kernels." + FORMS[form])
+    mod = importlib.import_module("jitdigest.kernels.keccak." + FORMS[form])
     import_s = time.perf_counter() - t0
-    update = mod.update
-    if JIT_ENABLED:
+    if jitdigest.info()["jit"]:
         import numba
         numba.njit(lambda x: x + 1)(1)          # Numba's own first-use cost, not the kernel's
-        sigs = _signatures(spec.word)
         t0 = time.perf_counter()
-        update = mod.update.compile(sigs["update"])
-        mod.final.compile(sigs["final"])
-        mod.oneshot.compile(sigs["oneshot"])
+        with jitdigest.backend(FORMS[form]):    # update, final, oneshot, as dispatch compiles them
+            h = jitdigest.sha3_256()
+            h.update(np.zeros(1000, np.uint8))
+            h.digest()
+            jitdigest.sha3_256(b"abc").digest()
         compile_s = time.perf_counter() - t0
+    # Read-only bytes, as hash objects pass them: the signature compiled above serves the calls.
     data = np.frombuffer(bytes(range(256)) * (nbytes // 256), np.uint8)
     state = spec.initial_state.copy()
     buf = np.zeros(spec.block_size, np.uint8)
-    update(state, buf, 0, data)                 # warm-up
-    times = _times(lambda: update(state, buf, 0, data), repeat, clock)
+    mod.update(state, buf, 0, data)             # warm-up
+    times = _times(lambda: mod.update(state, buf, 0, data), repeat, clock)
     return {"times": times, "compile_s": compile_s, "import_s": import_s}
 
 
@@ -130,7 +134,8 @@ def main():
             with tempfile.TemporaryDirectory(prefix="jitdigest-cache-") as cache:
                 res = run_child({"kind": "kernel", "form": form, "nbytes": nbig,
                                  "repeat": a.repeat}, flags,
-                                {"NUMBA_CACHE_DIR": cache, "NUMBA_DISABLE_JIT": "0"})
+                                {"JITDIGEST_CACHE_DIR": cache, "NUMBA_CACHE_DIR": cache,
+                                 "NUMBA_DISABLE_JIT": "0"})
             add(("compiled", form), res)
             compile_s.setdefault(form, []).append(res["compile_s"])
             add(("interpreted", form),

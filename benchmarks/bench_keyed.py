@@ -11,7 +11,9 @@ turns, medians):
   against a loop of ``hmac.new(key, row, name).digest()`` over the rows as ``bytes``, and
   against ``hash_many`` on the same rows.
 
-Ratios are speed-ups: the standard library's time over jitdigest's.
+Ratios are speed-ups: the standard library's time over jitdigest's. The first lines name the
+backend serving each algorithm (``jitdigest.info()``): per message for HMAC and PBKDF2, the
+lane kernel for ``hmac_many``.
 
     python benchmarks/bench_keyed.py [--iterations 100000] [--rows 100000] [--rounds 3]
 """
@@ -29,6 +31,7 @@ import numpy as np  # noqa: E402
 
 import jitdigest  # noqa: E402
 from jitdigest import hmac as jhmac  # noqa: E402
+from _backends import serving, serving_batch  # noqa: E402
 
 HMAC_ALGORITHMS = ["md5", "sha1", "sha256", "sha512"]
 PBKDF2_ALGORITHMS = ["sha1", "sha256", "sha512"]
@@ -92,6 +95,8 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args(argv)
     print(machine())
+    for name in HMAC_ALGORITHMS:
+        print(f"  {name}: backend {serving(name)}, hmac_many {serving_batch(name)}")
     bench_hmac(args.rounds)
     bench_pbkdf2(args.iterations, args.rounds)
     bench_hmac_many(args.rows, args.rounds)

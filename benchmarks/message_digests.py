@@ -24,11 +24,12 @@ Modes (the ``kernel`` column says which kernel served each cell):
 * ``interpreted`` -- a child process with ``NUMBA_DISABLE_JIT=1``: the kernel dispatch picks
   there (the same source as ``jit``) run by the Python interpreter; fewer iterations, and by
   default lengths up to 16384 only (``--interpreted-max-length``).
-* ``jit`` -- the compiled software kernels: every hardware path switched off
-  (``jitdigest._cpu.disabled("all")``), so SHA-1/SHA-2 run the portable kernels, SHA-3 and
-  BLAKE2 their software forms (unrolled where registered).
-* ``intrinsic`` -- the hardware kernels where the CPU has them (SHA-NI: sha1, sha224, sha256);
-  other algorithms, and CPUs without them, have no cell in this mode.
+* ``jit`` -- the compiled software kernels: the best per-message backend that uses no CPU hash
+  instruction, forced with ``with jitdigest.backend(...)`` (SHA-1/SHA-2 and MD5 ``portable``,
+  SHA-3 and BLAKE2 ``unrolled``).
+* ``intrinsic`` -- the hardware kernels where the CPU has them (``sha_ni``: sha1, sha224,
+  sha256), forced the same way; other algorithms, and CPUs without them, have no cell in this
+  mode.
 * ``hashlib`` -- the standard library (OpenSSL / HACL* / _blake2), same patterns.
 
 Each cell runs ``--warmup`` iterations, then ``--iterations`` measured ones of ``--time``
@@ -120,63 +121,42 @@ def _reference(name, data):
     return h.digest(SHAKE_LENGTH[name]) if name in SHAKE_LENGTH else h.digest()
 
 
-def _intrinsic_kernels(name):
-    """The hardware kernel set this process can run for ``name``, or None."""
-    from jitdigest import _algorithms, _dispatch
-    for ks in _dispatch.usable_kernel_sets(_algorithms.SPECS[name]):
-        if ks.backend.feature is not None:
-            return ks
-    return None
+def mode_backend(mode, name):
+    """(can run, backend name) for one mode and algorithm in this process: the backend
+    ``jit`` and ``intrinsic`` force with ``jitdigest.backend``; None for the modes that force
+    none (``interpreted``: dispatch's choice; ``hashlib``)."""
+    from _backends import hardware, jit_enabled, software
+    if mode == "hashlib":
+        return True, None
+    if mode == "interpreted":
+        return not jit_enabled(), None
+    backend = software(name) if mode == "jit" else hardware(name)
+    return backend is not None and jit_enabled(), backend
 
 
-class _Mode:
-    """How one mode builds hash objects and which kernel serves them; a context manager that
-    sets the process up for it (switches off hardware kernels for ``jit``)."""
+def kernel_label(mode, name, backend):
+    """The ``kernel`` column: what served the cell."""
+    if mode == "hashlib":
+        return "openssl" if name not in ("blake2b", "blake2s") else "_blake2"
+    if backend is None:
+        from _backends import serving
+        return serving(name)
+    return backend
 
-    def __init__(self, mode):
-        self.mode = mode
-        self._ctx = None
 
-    def __enter__(self):
-        if self.mode == "jit":
-            from jitdigest import _cpu
-            self._ctx = _cpu.disabled("all")
-            self._ctx.__enter__()
-        return self
+def serve(backend):
+    """A context in which jitdigest uses ``backend`` (None: dispatch's own choice)."""
+    import contextlib
 
-    def __exit__(self, *exc):
-        if self._ctx is not None:
-            self._ctx.__exit__(*exc)
-
-    def available(self, name):
-        if self.mode == "intrinsic":
-            return _intrinsic_kernels(name) is not None
-        if self.mode == "interpreted":
-            from jitdigest import _cpu
-            return not _cpu.jit_enabled()
-        return True
-
-    def new(self):
-        if self.mode == "hashlib":
-            return hashlib.new
-        import jitdigest
-        return jitdigest.new
-
-    def kernel(self, name):
-        if self.mode == "hashlib":
-            return "openssl" if name not in ("blake2b", "blake2s") else "_blake2"
-        import jitdigest
-        ks = jitdigest.new(name)._kernels
-        if self.mode == "intrinsic" and ks is not _intrinsic_kernels(name):
-            raise RuntimeError(f"{name}: dispatch chose {ks.name}, not the hardware kernel")
-        return ks.name
+    import jitdigest
+    return contextlib.nullcontext() if backend is None else jitdigest.backend(backend)
 
 
 def measure(cells, params, prefix="", log=None):
     """Time ``cells`` [(benchmark, algorithm, length, mode)] in this process, skipping those
     whose mode cannot run here (``interpreted`` runs only under NUMBA_DISABLE_JIT=1,
-    ``intrinsic`` only where SHA-NI kernels are usable). Returns result dicts (see COLUMNS).
-    ``prefix`` "interp_" takes the iteration settings from the preset's interp_* keys."""
+    ``intrinsic`` only where a hardware backend serves the algorithm). Returns result dicts
+    (see COLUMNS). ``prefix`` "interp_" takes the iteration settings from the preset's interp_* keys."""
     p = {k: params.get(prefix + k, params[k])
          for k in ("warmup", "iterations", "time", "alloc_ops")}
     warmup_time = p["time"] if prefix else params["warmup_time"]
@@ -185,25 +165,31 @@ def measure(cells, params, prefix="", log=None):
     for cell in cells:
         by_mode.setdefault(cell[3], []).append(cell)
     for mode, mode_cells in by_mode.items():
-        with _Mode(mode) as m:
-            for bench, name, length, _ in mode_cells:
-                if not m.available(name):
-                    continue
-                data = os.urandom(length)
-                fn = make_ops(m.new(), name, data)[bench]
+        if mode == "hashlib":
+            new = hashlib.new
+        else:
+            import jitdigest
+            new = jitdigest.new
+        for bench, name, length, _ in mode_cells:
+            runs, backend = mode_backend(mode, name)
+            if not runs:
+                continue
+            data = os.urandom(length)
+            with serve(backend):            # objects made and timed inside: they use it
+                fn = make_ops(new, name, data)[bench]
                 if fn() != _reference(name, data):           # also compiles / loads the cache
                     raise AssertionError(f"{mode} {name} {length}: wrong digest")
                 samples = throughput_iterations(fn, p["iterations"], p["time"], p["warmup"],
                                                 warmup_time, params["clock"])
-                samples = [s / 1e3 for s in samples]            # ops/s -> ops/ms
-                score, error = confidence_interval(samples)
-                row = dict(benchmark=bench, algorithm=name, length=length, mode=mode,
-                           kernel=m.kernel(name), cnt=len(samples), score=score, error=error,
-                           units="ops/ms", bytes_per_op=bytes_per_op(fn, p["alloc_ops"]),
-                           samples=samples)
-                results.append(row)
-                if log:
-                    log(row)
+                alloc = bytes_per_op(fn, p["alloc_ops"])
+            samples = [s / 1e3 for s in samples]            # ops/s -> ops/ms
+            score, error = confidence_interval(samples)
+            row = dict(benchmark=bench, algorithm=name, length=length, mode=mode,
+                       kernel=kernel_label(mode, name, backend), cnt=len(samples), score=score,
+                       error=error, units="ops/ms", bytes_per_op=alloc, samples=samples)
+            results.append(row)
+            if log:
+                log(row)
     return results
 
 
