@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from vectors import vector_path
+from vectors import label, messages
 
 TESTS = pathlib.Path(__file__).resolve().parent
 REPO = TESTS.parent
@@ -26,14 +26,19 @@ def run_python(code_or_args, env=None, cwd=TESTS, timeout=600):
 
 
 @pytest.mark.parametrize("names", [CORE, SPONGE], ids=["md-sha2", "sha3-shake"])
-def test_interpreted_mode_passes_short_messages(names):
-    vector_path("sha256", "ShortMsg")          # skip cleanly when the vectors are absent
+def test_interpreted_mode_passes_short_messages(names, known_answers):
     proc = run_python([str(TESTS / "interpreted_check.py"), *names],
                       env={"NUMBA_DISABLE_JIT": "1"})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "failures: 0" in proc.stdout
+    total = 0
     for name in names:
-        assert f"{name}: " in proc.stdout
+        kind = "" if name == "md5" else "ShortMsg"
+        want = len(messages(name, kind))             # read here too: the child read them all
+        assert f"{name}: {want} vectors, kernel " in proc.stdout, proc.stdout
+        known_answers(label(name, kind), want)
+        total += want
+    assert f"checked: {total} vectors" in proc.stdout, proc.stdout
 
 
 CHECK_DIGESTS = """
