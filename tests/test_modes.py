@@ -1,4 +1,5 @@
 """Interpreted mode, switches and compile hygiene, each in a fresh child process."""
+import hashlib
 import os
 import pathlib
 import shutil
@@ -43,11 +44,14 @@ def test_interpreted_mode_passes_short_messages(names, known_answers):
 
 CHECK_DIGESTS = """
 import hashlib, jitdigest
+checked = 0
 for name in sorted(hashlib.algorithms_guaranteed):
     data = bytes(range(256)) * 5
     h, ref = jitdigest.new(name, data), hashlib.new(name, data)
     assert (h.digest(40) if name.startswith("shake") else h.digest()) == \\
            (ref.digest(40) if name.startswith("shake") else ref.digest()), name
+    checked += 1
+print("checked", checked)
 print("kernels", sorted(set(v for v in jitdigest.info()["kernels"].values())))
 """
 
@@ -63,21 +67,30 @@ def test_switched_processes_give_right_digests(env, absent):
     # not load host-compiled code from the shared cache.
     proc = run_python(CHECK_DIGESTS, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"checked {len(hashlib.algorithms_guaranteed)}\n" in proc.stdout, proc.stdout
+    assert "kernels [" in proc.stdout and "portable" in proc.stdout, proc.stdout
     assert absent not in proc.stdout
 
 
 def test_import_compiles_nothing():
+    """Importing jitdigest, and then every kernel module, leaves every dispatcher without a
+    compiled signature (and there are dispatchers to look at)."""
     code = (
-        "import sys, jitdigest, numba\n"
+        "import importlib, pkgutil, sys, jitdigest, jitdigest.kernels, numba\n"
         "from numba.core.registry import CPUDispatcher\n"
+        "for info in pkgutil.walk_packages(jitdigest.kernels.__path__, 'jitdigest.kernels.'):\n"
+        "    importlib.import_module(info.name)\n"
         "mods = [m for n, m in list(sys.modules.items()) if n.startswith('jitdigest.kernels')]\n"
-        "compiled = [n for m in mods for n, f in vars(m).items()\n"
-        "            if isinstance(f, CPUDispatcher) and f.signatures]\n"
-        "print('compiled:', compiled)\n"
+        "found = [(n, f) for m in mods for n, f in vars(m).items()\n"
+        "         if isinstance(f, CPUDispatcher)]\n"
+        "print('dispatchers:', len(found))\n"
+        "print('compiled:', [n for n, f in found if f.signatures])\n"
     )
     proc = run_python(code)
     assert proc.returncode == 0, proc.stderr
     assert "compiled: []" in proc.stdout
+    dispatchers = int(proc.stdout.split("dispatchers:")[1].split()[0])
+    assert dispatchers > 20, proc.stdout
 
 
 def test_warm_cache_reuses_compiled_kernels(tmp_path):
