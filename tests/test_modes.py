@@ -18,9 +18,12 @@ SPONGE = ["sha3_224", "sha3_256", "sha3_384", "sha3_512", "shake_128", "shake_25
 
 
 def run_python(code_or_args, env=None, cwd=TESTS, timeout=600):
+    """Run Python in a child; ``env`` adds variables to this process's, and a value of None
+    removes one."""
     args = code_or_args if isinstance(code_or_args, list) else ["-c", code_or_args]
     full_env = dict(os.environ)
     full_env.update(env or {})
+    full_env = {k: v for k, v in full_env.items() if v is not None}
     full_env["PYTHONPATH"] = os.pathsep.join([str(TESTS), full_env.get("PYTHONPATH", "")])
     return subprocess.run([sys.executable, *args], env=full_env, cwd=cwd, capture_output=True,
                           text=True, timeout=timeout)
@@ -94,7 +97,7 @@ def test_import_compiles_nothing():
 
 
 def test_warm_cache_reuses_compiled_kernels(tmp_path):
-    env = {"NUMBA_CACHE_DIR": str(tmp_path)}
+    env = {"NUMBA_CACHE_DIR": str(tmp_path), "JITDIGEST_CACHE_DIR": None}   # else it wins
     code = ("import jitdigest; print(jitdigest.sha256(b'abc').hexdigest());"
             "from jitdigest.kernels import sha256, x86_sha;"
             "print('hits', sum(sum(k.stats.cache_hits.values()) for k in"
@@ -122,7 +125,8 @@ def test_read_only_package_falls_back_to_user_cache(tmp_path):
             "print('ok', jitdigest.__file__)")
     script = (f"mount --bind -o ro {pkg_root} {pkg_root} && "
               f"{sys.executable} -c \"{code}\"")
-    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NUMBA_CACHE_DIR", "JITDIGEST_CACHE_DIR")}
     env.update(HOME=str(home), XDG_CACHE_HOME=str(home / ".cache"), PYTHONPATH=str(pkg_root))
     probe = subprocess.run(["unshare", "-rm", "true"], capture_output=True)
     if probe.returncode != 0:
