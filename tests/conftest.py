@@ -1,5 +1,7 @@
 """Shared fixtures: every test that takes ``kernel`` runs once per kernel set this CPU can run
-(portable always; hardware and unrolled forms where registered and usable)."""
+(portable always; hardware and unrolled forms where registered and usable); tests that check
+known answers report how many through ``known_answers``, and the run ends with the totals."""
+import collections
 import hashlib
 
 import pytest
@@ -46,3 +48,43 @@ def outcome(fn):
         return ("ok", fn())
     except Exception as exc:
         return (type(exc).__name__, str(exc))
+
+
+# --- known answers: each test records what it checked; the summary adds it up ----------------
+
+@pytest.fixture
+def known_answers(record_property):
+    """``known_answers((algorithm, kind, source), n)``: this test checked ``n`` known answers
+    (a test that read none fails here); returns ``n``."""
+    def count(what, n):
+        assert n > 0, f"no known answers read for {what}"
+        algorithm, kind, source = what
+        record_property("known_answers", [algorithm, kind, source, n])
+        return n
+    return count
+
+
+def pytest_terminal_summary(terminalreporter):
+    per_algorithm = collections.defaultdict(dict)
+    tests = collections.Counter()
+    sources = set()
+    for report in terminalreporter.stats.get("passed", []):
+        if getattr(report, "when", None) != "call":
+            continue
+        for key, value in getattr(report, "user_properties", ()):
+            if key == "known_answers":
+                algorithm, kind, source, n = value
+                per_algorithm[algorithm][kind] = n
+                tests[algorithm] += 1
+                sources.add(source)
+    if not per_algorithm:
+        return
+    terminalreporter.section("known answers checked (passed tests)")
+    total = 0
+    for algorithm in sorted(per_algorithm):
+        kinds = per_algorithm[algorithm]
+        total += sum(kinds.values())
+        text = ", ".join(f"{kind} {n}" for kind, n in sorted(kinds.items()))
+        terminalreporter.write_line(f"{algorithm:<11} {text}  (in {tests[algorithm]} tests)")
+    terminalreporter.write_line(f"{total} distinct records over {len(per_algorithm)} algorithms, "
+                                f"{sum(tests.values())} tests; from {', '.join(sorted(sources))}")

@@ -1,4 +1,6 @@
 """No surprises after warm-up: update() allocates nothing and compiles nothing new."""
+import contextlib
+import sys
 import tracemalloc
 
 import numpy as np
@@ -6,6 +8,9 @@ import pytest
 
 import jitdigest
 from conftest import FIXED, kernel_params, make
+from jitdigest._hashobj import DIRECT_OUTPUT_MIN
+
+JIT_ENABLED = not __import__("numba").config.DISABLE_JIT
 
 CHUNK = 4096
 
@@ -54,18 +59,88 @@ def test_update_of_python_buffers_allocates_nothing_net(wrap):
     assert peak < CHUNK // 2
 
 
+# --- nothing compiled after warm-up ------------------------------------------------------------
+
+def dispatcher_signatures():
+    """{(module, name): signatures} of every Numba dispatcher in jitdigest's loaded modules."""
+    from numba.core.registry import CPUDispatcher
+    found = {}
+    for modname, module in list(sys.modules.items()):
+        if modname == "jitdigest" or modname.startswith("jitdigest."):
+            for attr, obj in list(vars(module).items()):
+                if isinstance(obj, CPUDispatcher):
+                    found[(modname, attr)] = tuple(obj.signatures)
+    return found
+
+
+@contextlib.contextmanager
+def compiles_seen():
+    """A list that collects the names of the functions Numba compiles inside the block."""
+    from numba.core import event
+    seen = []
+    with event.install_recorder("numba:compile") as recorder:
+        yield seen
+    seen += [ev.data["dispatcher"].py_func.__qualname__ for _, ev in recorder.buffer
+             if ev.is_start]
+
+
+def out(h, length=8):
+    return h.digest(length) if h.name.startswith("shake") else h.digest()
+
+
+def test_compile_detector_sees_a_compile():
+    """The detector below is not blind: a fresh function compiled inside it is seen."""
+    import numba
+
+    @numba.njit
+    def fresh(x):
+        return x + 1
+    before = dispatcher_signatures()
+    with compiles_seen() as seen:
+        fresh(1)
+    assert seen == ["test_compile_detector_sees_a_compile.<locals>.fresh"]
+    assert dispatcher_signatures() == before          # not a jitdigest dispatcher
+
+
+@pytest.mark.skipif(not JIT_ENABLED, reason="no dispatchers without the JIT")
 @pytest.mark.parametrize("name", FIXED)
 def test_no_new_signatures_after_warm_up(name):
-    h = jitdigest.new(name, b"x" * 1000)
+    """After one use of each entry (and, for SHAKE, one long squeeze, which goes through the
+    ``final`` dispatcher itself), varied inputs compile nothing and add no signature to any
+    dispatcher; the hash object calls each entry as a compiled form of its dispatcher, not the
+    dispatcher (which would resolve types, and compile, per call)."""
+    shake = name.startswith("shake")
+    long_out = DIRECT_OUTPUT_MIN if shake else None
+    h = jitdigest.new(name, b"x" * 1000)              # one-shot buffer, then update
     h.update(bytearray(300))
-    h.digest(8) if name.startswith("shake") else h.digest()
+    out(h)
+    out(jitdigest.new(name, b"abc"))                  # the one-shot entry
+    if shake:
+        h.digest(long_out)
     ks = h._kernels
-    dispatchers = [getattr(ks._module, ks.backend.prefix + e) for e in ("update", "final", "oneshot")]
-    before = [list(getattr(d, "signatures", [])) for d in dispatchers]
-    for data in (np.arange(77, dtype=np.int16), memoryview(b"abc"), b"z" * 5000, bytearray(1)):
-        h.update(data)
-        jitdigest.new(name, bytes(data))
-    h.digest(8) if name.startswith("shake") else h.digest()
-    after = [list(getattr(d, "signatures", [])) for d in dispatchers]
-    assert after == before
-    assert all(len(s) <= 1 for s in after)       # one argument type per kernel
+    before = dispatcher_signatures()
+    with compiles_seen() as seen:
+        for data in (np.arange(77, dtype=np.int16), memoryview(b"abc"), b"z" * 5000,
+                     bytearray(1), b"", np.zeros((3, 5), np.float32),
+                     memoryview(bytearray(200)).cast("I")):
+            h.update(data)
+            g = jitdigest.new(name, bytes(data))
+            out(g)
+            out(g.copy(), 3)
+        for length in (1, 8, 200, 1000):
+            out(h, length)
+        if shake:
+            h.digest(long_out + 1)
+            jitdigest.new(name, b"q").digest(2 * long_out + 7)
+    after = dispatcher_signatures()
+    assert seen == [], f"compiled after warm-up: {seen}"
+    assert after == before, {k: (before.get(k), v) for k, v in after.items()
+                             if before.get(k) != v}
+    for entry in ("update", "final", "oneshot"):
+        dispatcher = ks._function(entry)
+        assert dispatcher.signatures, f"{entry}: no compiled signature"
+        called = getattr(ks, entry)
+        assert called is not dispatcher
+        assert any(called is o.entry_point for o in dispatcher.overloads.values()), \
+            f"{entry}: the hash object calls something other than a compiled form of " \
+            f"{dispatcher}"

@@ -23,40 +23,38 @@ LAYOUTS = ["rows", "offsets", "list", "arrow", "arrow_chunked"]
 N_RAGGED = 77          # > 4 lane groups of 16, the last one partial
 
 
-def _has_hash_rows(backend):
-    module = importlib.import_module("jitdigest.kernels." + backend.module)
-    return hasattr(module, backend.prefix + "hash_rows")
-
-
-def _skip_reason(backend):
-    if not backend.usable():
-        return f"{backend.name} not usable on this CPU/target"
-    if not _has_hash_rows(backend):
-        return f"{backend.module} has no {backend.prefix}hash_rows entry yet"
-    return None
+def registered_batch_backends(spec):
+    """Every backend registered to serve hash_rows for an algorithm: lane kernels, then the
+    per-message kernels."""
+    lanes = [b for b in _dispatch.BATCH_REGISTRY if b.family == spec.family]
+    return lanes + _dispatch.backends(spec.family)
 
 
 def batch_params(names):
-    """pytest params (algorithm, kernel set), one per registered batch backend (lane kernels,
-    then the per-message kernels); unusable ones, or ones without hash_rows, appear as skips."""
+    """pytest params (algorithm, kernel set), one per registered batch backend; only those
+    this CPU/target cannot run appear as skips (a backend without a hash_rows entry fails)."""
     params = []
     for name in names:
         spec = _algorithms.SPECS[name]
-        lanes = [b for b in _dispatch.BATCH_REGISTRY if b.family == spec.family]
-        for backend in lanes + _dispatch.backends(spec.family):
-            reason = _skip_reason(backend)
-            marks = (pytest.mark.skip(reason=reason),) if reason else ()
+        for backend in registered_batch_backends(spec):
+            marks = () if backend.usable() else (
+                pytest.mark.skip(reason=f"{backend.name} not usable on this CPU/target"),)
             ks = _dispatch._kernel_set(backend, spec.word)
             params.append(pytest.param(name, ks, id=f"{name}-{backend.name}", marks=marks))
     return params
 
 
-def default_usable(name):
-    """Skip when the kernel hash_many would choose has no hash_rows entry (BLAKE2 for now)."""
+@pytest.mark.parametrize("name", ALL)
+def test_every_registered_backend_has_hash_rows(name):
+    """Each backend the registry names (usable here or not) has its hash_rows entry, and every
+    algorithm has a batch kernel: imports the modules, compiles nothing."""
     spec = _algorithms.SPECS[name]
-    reason = _skip_reason(_dispatch.batch_kernels_for(spec, 64).backend)
-    if reason:
-        pytest.skip(reason)
+    backends = registered_batch_backends(spec)
+    assert backends
+    for backend in backends:
+        module = importlib.import_module("jitdigest.kernels." + backend.module)
+        assert callable(getattr(module, backend.prefix + "hash_rows", None)), \
+            f"{backend.module} has no {backend.prefix}hash_rows"
 
 
 def expected(name, msg, length=SHAKE_LENGTH):
@@ -214,7 +212,6 @@ def test_shake_output_longer_than_the_rate(name, kernels):
 
 @pytest.mark.parametrize("name", ALL)
 def test_hash_many_public(name):
-    default_usable(name)
     spec = _algorithms.SPECS[name]
     msgs = ragged_messages(spec, n=40, seed=11)
     got = jitdigest.hash_many(name, msgs, **length_kw(name))
@@ -237,7 +234,8 @@ def test_values_and_offsets_variants():
     msgs = [b"alpha", b"", b"gamma" * 30, b"d"]
     offsets = np.concatenate(([0], np.cumsum([len(m) for m in msgs])))
     values = b"".join(msgs)
-    want = jitdigest.hash_many("sha1", msgs)
+    want = np.array([list(hashlib.sha1(m).digest()) for m in msgs], np.uint8)
+    assert (jitdigest.hash_many("sha1", msgs) == want).all()
     for offs in (offsets, offsets.astype(np.int32), offsets.astype(np.uint16),
                  offsets.astype(np.uint64), offsets.tolist(), offsets[::-1][::-1].copy()):
         assert (jitdigest.hash_many("sha1", values, offs) == want).all()
@@ -381,30 +379,56 @@ def small_chunks(monkeypatch):
     monkeypatch.setattr(batch, "ALIGN", 16)
 
 
+@pytest.fixture
+def kernel_threads(monkeypatch):
+    """The native id of the thread of every batch kernel call made while the fixture is on
+    (hash_many's threads are Python threads calling the GIL-free entry, so each call shows the
+    thread it ran on)."""
+    seen = []
+    real_entry = batch._entry
+
+    def entry(ks, spec, name):
+        kernel = real_entry(ks, spec, name)
+
+        def recorded(*args):
+            seen.append(threading.get_native_id())
+            return kernel(*args)
+        return recorded
+    monkeypatch.setattr(batch, "_entry", entry)
+    return seen
+
+
 @pytest.mark.parametrize("name", ALL)
-def test_threads_one_and_many_agree(name, small_chunks):
-    default_usable(name)
+def test_threads_one_and_many_agree(name, small_chunks, kernel_threads):
     spec = _algorithms.SPECS[name]
     rng = np.random.default_rng(21)
     lengths = rng.integers(0, 4 * spec.block_size, 1000)
     values = rng.integers(0, 256, int(lengths.sum()), dtype=np.uint8)
     offsets = np.concatenate(([0], np.cumsum(lengths)))
     kw = length_kw(name)
-    one = jitdigest.hash_many(name, values, offsets, threads=1, **kw)
-    for threads in (2, 3, 7):
-        assert (jitdigest.hash_many(name, values, offsets, threads=threads, **kw) == one).all()
     msgs = [values[a:b].tobytes() for a, b in zip(offsets[:-1], offsets[1:])]
-    check_batch(name, msgs[::50], one[::50].copy())
+    for threads in (1, 2, 3, 7):
+        check_batch(name, msgs, jitdigest.hash_many(name, values, offsets, threads=threads, **kw))
+    assert len(set(kernel_threads)) > 1              # the batch was split across threads
     rows = values[:64 * 300].reshape(300, 64)
-    assert (jitdigest.hash_many(name, rows, threads=4, **kw)
-            == jitdigest.hash_many(name, rows, threads=1, **kw)).all()
+    for threads in (1, 4):
+        check_batch(name, list(rows), jitdigest.hash_many(name, rows, threads=threads, **kw))
 
 
-def test_big_uniform_batch_uses_threads():
+def test_big_uniform_batch_runs_on_several_threads(kernel_threads):
     rows = np.random.default_rng(2).integers(0, 256, (20000, 64), dtype=np.uint8)
+    want = [hashlib.md5(r.tobytes()).digest() for r in rows]
+    me = threading.get_native_id()
     one = jitdigest.hash_many("md5", rows, threads=1)
-    assert (jitdigest.hash_many("md5", rows, threads=4) == one).all()
-    assert bytes(one[123]) == hashlib.md5(rows[123].tobytes()).digest()
+    assert [bytes(r) for r in one] == want
+    assert kernel_threads == [me]                    # one call, on this thread
+    kernel_threads.clear()
+    many = jitdigest.hash_many("md5", rows, threads=4)
+    assert [bytes(r) for r in many] == want
+    # Four chunks: this thread takes one, pool threads the others (a pool thread that finished
+    # its chunk may take the next, so at least two threads, not always four).
+    assert len(kernel_threads) == 4
+    assert me in kernel_threads and len(set(kernel_threads)) >= 2
 
 
 def test_four_threads_calling_at_once(small_chunks):
@@ -441,7 +465,8 @@ def test_four_threads_calling_at_once(small_chunks):
 @pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
 def test_threads_work_in_a_forked_child(small_chunks):
     rows = np.random.default_rng(6).integers(0, 256, (500, 100), dtype=np.uint8)
-    want = jitdigest.hash_many("md5", rows, threads=3)           # the pool now has threads
+    want = np.array([list(hashlib.md5(r.tobytes()).digest()) for r in rows], np.uint8)
+    assert (jitdigest.hash_many("md5", rows, threads=3) == want).all()  # the pool has threads
     pid = os.fork()
     if pid == 0:                                                  # child: the pool is new
         code = 1
@@ -461,11 +486,36 @@ def test_threads_work_in_a_forked_child(small_chunks):
     assert os.waitstatus_to_exitcode(status) == 0
 
 
+def cpus_allowed():
+    """The CPUs this process may run on, asked of the OS directly."""
+    if hasattr(os, "process_cpu_count"):               # Python 3.13+
+        return os.process_cpu_count()
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count()
+
+
 def test_default_threads(monkeypatch):
+    """NUMBA_NUM_THREADS when set to a number, else the CPUs this process may run on."""
     monkeypatch.setenv("NUMBA_NUM_THREADS", "3")
     assert batch.default_threads() == 3
+    monkeypatch.setenv("NUMBA_NUM_THREADS", "many")      # not a number: ignored
+    assert batch.default_threads() == cpus_allowed()
     monkeypatch.delenv("NUMBA_NUM_THREADS")
-    assert batch.default_threads() >= 1
+    assert batch.default_threads() == cpus_allowed()
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs sched_setaffinity")
+def test_default_threads_follow_cpu_affinity():
+    """A process pinned to one CPU uses one thread, however many the machine has."""
+    code = ("import os; os.sched_setaffinity(0, {min(os.sched_getaffinity(0))});"
+            "from jitdigest import batch; print(batch.default_threads(), os.cpu_count())")
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_NUM_THREADS"}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    threads, cpu_count = proc.stdout.split()
+    assert threads == "1", (threads, cpu_count)
 
 
 # --- hex and UUID strings -------------------------------------------------------------------
@@ -501,7 +551,6 @@ def _reference_uuid(version, namespace, name):
 
 @pytest.mark.parametrize("version", [3, 5])
 def test_uuid_many_against_uuid_module(version):
-    default_usable("md5" if version == 3 else "sha1")
     func = jitdigest.uuid3_many if version == 3 else jitdigest.uuid5_many
     std = uuid.uuid3 if version == 3 else uuid.uuid5
     rng = np.random.default_rng(version)
@@ -572,19 +621,15 @@ for name, spec in sorted(_algorithms.SPECS.items()):
     kw = {"length": 50} if name.startswith("shake") else {}
     want = [hashlib.new(name, m).digest(*kw.values()) for m in msgs]
     for ks in _dispatch.batch_kernel_sets(spec):
-        try:
-            got = batch._hash_many(name, msgs, threads=2, kernels=ks, **kw)
-        except NotImplementedError:
-            continue
+        got = batch._hash_many(name, msgs, threads=2, kernels=ks, **kw)
         if [bytes(r) for r in got] != want:
             failures.append(f"{name}/{ks.name}")
         done.append(f"{name}/{ks.name}")
     rows = np.frombuffer(bytes(range(256)) * 4, np.uint8)[:5 * (bs + 1)].reshape(5, bs + 1)
-    if any(d.startswith(name + "/") for d in done):
-        got = jitdigest.hash_many(name, rows, **kw)
-        if [bytes(r) for r in got] != [hashlib.new(name, r.tobytes()).digest(*kw.values())
-                                       for r in rows]:
-            failures.append(f"{name}/rows")
+    got = jitdigest.hash_many(name, rows, **kw)
+    if [bytes(r) for r in got] != [hashlib.new(name, r.tobytes()).digest(*kw.values())
+                                   for r in rows]:
+        failures.append(f"{name}/rows")
 names = ["a", "\u00e9t\u00e9", "www.example.org"]
 if [str(u) for u in jitdigest.uuid3_many(uuid.NAMESPACE_DNS, names, as_strings=True)] != \
         [str(uuid.uuid3(uuid.NAMESPACE_DNS, n)) for n in names]:
@@ -603,5 +648,5 @@ def test_interpreted_mode_small_batch():
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "failures: 0" in proc.stdout, proc.stdout
-    for name in ("md5", "sha1", "sha256", "sha512", "sha3_256", "shake_256"):
-        assert f" {name}/" in proc.stdout
+    for name in ALL:                               # every algorithm had a batch kernel
+        assert f" {name}/" in proc.stdout, proc.stdout

@@ -18,6 +18,8 @@ from jitdigest import _algorithms, _dispatch
 from jitdigest._blake2 import CONSTRUCTORS, blake2b, blake2s
 from jitdigest.kernels._blake2 import SIGMA
 
+from vectors import blake2_examples, label
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 # 4 (algorithm, form) pairs x 1,250 examples + 500 through the public constructors >= 5,000.
@@ -55,22 +57,19 @@ def test_both_forms_registered():
 
 
 # --- RFC 7693 -----------------------------------------------------------------------------
+# The RFC's examples, read from tests/data/blake2/rfc-7693.txt (see tests/vectors.py).
 
-ABC = {
-    # Appendix A: BLAKE2b-512("abc")
-    "blake2b": "ba80a53f981c4d0d6a2797b69f12f6e94c212f14685ac4b74b12bb6fdbffa2d1"
-               "7d87c5392aab792dc252d5de4533cc9518d38aa8dbf1925ab92386edd4009923",
-    # Appendix B: BLAKE2s-256("abc")
-    "blake2s": "508c5e8c327c14e2e1a72ba34eeb452f37458b209ed63a294d999b4c86675982",
-}
+def _rfc7693(name):
+    cases, (md_lens, in_lens, grand) = blake2_examples(name)
+    abc = dict(cases)[b"abc"]
+    return abc.hex(), (grand.hex(), md_lens, in_lens)
 
+
+_RFC7693 = {name: _rfc7693(name) for name in CLASSES}
+# Appendix A: BLAKE2b-512("abc"); Appendix B: BLAKE2s-256("abc")
+ABC = {name: abc for name, (abc, _) in _RFC7693.items()}
 # Appendix E: the self-test's "grand hash of hash results" and its parameter sets.
-SELFTEST = {
-    "blake2b": ("c23a7800d98123bd10f506c61e29da5603d763b8bbad2e737f5e765a7bccd475",
-                (20, 32, 48, 64), (0, 3, 128, 129, 255, 1024)),
-    "blake2s": ("6a411f08ce25adcdfb02aba641451cec53c598b24f4fc787fbdc88797f4c1dfe",
-                (16, 20, 28, 32), (0, 3, 64, 65, 255, 1024)),
-}
+SELFTEST = {name: selftest for name, (_, selftest) in _RFC7693.items()}
 
 
 def selftest_seq(length, seed):
@@ -101,22 +100,26 @@ def test_selftest_values_match_hashlib(name):
 
 
 @pytest.mark.parametrize("name, kernels", FORMS)
-def test_rfc_abc(name, kernels):
+def test_rfc_abc(name, kernels, known_answers):
     cls = CLASSES[name]
-    assert made_by(kernels, cls, b"abc").hexdigest() == ABC[name]
-    h = made_by(kernels, cls)
-    h.update(b"a")
-    h.update(bytearray(b"bc"))
-    assert h.hexdigest() == ABC[name]
+    cases, _ = blake2_examples(name)
+    for msg, expected in cases:
+        assert made_by(kernels, cls, msg).digest() == expected
+        h = made_by(kernels, cls)
+        h.update(msg[:1])
+        h.update(bytearray(msg[1:]))
+        assert h.digest() == expected
+    known_answers(label(name, "", "examples"), len(cases))
 
 
 @pytest.mark.parametrize("name, kernels", FORMS)
-def test_rfc_selftest(name, kernels):
+def test_rfc_selftest(name, kernels, known_answers):
     cls = CLASSES[name]
 
     def make(data=b"", **params):
         return made_by(kernels, cls, data, **params)
     assert selftest(make, name) == SELFTEST[name][0]
+    known_answers(label(name, "", "self-test"), 1)
 
 
 @pytest.mark.parametrize("name", CLASSES)

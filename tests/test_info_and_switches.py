@@ -1,5 +1,6 @@
 """jitdigest.info(), the feature gates and the run-time switches."""
 import hashlib
+import os
 
 import pytest
 
@@ -20,10 +21,61 @@ def test_info_lists_every_algorithm_and_the_cpu():
     assert "UseSHA256Intrinsics = " in text
 
 
-def test_flags_follow_the_serving_kernel():
+def cpuinfo_flags():
+    """The x86 feature flags Linux lists in /proc/cpuinfo, or None (not Linux, not x86)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return None
+
+
+# LLVM's feature names (what jitdigest reports) and Linux's spelling of the same feature.
+LINUX_NAMES = {"sha": "sha_ni", "ssse3": "ssse3", "sse4.1": "sse4_1", "avx2": "avx2",
+               "avx512f": "avx512f", "avx512bw": "avx512bw", "avx512vl": "avx512vl",
+               "bmi2": "bmi2"}
+
+
+def test_host_features_agree_with_proc_cpuinfo():
+    flags = cpuinfo_flags()
+    if flags is None:
+        pytest.skip("no x86 flags line in /proc/cpuinfo")
+    features = jitdigest.info()["cpu"]["features"]
+    assert set(features) == set(LINUX_NAMES)
+    for llvm_name, linux_name in LINUX_NAMES.items():
+        assert features[llvm_name]["host"] == (linux_name in flags), llvm_name
+
+
+def test_flags_follow_the_cpu_and_the_switches():
+    """UseSHA1Intrinsics / UseSHA256Intrinsics are true exactly when the CPU has SHA-NI (as
+    /proc/cpuinfo says), the JIT is on, Numba compiles for the host, and JITDIGEST_DISABLE does
+    not name sha_ni; the sha_ni switch turns both off and gives both algorithms the portable
+    kernel, whose digests are still right."""
+    import numba
+    flags = cpuinfo_flags()
+    if flags is None:
+        pytest.skip("no x86 flags line in /proc/cpuinfo")
+    if os.environ.get("NUMBA_CPU_NAME") or os.environ.get("NUMBA_CPU_FEATURES"):
+        pytest.skip("Numba's target is set by the environment, not the host")
+    env = os.environ.get("JITDIGEST_DISABLE", "")
+    disabled = {part.strip().lower() for part in env.split(",")}
+    expect = ("sha_ni" in flags and not numba.config.DISABLE_JIT
+              and not disabled & {"sha_ni", "all"})
     data = jitdigest.info()
-    assert data["flags"]["UseSHA256Intrinsics"] == (data["kernels"]["sha256"] == "sha_ni")
-    assert data["flags"]["UseSHA1Intrinsics"] == (data["kernels"]["sha1"] == "sha_ni")
+    assert data["flags"] == {"UseSHA1Intrinsics": expect, "UseSHA256Intrinsics": expect}
+    for name in ("sha1", "sha256"):
+        assert (data["kernels"][name] == "sha_ni") is expect
+        assert (jitdigest.new(name)._kernels.name == "sha_ni") is expect
+    with _cpu.disabled("sha_ni"):
+        data = jitdigest.info()
+        assert data["flags"] == {"UseSHA1Intrinsics": False, "UseSHA256Intrinsics": False}
+        for name in ("sha1", "sha256"):
+            h = jitdigest.new(name, b"abc" * 50)
+            assert h._kernels.name == data["kernels"][name] == "portable"
+            assert h.digest() == hashlib.new(name, b"abc" * 50).digest()
 
 
 @pytest.mark.skipif(not _cpu.usable("sha", "sha_ni"), reason="CPU or Numba target lacks SHA-NI")

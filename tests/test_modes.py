@@ -1,4 +1,5 @@
 """Interpreted mode, switches and compile hygiene, each in a fresh child process."""
+import hashlib
 import os
 import pathlib
 import shutil
@@ -7,7 +8,7 @@ import sys
 
 import pytest
 
-from vectors import vector_path
+from vectors import label, messages
 
 TESTS = pathlib.Path(__file__).resolve().parent
 REPO = TESTS.parent
@@ -17,32 +18,43 @@ SPONGE = ["sha3_224", "sha3_256", "sha3_384", "sha3_512", "shake_128", "shake_25
 
 
 def run_python(code_or_args, env=None, cwd=TESTS, timeout=600):
+    """Run Python in a child; ``env`` adds variables to this process's, and a value of None
+    removes one."""
     args = code_or_args if isinstance(code_or_args, list) else ["-c", code_or_args]
     full_env = dict(os.environ)
     full_env.update(env or {})
+    full_env = {k: v for k, v in full_env.items() if v is not None}
     full_env["PYTHONPATH"] = os.pathsep.join([str(TESTS), full_env.get("PYTHONPATH", "")])
     return subprocess.run([sys.executable, *args], env=full_env, cwd=cwd, capture_output=True,
                           text=True, timeout=timeout)
 
 
 @pytest.mark.parametrize("names", [CORE, SPONGE], ids=["md-sha2", "sha3-shake"])
-def test_interpreted_mode_passes_short_messages(names):
-    vector_path("sha256", "ShortMsg")          # skip cleanly when the vectors are absent
+def test_interpreted_mode_passes_short_messages(names, known_answers):
     proc = run_python([str(TESTS / "interpreted_check.py"), *names],
                       env={"NUMBA_DISABLE_JIT": "1"})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "failures: 0" in proc.stdout
+    total = 0
     for name in names:
-        assert f"{name}: " in proc.stdout
+        kind = "" if name == "md5" else "ShortMsg"
+        want = len(messages(name, kind))             # read here too: the child read them all
+        assert f"{name}: {want} vectors, kernel " in proc.stdout, proc.stdout
+        known_answers(label(name, kind), want)
+        total += want
+    assert f"checked: {total} vectors" in proc.stdout, proc.stdout
 
 
 CHECK_DIGESTS = """
 import hashlib, jitdigest
+checked = 0
 for name in sorted(hashlib.algorithms_guaranteed):
     data = bytes(range(256)) * 5
     h, ref = jitdigest.new(name, data), hashlib.new(name, data)
     assert (h.digest(40) if name.startswith("shake") else h.digest()) == \\
            (ref.digest(40) if name.startswith("shake") else ref.digest()), name
+    checked += 1
+print("checked", checked)
 print("kernels", sorted(set(v for v in jitdigest.info()["kernels"].values())))
 """
 
@@ -58,25 +70,34 @@ def test_switched_processes_give_right_digests(env, absent):
     # not load host-compiled code from the shared cache.
     proc = run_python(CHECK_DIGESTS, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"checked {len(hashlib.algorithms_guaranteed)}\n" in proc.stdout, proc.stdout
+    assert "kernels [" in proc.stdout and "portable" in proc.stdout, proc.stdout
     assert absent not in proc.stdout
 
 
 def test_import_compiles_nothing():
+    """Importing jitdigest, and then every kernel module, leaves every dispatcher without a
+    compiled signature (and there are dispatchers to look at)."""
     code = (
-        "import sys, jitdigest, numba\n"
+        "import importlib, pkgutil, sys, jitdigest, jitdigest.kernels, numba\n"
         "from numba.core.registry import CPUDispatcher\n"
+        "for info in pkgutil.walk_packages(jitdigest.kernels.__path__, 'jitdigest.kernels.'):\n"
+        "    importlib.import_module(info.name)\n"
         "mods = [m for n, m in list(sys.modules.items()) if n.startswith('jitdigest.kernels')]\n"
-        "compiled = [n for m in mods for n, f in vars(m).items()\n"
-        "            if isinstance(f, CPUDispatcher) and f.signatures]\n"
-        "print('compiled:', compiled)\n"
+        "found = [(n, f) for m in mods for n, f in vars(m).items()\n"
+        "         if isinstance(f, CPUDispatcher)]\n"
+        "print('dispatchers:', len(found))\n"
+        "print('compiled:', [n for n, f in found if f.signatures])\n"
     )
     proc = run_python(code)
     assert proc.returncode == 0, proc.stderr
     assert "compiled: []" in proc.stdout
+    dispatchers = int(proc.stdout.split("dispatchers:")[1].split()[0])
+    assert dispatchers > 20, proc.stdout
 
 
 def test_warm_cache_reuses_compiled_kernels(tmp_path):
-    env = {"NUMBA_CACHE_DIR": str(tmp_path)}
+    env = {"NUMBA_CACHE_DIR": str(tmp_path), "JITDIGEST_CACHE_DIR": None}   # else it wins
     code = ("import jitdigest; print(jitdigest.sha256(b'abc').hexdigest());"
             "from jitdigest.kernels import sha256, x86_sha;"
             "print('hits', sum(sum(k.stats.cache_hits.values()) for k in"
@@ -104,7 +125,8 @@ def test_read_only_package_falls_back_to_user_cache(tmp_path):
             "print('ok', jitdigest.__file__)")
     script = (f"mount --bind -o ro {pkg_root} {pkg_root} && "
               f"{sys.executable} -c \"{code}\"")
-    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NUMBA_CACHE_DIR", "JITDIGEST_CACHE_DIR")}
     env.update(HOME=str(home), XDG_CACHE_HOME=str(home / ".cache"), PYTHONPATH=str(pkg_root))
     probe = subprocess.run(["unshare", "-rm", "true"], capture_output=True)
     if probe.returncode != 0:

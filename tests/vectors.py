@@ -1,14 +1,20 @@
-"""Reading the NIST CAVP byte-oriented .rsp files and the RFC 1321 suite.
+"""Reading the known answers: the NIST CAVP byte-oriented .rsp files, the RFC 1321 MD5 suite and
+the BLAKE2 examples of RFC 7693, all in the CAVP text format.
 
-The files live beside the repository in ``../shared/vectors`` (never copied into it);
-``JITDIGEST_VECTORS`` points elsewhere. Tests skip with the reason when they are absent.
+Two folders hold them. The full files live beside the repository in ``../shared/vectors``
+(``JITDIGEST_VECTORS`` points elsewhere) and are never copied in; ``tests/data`` holds a small
+subset of them made by ``tools/make_test_data.py`` (and RFC 7693's examples, which only it has).
+Each file is read from the full folder when it is there and from ``tests/data`` otherwise, so a
+clone without the full files still checks known answers for every algorithm. Every reader
+counts what it read against the file's answer lines (a plain count, independent of the parser)
+and fails, never skips, when a file is missing or yields no answer.
 """
 import os
 import pathlib
-
-import pytest
+import re
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
+DATA = REPO / "tests" / "data"
 VECTORS = pathlib.Path(os.environ.get("JITDIGEST_VECTORS", REPO.parent / "shared" / "vectors"))
 
 # algorithm -> (folder, file stem)
@@ -27,19 +33,52 @@ NIST_FILES = {
     "shake_128": ("shakebytetestvectors", "SHAKE128"),
     "shake_256": ("shakebytetestvectors", "SHAKE256"),
 }
+MD5_SUITE = "md5/rfc-1321.txt"
+BLAKE2_EXAMPLES = "blake2/rfc-7693.txt"
+
+_ANSWER = re.compile(r"^\s*(MD|Output)\s*=", re.MULTILINE)
+
+
+def relative_path(algorithm, kind):
+    """The file's path under either folder."""
+    if algorithm == "md5":
+        return MD5_SUITE
+    if algorithm.startswith("blake2"):
+        return BLAKE2_EXAMPLES
+    folder, stem = NIST_FILES[algorithm]
+    return f"{folder}/{stem}{kind}.rsp"
 
 
 def vector_path(algorithm, kind):
-    """Path of a vector file, or a pytest skip naming what is missing."""
-    if algorithm == "md5":
-        path = VECTORS / "md5" / "rfc-1321.txt"
-    else:
-        folder, stem = NIST_FILES[algorithm]
-        path = VECTORS / folder / f"{stem}{kind}.rsp"
+    """The full file when present, else the subset in tests/data (which must be there)."""
+    rel = relative_path(algorithm, kind)
+    full = VECTORS / rel
+    if full.is_file():
+        return full
+    path = DATA / rel
     if not path.is_file():
-        pytest.skip(f"test vectors not found: {path} (set JITDIGEST_VECTORS to the folder "
-                    f"holding the NIST CAVP byte-oriented files)")
+        raise FileNotFoundError(f"known answers missing: neither {full} nor {path} exists "
+                                f"(tests/data is made by tools/make_test_data.py)")
     return path
+
+
+def source_of(path):
+    """"tests/data" or "full" (the folder JITDIGEST_VECTORS names)."""
+    return "tests/data" if pathlib.Path(path).is_relative_to(DATA) else "full"
+
+
+def label(algorithm, kind, part=""):
+    """What a test read, for its report: ("sha256", "ShortMsg", "tests/data"); the MD5 and
+    BLAKE2 files are named by their RFC, with ``part`` added when a test reads only part."""
+    source = source_of(vector_path(algorithm, kind))
+    if not kind:
+        kind = "RFC 1321" if algorithm == "md5" else "RFC 7693"
+    return (algorithm, f"{kind} {part}".strip(), source)
+
+
+def answer_lines(path):
+    """How many ``MD =`` / ``Output =`` lines the file has: the number of answers in it."""
+    return len(_ANSWER.findall(pathlib.Path(path).read_text()))
 
 
 def parse_rsp(path):
@@ -66,24 +105,38 @@ def parse_rsp(path):
     return header, records
 
 
+def _counted(path, found, what):
+    expected = answer_lines(path)
+    assert found == expected, f"{path}: read {found} {what}, the file has {expected} answers"
+    assert found > 0, f"{path}: no {what}"
+    return found
+
+
 def messages(algorithm, kind):
     """[(message bytes, expected digest bytes, output length in bytes)] from a ShortMsg,
-    LongMsg or VariableOut file (or the MD5 suite)."""
-    header, records = parse_rsp(vector_path(algorithm, kind))
+    LongMsg or VariableOut file (or the MD5 suite): every answer in the file."""
+    path = vector_path(algorithm, kind)
+    header, records = parse_rsp(path)
     out = []
     for rec in records:
         if "Msg" not in rec:
             continue
         nbits = int(rec.get("Len", header.get("Input Length", "0")))
         msg = bytes.fromhex(rec["Msg"])[: nbits // 8]
+        assert len(msg) * 8 == nbits, f"{path}: Len = {nbits} but Msg is shorter"
         expected = bytes.fromhex(rec.get("MD") or rec["Output"])
+        if "Outputlen" in rec:
+            assert len(expected) * 8 == int(rec["Outputlen"]), f"{path}: Outputlen {rec}"
         out.append((msg, expected, len(expected)))
+    _counted(path, len(out), "messages")
     return out
 
 
 def monte(algorithm):
-    """(header, seed bytes, [expected checkpoint bytes, output length bits or None])."""
-    header, records = parse_rsp(vector_path(algorithm, "Monte"))
+    """(header, seed bytes, [(expected checkpoint bytes, output length bits or None)]): the
+    checkpoints in order, COUNT = 0, 1, ... without a gap, and every one in the file."""
+    path = vector_path(algorithm, "Monte")
+    header, records = parse_rsp(path)
     seed = None
     checkpoints = []
     for rec in records:
@@ -92,6 +145,26 @@ def monte(algorithm):
         elif "Msg" in rec and "COUNT" not in rec:
             seed = bytes.fromhex(rec["Msg"])
         if "COUNT" in rec:
+            assert int(rec["COUNT"]) == len(checkpoints), f"{path}: COUNT out of order: {rec}"
             value = rec.get("MD") or rec["Output"]
             checkpoints.append((bytes.fromhex(value), rec.get("Outputlen")))
+    assert seed is not None, f"{path}: no seed"
+    _counted(path, len(checkpoints), "Monte checkpoints")
     return header, seed, checkpoints
+
+
+def blake2_examples(algorithm):
+    """RFC 7693's examples for blake2b or blake2s: ([(message, expected digest)], (digest
+    lengths, input lengths, expected grand hash) of the Appendix E self-test)."""
+    path = vector_path(algorithm, "")
+    _, records = parse_rsp(path)
+    mine = [rec for rec in records if rec.get("Algorithm") == algorithm]
+    cases = [(bytes.fromhex(rec["Msg"])[: int(rec["Len"]) // 8], bytes.fromhex(rec["MD"]))
+             for rec in mine if "Msg" in rec]
+    selftests = [(tuple(int(v) for v in rec["Outlens"].split(",")),
+                  tuple(int(v) for v in rec["Inlens"].split(",")), bytes.fromhex(rec["MD"]))
+                 for rec in mine if "Selftest" in rec]
+    _counted(path, sum(1 for rec in records if "Algorithm" in rec), "RFC 7693 examples")
+    assert cases and len(selftests) == 1, f"{path}: {algorithm}: {len(cases)} examples, " \
+                                          f"{len(selftests)} self-tests"
+    return cases, selftests[0]
