@@ -11,6 +11,15 @@ FLAGS = {
 }
 
 
+def _chosen(choose, spec):
+    """The name of the backend ``choose`` picks for ``spec``; None inside ``backend(name)``
+    for an algorithm that backend does not serve."""
+    try:
+        return choose(spec).name
+    except ValueError:
+        return None
+
+
 def collect():
     """The info dict: versions, jit, threading layer, cpu, disabled switches, kernels, flags."""
     _cpu.sane_numba_environment()
@@ -20,9 +29,9 @@ def collect():
 
     from . import __version__
 
-    kernels = {name: _dispatch.kernels_for(spec).name
+    kernels = {name: _chosen(_dispatch.kernels_for, spec)
                for name, spec in sorted(_algorithms.SPECS.items())}
-    batch = {name: _dispatch.batch_kernels_for(spec).name
+    batch = {name: _chosen(_dispatch.batch_kernels_for, spec)
              for name, spec in sorted(_algorithms.SPECS.items())}
     by_family = {spec.family: kernels[name] for name, spec in _algorithms.SPECS.items()}
     return {
@@ -34,6 +43,7 @@ def collect():
         "cache": _cachedir.directory(),
         "cpu": _cpu.describe(),
         "disabled": sorted(_cpu.DISABLED),
+        "forced": _dispatch.FORCED,
         "kernels": kernels,
         "batch_kernels": batch,
         "flags": {flag: by_family.get(family) == backend
@@ -55,8 +65,11 @@ def format_lines(data=None):
         lines.append(f"feature {feature:<9} host={'yes' if where['host'] else 'no':<3} "
                      f"target={'yes' if where['target'] else 'no'}")
     lines.append(f"JITDIGEST_DISABLE = {','.join(data['disabled']) or '(none)'}")
+    if data.get("forced"):
+        lines.append(f"backend forced = {data['forced']}")
     for flag, value in data["flags"].items():
         lines.append(f"{flag} = {'true' if value else 'false'}")
     for name, kernel in data["kernels"].items():
-        lines.append(f"kernel {name:<11} {kernel:<9} batch {data['batch_kernels'][name]}")
+        batch = data["batch_kernels"][name]
+        lines.append(f"kernel {name:<11} {kernel or '-':<9} batch {batch or '-'}")
     return lines

@@ -6,7 +6,8 @@ import hashlib
 
 import pytest
 
-from jitdigest import _algorithms, _dispatch, _hashobj
+import jitdigest
+from jitdigest import _algorithms, _dispatch
 
 FIXED = [name for name, spec in _algorithms.SPECS.items() if not spec.family.startswith("blake2")]
 CORE = ["md5", "sha1", "sha224", "sha256", "sha384", "sha512", "sha512_224", "sha512_256"]
@@ -27,10 +28,12 @@ def kernel_params(names):
 
 
 def make(name, kernels, data=b""):
-    """A jitdigest hash object for ``name`` served by ``kernels``."""
-    spec = _algorithms.SPECS[name]
-    cls = _hashobj.ShakeHash if spec.digest_size == 0 else _hashobj.Hash
-    return cls(spec, data, kernels=kernels)
+    """A jitdigest hash object for ``name`` served by the backend of ``kernels``, made the
+    public way (``jitdigest.backend``)."""
+    with jitdigest.backend(kernels.name):
+        h = jitdigest.new(name, data)
+    assert h._kernels is kernels
+    return h
 
 
 def oracle(name, data=b""):

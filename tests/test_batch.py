@@ -2,7 +2,6 @@
 set against hashlib, the hash_rows contract itself, threads, bad input, hex and UUID strings,
 uuid3_many/uuid5_many against the uuid module, and interpreted mode in a child process."""
 import hashlib
-import importlib
 import os
 import pathlib
 import subprocess
@@ -26,8 +25,7 @@ N_RAGGED = 77          # > 4 lane groups of 16, the last one partial
 def registered_batch_backends(spec):
     """Every backend registered to serve hash_rows for an algorithm: lane kernels, then the
     per-message kernels."""
-    lanes = [b for b in _dispatch.BATCH_REGISTRY if b.family == spec.family]
-    return lanes + _dispatch.backends(spec.family)
+    return _dispatch.batch_backends(spec.family) + _dispatch.backends(spec.family)
 
 
 def batch_params(names):
@@ -52,9 +50,8 @@ def test_every_registered_backend_has_hash_rows(name):
     backends = registered_batch_backends(spec)
     assert backends
     for backend in backends:
-        module = importlib.import_module("jitdigest.kernels." + backend.module)
-        assert callable(getattr(module, backend.prefix + "hash_rows", None)), \
-            f"{backend.module} has no {backend.prefix}hash_rows"
+        assert callable(getattr(backend.module, "hash_rows", None)), \
+            f"{backend.module.__name__} has no hash_rows"
 
 
 def expected(name, msg, length=SHAKE_LENGTH):
@@ -147,8 +144,9 @@ def test_layouts_and_kernels_match_hashlib(name, kernels, kind):
         if kind == "rows" and len({len(m) for m in msgs}) > 1:
             continue
         messages, offsets = layout(kind, msgs)
-        got = batch._hash_many(name, messages, offsets, length=length_kw(name).get("length"),
-                               kernels=kernels)
+        with jitdigest.backend(kernels.name):
+            got = jitdigest.hash_many(name, messages, offsets,
+                                      length=length_kw(name).get("length"))
         check_batch(name, msgs, got)
 
 
@@ -204,7 +202,8 @@ def test_shake_output_longer_than_the_rate(name, kernels):
     spec = _algorithms.SPECS[name]
     msgs = ragged_messages(spec, n=20)
     length = 3 * spec.block_size + 7
-    got = batch._hash_many(name, msgs, length=length, kernels=kernels)
+    with jitdigest.backend(kernels.name):
+        got = jitdigest.hash_many(name, msgs, length=length)
     check_batch(name, msgs, got, length)
 
 
@@ -620,11 +619,12 @@ for name, spec in sorted(_algorithms.SPECS.items()):
     msgs = [bytes((i * 7 + k) & 0xFF for k in range(n)) for i, n in enumerate(lengths)]
     kw = {"length": 50} if name.startswith("shake") else {}
     want = [hashlib.new(name, m).digest(*kw.values()) for m in msgs]
-    for ks in _dispatch.batch_kernel_sets(spec):
-        got = batch._hash_many(name, msgs, threads=2, kernels=ks, **kw)
+    for backend in jitdigest.backends(name):
+        with jitdigest.backend(backend):
+            got = jitdigest.hash_many(name, msgs, threads=2, **kw)
         if [bytes(r) for r in got] != want:
-            failures.append(f"{name}/{ks.name}")
-        done.append(f"{name}/{ks.name}")
+            failures.append(f"{name}/{backend}")
+        done.append(f"{name}/{backend}")
     rows = np.frombuffer(bytes(range(256)) * 4, np.uint8)[:5 * (bs + 1)].reshape(5, bs + 1)
     got = jitdigest.hash_many(name, rows, **kw)
     if [bytes(r) for r in got] != [hashlib.new(name, r.tobytes()).digest(*kw.values())

@@ -99,9 +99,9 @@ def test_import_compiles_nothing():
 def test_warm_cache_reuses_compiled_kernels(tmp_path):
     env = {"NUMBA_CACHE_DIR": str(tmp_path), "JITDIGEST_CACHE_DIR": None}   # else it wins
     code = ("import jitdigest; print(jitdigest.sha256(b'abc').hexdigest());"
-            "from jitdigest.kernels import sha256, x86_sha;"
+            "from jitdigest.kernels.sha256 import portable, x86;"
             "print('hits', sum(sum(k.stats.cache_hits.values()) for k in"
-            " (sha256.oneshot, x86_sha.sha256_oneshot)))")
+            " (portable.oneshot, x86.oneshot)))")
     first = run_python(code, env=env)
     second = run_python(code, env=env)
     assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr

@@ -1,0 +1,83 @@
+"""The public way to choose a tier: ``jitdigest.backends(name)`` lists what this process can run,
+``with jitdigest.backend(name):`` forces one for objects, one-shot digests and ``hash_many``.
+Every forced backend must still give hashlib's digests."""
+import hashlib
+
+import numpy as np
+import pytest
+
+import jitdigest
+from jitdigest import _cpu
+
+ALGORITHMS = sorted(jitdigest.algorithms_available)
+
+
+def digest_of(h, n=40):
+    return h.digest(n) if h.name.startswith("shake") else h.digest()
+
+
+@pytest.mark.parametrize("name", ALGORITHMS)
+def test_every_listed_backend_gives_hashlib_digests(name):
+    names = jitdigest.backends(name)
+    assert "portable" in names
+    assert len(names) == len(set(names))
+    data = bytes(range(256)) * 5
+    rows = np.frombuffer(data[:1200], np.uint8).reshape(40, 30)
+    kw = {"length": 40} if name.startswith("shake") else {}
+    want_rows = [digest_of(hashlib.new(name, r.tobytes())) for r in rows]
+    for backend in names:
+        with jitdigest.backend(backend):
+            if not backend.startswith("lanes"):
+                h = jitdigest.new(name, data)
+                assert h._kernels.name == backend
+                assert digest_of(h) == digest_of(hashlib.new(name, data)), backend
+            got = jitdigest.hash_many(name, rows, **kw)
+        assert [bytes(r) for r in got] == want_rows, backend
+
+
+def test_lane_backends_come_after_per_message_ones():
+    names = jitdigest.backends("sha256")
+    lanes = [i for i, n in enumerate(names) if n.startswith("lanes")]
+    assert lanes == list(range(len(names) - len(lanes), len(names)))
+
+
+def test_forcing_is_undone_on_exit_and_objects_keep_their_kernels():
+    default = jitdigest.sha256()._kernels.name
+    with jitdigest.backend("portable"):
+        inside = jitdigest.sha256(b"a")
+        with jitdigest.backend("portable"):
+            pass
+        assert jitdigest.sha256()._kernels.name == "portable"      # the inner block restored it
+    assert jitdigest.sha256()._kernels.name == default
+    inside.update(b"bc")
+    assert inside._kernels.name == "portable"
+    assert inside.digest() == hashlib.sha256(b"abc").digest()
+
+
+def test_bad_names():
+    with pytest.raises(ValueError, match="unknown backend"):
+        with jitdigest.backend("no-such-tier"):
+            pass
+    with pytest.raises(TypeError):
+        with jitdigest.backend(3):
+            pass
+    with pytest.raises(ValueError, match="unsupported hash type"):
+        jitdigest.backends("sha4")
+
+
+def test_a_backend_the_algorithm_lacks_is_an_error_not_a_silent_fallback():
+    with jitdigest.backend("unrolled"):          # SHA-3 and BLAKE2 have one, MD5 does not
+        assert jitdigest.sha3_256(b"")._kernels.name == "unrolled"
+        with pytest.raises(ValueError, match="does not serve md5"):
+            jitdigest.md5(b"")
+        assert jitdigest.info()["kernels"]["md5"] is None      # info() still answers
+
+
+@pytest.mark.skipif(not _cpu.usable("sha", "sha_ni"), reason="CPU or Numba target lacks SHA-NI")
+def test_switched_off_backends_are_not_listed_and_cannot_be_forced():
+    assert "sha_ni" in jitdigest.backends("sha256")
+    with _cpu.disabled("sha_ni"):
+        assert "sha_ni" not in jitdigest.backends("sha256")
+        with jitdigest.backend("sha_ni"):
+            with pytest.raises(ValueError, match="cannot run"):
+                jitdigest.sha256(b"")
