@@ -133,12 +133,12 @@ print(json.dumps({"numba_start_s": t1 - t0, "import_s": t2 - t1, "kernels_s": t3
 def compile_cost(algorithm="sha256", backend="portable", entries=("update", "final", "oneshot"),
                  warm_runs=2):
     """Cold compile against warm cache load of one backend's entry points, each in a fresh
-    child process sharing one new, empty ``NUMBA_CACHE_DIR``: the first child compiles and
+    child process sharing one new, empty kernel cache folder: the first child compiles and
     writes the cache, the next ``warm_runs`` load it. Returns {"cold": {...}, "warm": [{...}]},
     each with numba_start_s (Numba's own first compile of a trivial function), import_s and
     kernels_s (compiling or loading the entries)."""
     with tempfile.TemporaryDirectory(prefix="jitdigest-notebook-cache-") as cache:
-        env = {"NUMBA_CACHE_DIR": cache, "NUMBA_DISABLE_JIT": "0"}
+        env = {"JITDIGEST_CACHE_DIR": cache, "NUMBA_CACHE_DIR": cache, "NUMBA_DISABLE_JIT": "0"}
         args = [algorithm, backend, ",".join(entries)]
         cold = run_child(_COMPILE_CHILD, args, env=env)
         warm = [run_child(_COMPILE_CHILD, args, env=env) for _ in range(warm_runs)]
