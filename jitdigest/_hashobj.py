@@ -317,10 +317,3 @@ def _fresh_bytes_storage(data):
     as_string.argtypes = [ctypes.py_object]
     storage = (ctypes.c_ubyte * len(data)).from_address(as_string(data))
     return np.ctypeslib.as_array(storage)
-
-
-def make(name, data=None):
-    """A new hash object for a hashlib-style name (BLAKE2 objects come from _blake2)."""
-    spec = _algorithms.lookup(name)
-    cls = ShakeHash if spec.digest_size == 0 else Hash
-    return make_instance(cls, spec, data)
