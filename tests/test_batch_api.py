@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import jitdigest
-from jitdigest import _algorithms, batch
+from jitdigest import _algorithms, _config, batch
 
 from batch_cases import ALL, check_batch, expected, length_kw, out_length, ragged_messages
 
@@ -184,8 +184,8 @@ def test_arrow_is_not_imported():
 @pytest.fixture
 def small_chunks(monkeypatch):
     """Split even small batches across threads, with chunk cuts on multiples of 16 rows."""
-    monkeypatch.setattr(batch, "MIN_BLOCKS_PER_THREAD", 4)
-    monkeypatch.setattr(batch, "ALIGN", 16)
+    monkeypatch.setattr(_config, "MIN_BLOCKS_PER_THREAD", 4)      # batch reads both per call
+    monkeypatch.setattr(_config, "ALIGN", 16)
 
 
 @pytest.fixture
