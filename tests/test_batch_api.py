@@ -1,210 +1,20 @@
-"""The batch API (jitdigest.batch): hash_many over every input layout and every batch kernel
-set against hashlib, the hash_rows contract itself, threads, bad input, hex and UUID strings,
-uuid3_many/uuid5_many against the uuid module, and interpreted mode in a child process."""
+"""The public batch function, jitdigest.hash_many: aliases and empty batches, every accepted
+form of messages and offsets, out=, bad input and its messages, Arrow arrays (and Arrow not
+imported when unused), threads (one and many agree, chunks on pool threads, concurrent callers,
+a forked child, the default count), and random batches with hypothesis."""
 import hashlib
 import os
-import pathlib
 import subprocess
 import sys
 import threading
-import uuid
 
 import numpy as np
 import pytest
 
 import jitdigest
-from jitdigest import _algorithms, _dispatch, batch
+from jitdigest import _algorithms, _config, batch
 
-TESTS = pathlib.Path(__file__).resolve().parent
-ALL = sorted(_algorithms.SPECS)
-SHAKE_LENGTH = 40
-LAYOUTS = ["rows", "offsets", "list", "arrow", "arrow_chunked"]
-N_RAGGED = 77          # > 4 lane groups of 16, the last one partial
-
-
-def registered_batch_backends(spec):
-    """Every backend registered to serve hash_rows for an algorithm: lane kernels, then the
-    per-message kernels."""
-    return _dispatch.batch_backends(spec.family) + _dispatch.backends(spec.family)
-
-
-def batch_params(names):
-    """pytest params (algorithm, kernel set), one per registered batch backend; only those
-    this CPU/target cannot run appear as skips (a backend without a hash_rows entry fails)."""
-    params = []
-    for name in names:
-        spec = _algorithms.SPECS[name]
-        for backend in registered_batch_backends(spec):
-            marks = () if backend.usable() else (
-                pytest.mark.skip(reason=f"{backend.name} not usable on this CPU/target"),)
-            ks = _dispatch._kernel_set(backend, spec.word)
-            params.append(pytest.param(name, ks, id=f"{name}-{backend.name}", marks=marks))
-    return params
-
-
-@pytest.mark.parametrize("name", ALL)
-def test_every_registered_backend_has_hash_rows(name):
-    """Each backend the registry names (usable here or not) has its hash_rows entry, and every
-    algorithm has a batch kernel: imports the modules, compiles nothing."""
-    spec = _algorithms.SPECS[name]
-    backends = registered_batch_backends(spec)
-    assert backends
-    for backend in backends:
-        assert callable(getattr(backend.module, "hash_rows", None)), \
-            f"{backend.module.__name__} has no hash_rows"
-
-
-def expected(name, msg, length=SHAKE_LENGTH):
-    h = hashlib.new(name, bytes(msg))
-    return h.digest(length) if name.startswith("shake") else h.digest()
-
-
-def out_length(name, length=SHAKE_LENGTH):
-    spec = _algorithms.SPECS[name]
-    return spec.digest_size or length
-
-
-def length_kw(name, length=SHAKE_LENGTH):
-    return {"length": length} if name.startswith("shake") else {}
-
-
-def edge_lengths(spec):
-    """Message lengths from 0 to 3 blocks, with the padding edges (the last length that still
-    fits the length field in the final block, and the first that does not)."""
-    bs = spec.block_size
-    pad = spec.min_padding
-    lengths = {0, 1, 2, bs // 2, bs - 1, bs, bs + 1, 2 * bs - 1, 2 * bs, 2 * bs + 1,
-               3 * bs - 1, 3 * bs, 3 * bs + 1}
-    if pad:
-        lengths |= {bs - pad, bs - pad + 1, 2 * bs - pad, 2 * bs - pad + 1}
-    return sorted(lengths)
-
-
-def ragged_messages(spec, n=N_RAGGED, seed=0):
-    rng = np.random.default_rng(seed)
-    lengths = np.resize(edge_lengths(spec), n)
-    rng.shuffle(lengths)
-    return [rng.integers(0, 256, int(k), dtype=np.uint8).tobytes() for k in lengths]
-
-
-def rows_widths(spec):
-    bs = spec.block_size
-    pad = spec.min_padding
-    return sorted({0, 1, max(bs - pad, 0), bs - pad + 1, bs, 2 * bs + 1, 3 * bs})
-
-
-def layout(kind, msgs):
-    """(messages, offsets) laying ``msgs`` out as ``kind``."""
-    n = len(msgs)
-    if kind == "rows":
-        width = len(msgs[0]) if msgs else 0
-        assert all(len(m) == width for m in msgs)
-        return np.frombuffer(b"".join(msgs), np.uint8).reshape(n, width).copy(), None
-    if kind == "offsets":
-        lengths = np.array([len(m) for m in msgs], np.int64)
-        offsets = np.concatenate(([5], 5 + np.cumsum(lengths)))   # junk before and after
-        values = np.frombuffer(b"head!" + b"".join(msgs) + b"tail", np.uint8)
-        return values, offsets
-    if kind == "list":
-        kinds = (bytes, bytearray, memoryview)
-        return [kinds[i % 3](m) for i, m in enumerate(msgs)], None
-    pa = pytest.importorskip("pyarrow")
-    if kind == "arrow":
-        return pa.array([b"junk"] * 3 + msgs, pa.binary())[3:], None    # a slice: offset 3
-    assert kind == "arrow_chunked"
-    cut = n // 3
-    return pa.chunked_array([pa.array(msgs[:cut], pa.large_binary()),
-                             pa.array([], pa.large_binary()),
-                             pa.array(msgs[cut:] + [b"x"], pa.large_binary())[:n - cut]],
-                            pa.large_binary()), None
-
-
-def check_batch(name, msgs, got, length=SHAKE_LENGTH):
-    assert got.dtype == np.uint8 and got.flags.c_contiguous
-    assert got.shape == (len(msgs), out_length(name, length))
-    bad = [i for i, m in enumerate(msgs) if got[i].tobytes() != expected(name, m, length)]
-    assert not bad, f"{name}: rows {bad[:10]} differ (lengths {[len(msgs[i]) for i in bad[:10]]})"
-
-
-# --- every algorithm x layout x batch kernel set ---------------------------------------------
-
-@pytest.mark.parametrize("kind", LAYOUTS)
-@pytest.mark.parametrize("name, kernels", batch_params(ALL))
-def test_layouts_and_kernels_match_hashlib(name, kernels, kind):
-    spec = _algorithms.SPECS[name]
-    if kind == "rows":
-        batches = [[bytes([(7 * i + w) & 0xFF]) * w for i in range(37)]
-                   for w in rows_widths(spec)]
-        batches.append([bytes(range(i, i + spec.block_size)) for i in range(2 * 16 + 5)])
-    else:
-        batches = [ragged_messages(spec)]
-    for n in (1, 2, 17):
-        batches.append(ragged_messages(spec, n=n, seed=n))
-    for msgs in batches:
-        if kind == "rows" and len({len(m) for m in msgs}) > 1:
-            continue
-        messages, offsets = layout(kind, msgs)
-        with jitdigest.backend(kernels.name):
-            got = jitdigest.hash_many(name, messages, offsets,
-                                      length=length_kw(name).get("length"))
-        check_batch(name, msgs, got)
-
-
-@pytest.mark.parametrize("name, kernels", batch_params(ALL))
-def test_hash_rows_contract(name, kernels):
-    """hash_rows itself: only the listed rows, in any order, are written; each gets the first
-    out.shape[1] bytes of its digest (or that many SHAKE bytes); nothing else is touched."""
-    spec = _algorithms.SPECS[name]
-    msgs = ragged_messages(spec, n=3 * 16 + 5, seed=3)
-    lengths = np.array([len(m) for m in msgs], np.int64)
-    starts = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64)
-    values = np.frombuffer(b"".join(msgs), np.uint8)
-    iv = batch.initial_state(spec)
-    rng = np.random.default_rng(5)
-    rows = rng.permutation(len(msgs))[:40].astype(np.int64)
-    if spec.digest_size:
-        widths = [spec.digest_size, 16]
-    else:
-        widths = [SHAKE_LENGTH, 3 * spec.block_size + 7]
-    for width in widths:
-        guard = np.full((len(msgs) + 2, width), 0xA5, np.uint8)
-        out = guard[1:-1]
-        kernels.hash_rows(values, starts, lengths, rows, iv, out)
-        for r in range(len(msgs)):
-            want = expected(name, msgs[r], width)[:width] if r in set(rows.tolist()) \
-                else b"\xa5" * width
-            assert out[r].tobytes() == want, f"row {r} width {width}"
-        assert (guard[0] == 0xA5).all() and (guard[-1] == 0xA5).all()
-
-
-@pytest.mark.parametrize("name, kernels", batch_params(ALL))
-def test_hash_grid_contract(name, kernels):
-    """The grid form of hash_rows (rows of one width, no index arrays): only rows
-    first..stop-1 are written, each with its digest; nothing else is touched."""
-    spec = _algorithms.SPECS[name]
-    width = spec.block_size + 3                    # one block plus a tail
-    n, first, stop = 3 * 16 + 5, 7, 3 * 16 + 2
-    grid = np.random.default_rng(6).integers(0, 256, (n, width), dtype=np.uint8)
-    outlen = spec.digest_size or SHAKE_LENGTH
-    guard = np.full((n + 2, outlen), 0xA5, np.uint8)
-    out = guard[1:-1]
-    kernels.hash_grid(grid.reshape(-1), width, width, (first, stop),
-                      batch.initial_state(spec), out)
-    for r in range(n):
-        want = expected(name, grid[r].tobytes(), outlen) if first <= r < stop \
-            else b"\xa5" * outlen
-        assert out[r].tobytes() == want, f"row {r}"
-    assert (guard[0] == 0xA5).all() and (guard[-1] == 0xA5).all()
-
-
-@pytest.mark.parametrize("name, kernels", batch_params(["shake_128", "shake_256"]))
-def test_shake_output_longer_than_the_rate(name, kernels):
-    spec = _algorithms.SPECS[name]
-    msgs = ragged_messages(spec, n=20)
-    length = 3 * spec.block_size + 7
-    with jitdigest.backend(kernels.name):
-        got = jitdigest.hash_many(name, msgs, length=length)
-    check_batch(name, msgs, got, length)
+from batch_cases import ALL, check_batch, expected, length_kw, out_length, ragged_messages
 
 
 # --- the public function --------------------------------------------------------------------
@@ -374,8 +184,8 @@ def test_arrow_is_not_imported():
 @pytest.fixture
 def small_chunks(monkeypatch):
     """Split even small batches across threads, with chunk cuts on multiples of 16 rows."""
-    monkeypatch.setattr(batch, "MIN_BLOCKS_PER_THREAD", 4)
-    monkeypatch.setattr(batch, "ALIGN", 16)
+    monkeypatch.setattr(_config, "MIN_BLOCKS_PER_THREAD", 4)      # batch reads both per call
+    monkeypatch.setattr(_config, "ALIGN", 16)
 
 
 @pytest.fixture
@@ -517,75 +327,6 @@ def test_default_threads_follow_cpu_affinity():
     assert threads == "1", (threads, cpu_count)
 
 
-# --- hex and UUID strings -------------------------------------------------------------------
-
-def test_hexdigests():
-    msgs = [bytes([i]) * i for i in range(100)]
-    d = jitdigest.hash_many("sha512", msgs)
-    hx = jitdigest.hexdigests(d)
-    assert isinstance(hx, np.ndarray) and hx.dtype == np.dtype("<U128") and hx.shape == (100,)
-    assert hx.tolist() == [hashlib.sha512(m).hexdigest() for m in msgs]
-    assert jitdigest.hexdigests(d[:, ::3]).tolist() == [bytes(r[::3]).hex() for r in d]
-    assert jitdigest.hexdigests(np.zeros((0, 16), np.uint8)).shape == (0,)
-    assert jitdigest.hexdigests(np.zeros((2, 0), np.uint8)).tolist() == ["", ""]
-    with pytest.raises(TypeError, match="uint8"):
-        jitdigest.hexdigests(d.astype(np.int64))
-    with pytest.raises(ValueError, match="2-D"):
-        jitdigest.hexdigests(d[0])
-
-
-def test_uuid_strings():
-    us = [uuid.uuid4() for _ in range(50)]
-    arr = np.array([list(u.bytes) for u in us], np.uint8)
-    assert jitdigest.uuid_strings(arr).tolist() == [str(u) for u in us]
-    with pytest.raises(ValueError, match="16 bytes"):
-        jitdigest.uuid_strings(np.zeros((2, 15), np.uint8))
-
-
-def _reference_uuid(version, namespace, name):
-    data = namespace.bytes + (name.encode() if isinstance(name, str) else bytes(name))
-    digest = (hashlib.md5 if version == 3 else hashlib.sha1)(data).digest()
-    return uuid.UUID(bytes=digest[:16], version=version)
-
-
-@pytest.mark.parametrize("version", [3, 5])
-def test_uuid_many_against_uuid_module(version):
-    func = jitdigest.uuid3_many if version == 3 else jitdigest.uuid5_many
-    std = uuid.uuid3 if version == 3 else uuid.uuid5
-    rng = np.random.default_rng(version)
-    # 100k ASCII names of 0..60 characters: the one-join fast path
-    sizes = rng.integers(0, 61, 100_000)
-    pool = "abcdefghijklmnopqrstuvwxyz0123456789-._/:"
-    chars = np.array(list(pool))[rng.integers(0, len(pool), int(sizes.sum()))]
-    text = "".join(chars.tolist())
-    ends = np.cumsum(sizes)
-    names = [text[e - s:e] for s, e in zip(sizes.tolist(), ends.tolist())]
-    got = func(uuid.NAMESPACE_DNS, names)
-    assert got.shape == (100_000, 16) and got.dtype == np.uint8
-    want = np.frombuffer(b"".join(std(uuid.NAMESPACE_DNS, n).bytes for n in names),
-                         np.uint8).reshape(-1, 16)
-    assert (got == want).all()
-    strings = func(uuid.NAMESPACE_DNS, names[:1000], as_strings=True)
-    assert strings.tolist() == [str(std(uuid.NAMESPACE_DNS, n)) for n in names[:1000]]
-    # non-ASCII str, bytes and mixed names: the per-name encoding path
-    odd = ["", "\u00e9", "na\u00efve", "\U0001F600" * 20, b"raw\xff\x00", bytearray(b"ba"),
-           "x" * 300] * 7
-    got = func(uuid.NAMESPACE_URL, odd, as_strings=True)
-    assert got.tolist() == [str(_reference_uuid(version, uuid.NAMESPACE_URL, n)) for n in odd]
-    assert got[0] == str(std(uuid.NAMESPACE_URL, ""))
-    assert func(uuid.NAMESPACE_OID, []).shape == (0, 16)
-    assert func(uuid.NAMESPACE_OID, (n for n in ["a", "b"])).shape == (2, 16)
-
-
-def test_uuid_many_bad_input():
-    with pytest.raises(TypeError, match="uuid.UUID"):
-        jitdigest.uuid3_many("6ba7b810-9dad-11d1-80b4-00c04fd430c8", ["a"])
-    with pytest.raises(TypeError, match="single str"):
-        jitdigest.uuid5_many(uuid.NAMESPACE_DNS, "abc")
-    with pytest.raises(TypeError, match="message 1"):
-        jitdigest.uuid5_many(uuid.NAMESPACE_DNS, ["a", 3])
-
-
 # --- hypothesis, sparingly ------------------------------------------------------------------
 
 try:
@@ -603,50 +344,3 @@ if given is not None:
     def test_random_batches(name, msgs, threads):
         got = jitdigest.hash_many(name, msgs, threads=threads, **length_kw(name))
         check_batch(name, msgs, got)
-
-
-# --- interpreted mode -----------------------------------------------------------------------
-
-INTERPRETED = r"""
-import hashlib, uuid, numpy as np, jitdigest
-from jitdigest import _algorithms, _dispatch, batch
-from jitdigest.kernels._jit import JIT_ENABLED
-assert not JIT_ENABLED
-failures, done = [], []
-for name, spec in sorted(_algorithms.SPECS.items()):
-    bs = spec.block_size
-    lengths = [0, 1, bs - 9, bs - 1, bs, bs + 1, 2 * bs + 3, 5, 0, 2]
-    msgs = [bytes((i * 7 + k) & 0xFF for k in range(n)) for i, n in enumerate(lengths)]
-    kw = {"length": 50} if name.startswith("shake") else {}
-    want = [hashlib.new(name, m).digest(*kw.values()) for m in msgs]
-    for backend in jitdigest.backends(name):
-        with jitdigest.backend(backend):
-            got = jitdigest.hash_many(name, msgs, threads=2, **kw)
-        if [bytes(r) for r in got] != want:
-            failures.append(f"{name}/{backend}")
-        done.append(f"{name}/{backend}")
-    rows = np.frombuffer(bytes(range(256)) * 4, np.uint8)[:5 * (bs + 1)].reshape(5, bs + 1)
-    got = jitdigest.hash_many(name, rows, **kw)
-    if [bytes(r) for r in got] != [hashlib.new(name, r.tobytes()).digest(*kw.values())
-                                   for r in rows]:
-        failures.append(f"{name}/rows")
-names = ["a", "\u00e9t\u00e9", "www.example.org"]
-if [str(u) for u in jitdigest.uuid3_many(uuid.NAMESPACE_DNS, names, as_strings=True)] != \
-        [str(uuid.uuid3(uuid.NAMESPACE_DNS, n)) for n in names]:
-    failures.append("uuid3")
-if [str(u) for u in jitdigest.uuid5_many(uuid.NAMESPACE_DNS, names, as_strings=True)] != \
-        [str(uuid.uuid5(uuid.NAMESPACE_DNS, n)) for n in names]:
-    failures.append("uuid5")
-print("checked:", " ".join(done))
-print("failures:", len(failures), failures)
-"""
-
-
-def test_interpreted_mode_small_batch():
-    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
-    proc = subprocess.run([sys.executable, "-c", INTERPRETED], env=env, cwd=TESTS,
-                          capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "failures: 0" in proc.stdout, proc.stdout
-    for name in ALL:                               # every algorithm had a batch kernel
-        assert f" {name}/" in proc.stdout, proc.stdout
