@@ -61,10 +61,11 @@ output: "HASH  NAME" lines (" *" before NAME with -b); --tag: "SHA256 (NAME) = H
   holding a backslash, newline or carriage return is written escaped (\\\\, \\n, \\r) and
   its line starts with a backslash, except with -z.
 
---check reads lines of either form (and escaped names). A tagged line is checked with the
-  algorithm its tag names; an untagged one with -a (default sha256); for BLAKE2 and SHAKE the
-  digest's length gives the output length. Prints "NAME: OK", "NAME: FAILED" or
-  "NAME: FAILED open or read", then warnings on stderr.
+--check reads lines of either form (and escaped names) for the algorithm of -a (default
+  sha256); a line of another algorithm is improperly formatted, as in sha256sum. With -a auto
+  only tagged lines count, each checked with the algorithm its tag names (as cksum -c). For
+  BLAKE2 and SHAKE the digest's length gives the output length. Prints "NAME: OK",
+  "NAME: FAILED" or "NAME: FAILED open or read", then warnings on stderr.
 
 -r walks directories in byte order of the full paths (as "find DIR -type f | LC_ALL=C sort"),
   hashing regular files and symlinks to files; symlinks to directories below an operand are
@@ -82,7 +83,9 @@ def _configure_sum(p):
                    help="digest algorithm: any name jitdigest.new() takes (md5, sha1, sha224, "
                         "sha256, sha384, sha512, sha512_224, sha512_256, sha3_224 ... "
                         "sha3_512, shake_128, shake_256, blake2b, blake2s, and OpenSSL's "
-                        "spellings such as SHA-256), or sha3 with -l. Default: sha256")
+                        "spellings such as SHA-256), or sha3 with -l. With -c, only lines of "
+                        "this algorithm are checked; 'auto' checks BSD-tagged lines of any "
+                        "algorithm (as cksum -c). Default: sha256")
     g.add_argument("-l", "--length", metavar="BITS",
                    help="digest length in bits for BLAKE2 and SHAKE, as b2sum -l: a multiple "
                         "of 8, at most 512 for blake2b and 256 for blake2s (0 or absent: the "

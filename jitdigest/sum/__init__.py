@@ -24,7 +24,7 @@ def run(args):
     _check_options(args)
     _dispatch.COMPILE_BATCH = False     # lane kernels when cached ("jitdigest warmup"), else
                                         # the per-message ones: no minute-long first run
-    algo = algos.from_option(args.algorithm, args.length)
+    algo = algos.from_option(args.algorithm, args.length, args.check)
     operands = [os.fsencode(f) for f in args.files] or [b"-"]
     jobs = args.jobs or (os.cpu_count() or 1)
     progress = None

@@ -20,8 +20,9 @@ class CheckState:
 
 def parse_check_line(line, default, state, from_stdin):
     """(algo, hex digest, file name) for one checksum line (newline and CR already removed),
-    or None if it is improperly formatted: coreutils' split_3/bsd_split_3 rules, with the
-    algorithm taken from the BSD tag when there is one."""
+    or None if it is improperly formatted: coreutils' split_3/bsd_split_3 rules. ``default``
+    is the Algo of -a: untagged lines use it, tagged ones must name it (BLAKE2 and SHAKE at
+    any length, as b2sum); None (-a auto) takes tagged lines of any algorithm, no others."""
     n = len(line)
     i = 0
     while i < n and line[i] in b" \t":
@@ -31,7 +32,14 @@ def parse_check_line(line, default, state, from_stdin):
         i += 1
     m = algos.TAG_RE.match(line, i)
     if m is not None:
-        return _parse_tagged(line, m, escaped, from_stdin)
+        parsed = _parse_tagged(line, m, escaped, from_stdin)
+        # A line of another algorithm is improperly formatted, as in sha256sum and
+        # cksum -a X; only -a auto (default None) checks each with its own.
+        if parsed is None or default is not None and parsed[0].name != default.name:
+            return None
+        return parsed
+    if default is None:                     # -a auto: tagged lines only, as cksum -c
+        return None
     algo = default
     variable = algo.has_length
     min_len = 3 if variable else algo.size * 2 + 2
@@ -167,8 +175,9 @@ def check_file(checkfile, args, default, hasher, out, state):
             if item.kind == NOTE:
                 counts["bad"] += 1
                 if warn:
-                    out.error(quotef(label) + b": %d: improperly formatted %s checksum line"
-                              % (item.error, default.tag_name.encode()))
+                    kind = b"" if default is None else default.tag_name.encode() + b" "
+                    out.error(quotef(label) + b": %d: improperly formatted %schecksum line"
+                              % (item.error, kind))
                 continue
             counts["lines"] += 1
             if progress is not None:

