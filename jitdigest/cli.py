@@ -150,10 +150,10 @@ def _cmd_sum(args):
     try:
         return engine.run(args)
     except engine.UsageError as exc:
-        sys.stderr.write(f"{PROG}: {exc}\nTry '{PROG} sum --help' for more information.\n")
+        _say(f"{PROG}: {exc}\nTry '{PROG} sum --help' for more information.\n")
         return 1
     except engine.FatalError as exc:
-        sys.stderr.write("".join(f"{PROG}: {line}\n" for line in str(exc).split("\n")))
+        _say("".join(f"{PROG}: {line}\n" for line in str(exc).split("\n")))
         return 1
     except BrokenPipeError:
         # No SIGPIPE here: stop quietly, without flushing into the closed pipe at exit.
@@ -162,13 +162,14 @@ def _cmd_sum(args):
     except OSError as exc:
         # Files that cannot be read are reported inside; what gets here failed to write.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        sys.stderr.write(f"{PROG}: write error\n")          # as coreutils 9.1 says it
+        _say(f"{PROG}: write error\n")          # as coreutils 9.1 says it
         return 1
-    except KeyboardInterrupt:
-        try:
-            sys.stdout.flush()
-        finally:
-            os._exit(130)
+
+
+def _say(text):
+    """A message on stderr, unless the process started with stderr closed."""
+    if sys.stderr is not None:
+        sys.stderr.write(text)
 
 
 # --- warmup, info -----------------------------------------------------------------------
@@ -294,7 +295,8 @@ def main(argv=None):
         args = parser.parse_args(argv)
     try:
         status = args.func(args)
-        sys.stdout.flush()                  # a closed pipe shows here, not at exit
+        if sys.stdout is not None:
+            sys.stdout.flush()              # a closed pipe shows here, not at exit
         return status
     except BrokenPipeError:
         # The reader went away (``jitdigest info | head``): stop quietly, as coreutils do.
@@ -312,10 +314,31 @@ def console():
     teardown, whose final garbage collection over Numba's objects costs ~0.15 s, a quarter
     of a one-file ``jitdigest sum``."""
     import os
-    status = main()
+    try:
+        status = main()
+    except KeyboardInterrupt:
+        _die_by_sigint()
     for stream in (sys.stdout, sys.stderr):
         try:
-            stream.flush()
+            if stream is not None:
+                stream.flush()
         except (OSError, ValueError):
             status = status or 1
     os._exit(status if isinstance(status, int) else 1)
+
+
+def _die_by_sigint():
+    """End as a C program killed by Ctrl-C does (sha256sum reading a terminal): by SIGINT
+    itself, not an exit status, so that a calling shell loop stops too. What was written so
+    far is flushed first; no traceback."""
+    import os
+    import signal
+    try:
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except (OSError, ValueError):
+        pass
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
+    os.kill(os.getpid(), signal.SIGINT)
+    os._exit(130)                           # only if SIGINT could not end the process

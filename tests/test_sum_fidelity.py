@@ -140,3 +140,92 @@ def test_length_parsed_as_b2sum(files, length):
         env = dict(ENV, LC_ALL=locale)
         same([b2sum, "-l", length, "f"], ["-a", "blake2b", "-l", length, "f"], cwd=files,
              env=env)
+
+
+# --- 2. a closed stdout, 3. stdin a directory --------------------------------------------------
+
+@pytest.mark.parametrize("args", [["f"], ["f", "missing"], ["missing"],
+                                  ["-c", "sha256plain"], ["-c", "--status", "sha256plain"]])
+def test_closed_stdout(files, args):
+    """``>&-``: "write error: Bad file descriptor" once there was something to write."""
+    sha256sum = tool("sha256sum")
+    concat(files, "sha256plain", "sha256plain")
+    same([sha256sum, *args], args, cwd=files, stdout=None, pass_fds=(),
+         preexec_fn=lambda: os.close(1))
+
+
+def test_closed_stdout_and_stderr(files):
+    sha256sum = tool("sha256sum")
+
+    def close():
+        os.close(1)
+        os.close(2)
+    want = subprocess.run([sha256sum, "f", "missing"], cwd=files, env=ENV, preexec_fn=close)
+    got = subprocess.run(JD + ["f", "missing"], cwd=files, env=ENV, preexec_fn=close)
+    assert got.returncode == want.returncode == 1
+
+
+STDIN_IS_A_DIRECTORY = """\
+import os, sys
+os.dup2(os.open(".", os.O_RDONLY), 0)
+sys.argv[0] = "jitdigest"
+from jitdigest.cli import console
+console()
+"""
+
+
+@pytest.mark.parametrize("args", [[], ["-"], ["f", "-"], ["-c"], ["-c", "--status"]])
+def test_stdin_a_directory(files, args):
+    """What sha256sum says when stdin is a directory. CPython itself refuses to start with
+    stdin a directory ("Fatal Python error: init_sys_streams", before any of our code runs),
+    so ``jitdigest sum < DIR`` cannot get here; the child makes fd 0 a directory after
+    start-up, which is what the command sees when the interpreter lets it run."""
+    sha256sum = tool("sha256sum")
+    want = outcome(run([sha256sum, *args], cwd=files, stdin=os.open(files, os.O_RDONLY)),
+                   os.fsencode(sha256sum))
+    got = outcome(run([sys.executable, "-c", STDIN_IS_A_DIRECTORY, "sum", *args],
+                      cwd=files), b"jitdigest")
+    assert got == want
+
+
+# --- 8. Ctrl-C ------------------------------------------------------------------------------
+
+def test_ctrl_c_while_reading_stdin_dies_by_sigint(files):
+    """sha256sum waiting on stdin dies by SIGINT (a shell loop around it stops); so must we,
+    without a traceback."""
+    sha256sum = tool("sha256sum")
+    results = []
+    for argv, settle in (([sha256sum], 0.5), (JD, 3.0)):
+        proc = subprocess.Popen(argv, cwd=files, env=ENV, stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc.stdin.write(b"partial input")
+        proc.stdin.flush()
+        time.sleep(settle)          # past start-up: blocked reading stdin
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+        proc.stdin.close()
+        results.append((out, err, proc.returncode))
+    assert results[1] == results[0] == (b"", b"", -signal.SIGINT)
+
+
+CTRL_C_AT_START = """\
+import os, signal, sys
+import jitdigest.cli as cli
+build = cli.build_parser
+def interrupted():
+    os.kill(os.getpid(), signal.SIGINT)      # Ctrl-C while the command line is being read
+    return build()
+cli.build_parser = interrupted
+sys.argv[0] = "jitdigest"
+cli.console()
+"""
+
+
+def test_ctrl_c_during_start_up_dies_by_sigint(files):
+    sha256sum = tool("sha256sum")
+    proc = subprocess.Popen([sha256sum], cwd=files, env=ENV, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.send_signal(signal.SIGINT)
+    want = proc.communicate(timeout=60) + (proc.returncode,)
+    got = run([sys.executable, "-c", CTRL_C_AT_START, "sum", "f"], cwd=files)
+    assert (got.stdout, got.stderr, got.returncode) == want == (b"", b"", -signal.SIGINT)

@@ -52,7 +52,7 @@ def run(args):
     hasher.close()
     if progress is not None:
         progress.close()
-    out.out.flush()
+    out.finish()
     return 0 if ok else 1
 
 
