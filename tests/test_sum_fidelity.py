@@ -229,3 +229,24 @@ def test_ctrl_c_during_start_up_dies_by_sigint(files):
     want = proc.communicate(timeout=60) + (proc.returncode,)
     got = run([sys.executable, "-c", CTRL_C_AT_START, "sum", "f"], cwd=files)
     assert (got.stdout, got.stderr, got.returncode) == want == (b"", b"", -signal.SIGINT)
+
+
+# --- 5. long checksum lines ----------------------------------------------------------------
+
+LONG = 64 << 20
+DIGEST = b"5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03"   # of "hello\n"
+
+
+@pytest.mark.parametrize("shape", ["name", "tagged", "no-blank", "blanks"])
+def test_check_a_64_mib_line_in_linear_time(files, shape):
+    """A 64 MiB checksum line: the same messages as sha256sum, in seconds (reading it used to
+    copy the line once per 64 KiB read: 45-80 s)."""
+    sha256sum = tool("sha256sum")
+    line = {"name": DIGEST + b"  " + b"x" * LONG,
+            "tagged": b"SHA256 (" + b"x" * LONG + b") = " + DIGEST,
+            "no-blank": b"a" * LONG,
+            "blanks": b" " * LONG}[shape]
+    (files / "long").write_bytes(b"%s  f\n%s\n" % (DIGEST, line))
+    start = time.perf_counter()
+    same([sha256sum, "-c", "long"], ["-c", "long"], cwd=files)
+    assert time.perf_counter() - start < 20
