@@ -250,3 +250,15 @@ def test_check_a_64_mib_line_in_linear_time(files, shape):
     start = time.perf_counter()
     same([sha256sum, "-c", "long"], ["-c", "long"], cwd=files)
     assert time.perf_counter() - start < 20
+
+
+# --- 7. many missing files ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("extra", [[], ["--ignore-missing"]])
+def test_check_100k_missing_files(files, extra):
+    """A list of 100,000 files that are not there: sha256sum's messages, line for line."""
+    sha256sum = tool("sha256sum")
+    with open(files / "missing", "wb") as f:
+        f.write(b"%s  f\n" % DIGEST)
+        f.writelines(b"%s  dir/missing-%06d\n" % (DIGEST, i) for i in range(100_000))
+    same([sha256sum, *extra, "-c", "missing"], [*extra, "-c", "missing"], cwd=files)

@@ -76,9 +76,10 @@ for _spec in _algorithms.SPECS.values():
         _base, _, _bits = _spec.bsd_tag.encode().partition(b"-")
         _FIXED_TAGS[(_base, _bits or None)] = _spec.name
 _SHA3 = {int(bits): name for (base, bits), name in _FIXED_TAGS.items() if base == b"SHA3"}
-_BASES = sorted({base for base, _ in _FIXED_TAGS} | set(_LENGTH_TAGS), key=lambda b: (-len(b), b))
+TAG_BASES = sorted({base for base, _ in _FIXED_TAGS} | set(_LENGTH_TAGS),
+                   key=lambda b: (-len(b), b))
 # Longest first: "SHA384" must not match as "SHA3" followed by "84".
-TAG_RE = re.compile(b"(" + b"|".join(map(re.escape, _BASES)) + rb")(?:-([0-9]+))?")
+TAG_RE = re.compile(b"(" + b"|".join(map(re.escape, TAG_BASES)) + rb")(?:-([0-9]+))?")
 
 
 def names():

@@ -2,6 +2,7 @@
 escaped names), the files they list hashed and verified, with coreutils' messages."""
 import binascii
 import errno
+import functools
 import os
 import re
 
@@ -15,6 +16,14 @@ READ_SIZE = 1 << 18                         # bytes per read of a checksum file
 _BLANKS = re.compile(rb"[ \t]*")            # what coreutils skips before a line's content
 _HEX_RUN = re.compile(rb"[0-9a-fA-F]*")
 _WORD = re.compile(rb"[^ \t]*")             # the digest field: up to a blank
+# No BSD tag is all hex digits, so a line starting with a digest never starts with a tag.
+assert not any(_HEX.issuperset(base) for base in algos.TAG_BASES)
+
+
+@functools.cache
+def _plain_line(hex_len):
+    """The usual untagged line's start: the digest, a blank, the ' ' or '*' marker."""
+    return re.compile(rb"([0-9a-fA-F]{%d})[ \t][ *]" % hex_len)
 
 
 class CheckState:
@@ -29,6 +38,15 @@ def parse_check_line(line, default, state, from_stdin):
     or None if it is improperly formatted: coreutils' split_3/bsd_split_3 rules. ``default``
     is the Algo of -a: untagged lines use it, tagged ones must name it (BLAKE2 and SHAKE at
     any length, as b2sum); None (-a auto) takes tagged lines of any algorithm, no others."""
+    if default is not None and state.bsd_reversed != 1 and not default.has_length:
+        m = _plain_line(default.size * 2).match(line)
+        if m is not None and len(line) > m.end():
+            # "HASH  NAME" or "HASH *NAME": what the general rules below conclude, in one step
+            state.bsd_reversed = 0
+            name = line[m.end():].split(b"\0", 1)[0]
+            if from_stdin and name == b"-":
+                return None
+            return default, m.group(1), name
     n = len(line)
     i = _BLANKS.match(line).end()
     escaped = line[i:i + 1] == b"\\"
