@@ -109,7 +109,7 @@ def _configure_sum(p):
                    help="hash the files under directory operands (sorted; see below)")
     g.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
                    help="hash N files at once on threads, output still in input order "
-                        "(0: one per CPU; default 1)")
+                        "(0: one per CPU; default 1; at most 4 per CPU, larger N means that)")
     g.add_argument("--no-batch", action="store_true",
                    help="hash every small file on its own, not in batches through "
                         "jitdigest.hash_many")

@@ -3,6 +3,7 @@
 files, -j's cap. Each test runs the local coreutils tool on the same input and compares
 stdout, stderr after the program name, and the exit status (or how the process died); it
 skips only when the tool is absent. Children run with LC_ALL=C, as in test_cli."""
+import ast
 import os
 import pathlib
 import shutil
@@ -262,3 +263,40 @@ def test_check_100k_missing_files(files, extra):
         f.write(b"%s  f\n" % DIGEST)
         f.writelines(b"%s  dir/missing-%06d\n" % (DIGEST, i) for i in range(100_000))
     same([sha256sum, *extra, "-c", "missing"], [*extra, "-c", "missing"], cwd=files)
+
+
+# --- 6. -j's cap ---------------------------------------------------------------------------------
+
+COUNT_THREADS = """\
+import concurrent.futures, os, sys
+import jitdigest.cli as cli
+made = []
+init = concurrent.futures.ThreadPoolExecutor.__init__
+def counted(self, max_workers=None, *args, **kwargs):
+    made.append(max_workers)
+    init(self, max_workers, *args, **kwargs)
+concurrent.futures.ThreadPoolExecutor.__init__ = counted
+status = cli.main(sys.argv[1:])
+sys.stdout.flush()
+sys.stderr.write("pools %r cpus %d\\n" % (made, os.cpu_count()))
+sys.exit(status)
+"""
+
+
+def test_jobs_capped_at_four_per_cpu(files):
+    """-j 100000 prints what sha256sum does, on at most 4 threads per CPU."""
+    sha256sum = tool("sha256sum")
+    names = []
+    for i in range(40):
+        names.append(f"n{i}")
+        (files / f"n{i}").write_bytes(b"x" * (i * 9000))     # small and streamed files
+    names.append("missing")
+    want = run([sha256sum, *names], cwd=files)
+    got = run([sys.executable, "-c", COUNT_THREADS, "sum", "-j", "100000", *names], cwd=files)
+    *messages, pools = got.stderr.rstrip(b"\n").split(b"\n")
+    assert (got.stdout, got.returncode) == (want.stdout, want.returncode)
+    assert [m.split(b": ", 1)[1] for m in messages] == [
+        m.split(b": ", 1)[1] for m in want.stderr.rstrip(b"\n").split(b"\n")]
+    words = pools.decode().split()
+    cpus = int(words[-1])
+    assert ast.literal_eval(" ".join(words[1:-2])) == [min(100000, 4 * cpus)]
