@@ -76,7 +76,7 @@ def concat(root, name, *parts):
     return name
 
 
-# --- 1. -c checks only lines of the -a algorithm ------------------------------------------------
+# --- -c checks only lines of the -a algorithm ---------------------------------------------------
 
 @pytest.mark.parametrize("listed", ["md5tag", "sha1tag", "sha512tag", "b2tag", "md5plain"])
 def test_check_rejects_lines_of_another_algorithm(files, listed):
@@ -126,7 +126,7 @@ def test_auto_only_with_check(files):
     assert b"--algorithm=auto is meaningful only when verifying checksums" in proc.stderr
 
 
-# --- 4. -l as coreutils parses it -----------------------------------------------------------------
+# --- -l as coreutils parses it ------------------------------------------------------------------
 
 @pytest.mark.parametrize("length", ["8", "+8", " 8", "\t+256", "0", "+0", "00", "512",
                                     "\uff18", "\u00b2", "\u0668", "-8", " -8", "+ 8", "++8",
@@ -143,7 +143,7 @@ def test_length_parsed_as_b2sum(files, length):
              env=env)
 
 
-# --- 2. a closed stdout, 3. stdin a directory --------------------------------------------------
+# --- a closed stdout, stdin a directory ---------------------------------------------------------
 
 @pytest.mark.parametrize("args", [["f"], ["f", "missing"], ["missing"],
                                   ["-c", "sha256plain"], ["-c", "--status", "sha256plain"]])
@@ -189,7 +189,7 @@ def test_stdin_a_directory(files, args):
     assert got == want
 
 
-# --- 8. Ctrl-C ------------------------------------------------------------------------------
+# --- Ctrl-C -------------------------------------------------------------------------------------
 
 def test_ctrl_c_while_reading_stdin_dies_by_sigint(files):
     """sha256sum waiting on stdin dies by SIGINT (a shell loop around it stops); so must we,
@@ -232,7 +232,7 @@ def test_ctrl_c_during_start_up_dies_by_sigint(files):
     assert (got.stdout, got.stderr, got.returncode) == want == (b"", b"", -signal.SIGINT)
 
 
-# --- 5. long checksum lines ----------------------------------------------------------------
+# --- long checksum lines ------------------------------------------------------------------------
 
 LONG = 64 << 20
 DIGEST = b"5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03"   # of "hello\n"
@@ -253,7 +253,7 @@ def test_check_a_64_mib_line_in_linear_time(files, shape):
     assert time.perf_counter() - start < 20
 
 
-# --- 7. many missing files ---------------------------------------------------------------------
+# --- many missing files -------------------------------------------------------------------------
 
 @pytest.mark.parametrize("extra", [[], ["--ignore-missing"]])
 def test_check_100k_missing_files(files, extra):
@@ -265,7 +265,7 @@ def test_check_100k_missing_files(files, extra):
     same([sha256sum, *extra, "-c", "missing"], [*extra, "-c", "missing"], cwd=files)
 
 
-# --- 6. -j's cap ---------------------------------------------------------------------------------
+# --- -j's cap -----------------------------------------------------------------------------------
 
 COUNT_THREADS = """\
 import concurrent.futures, os, sys
