@@ -61,10 +61,11 @@ output: "HASH  NAME" lines (" *" before NAME with -b); --tag: "SHA256 (NAME) = H
   holding a backslash, newline or carriage return is written escaped (\\\\, \\n, \\r) and
   its line starts with a backslash, except with -z.
 
---check reads lines of either form (and escaped names). A tagged line is checked with the
-  algorithm its tag names; an untagged one with -a (default sha256); for BLAKE2 and SHAKE the
-  digest's length gives the output length. Prints "NAME: OK", "NAME: FAILED" or
-  "NAME: FAILED open or read", then warnings on stderr.
+--check reads lines of either form (and escaped names) for the algorithm of -a (default
+  sha256); a line of another algorithm is improperly formatted, as in sha256sum. With -a auto
+  only tagged lines count, each checked with the algorithm its tag names (as cksum -c). For
+  BLAKE2 and SHAKE the digest's length gives the output length. Prints "NAME: OK",
+  "NAME: FAILED" or "NAME: FAILED open or read", then warnings on stderr.
 
 -r walks directories in byte order of the full paths (as "find DIR -type f | LC_ALL=C sort"),
   hashing regular files and symlinks to files; symlinks to directories below an operand are
@@ -82,7 +83,9 @@ def _configure_sum(p):
                    help="digest algorithm: any name jitdigest.new() takes (md5, sha1, sha224, "
                         "sha256, sha384, sha512, sha512_224, sha512_256, sha3_224 ... "
                         "sha3_512, shake_128, shake_256, blake2b, blake2s, and OpenSSL's "
-                        "spellings such as SHA-256), or sha3 with -l. Default: sha256")
+                        "spellings such as SHA-256), or sha3 with -l. With -c, only lines of "
+                        "this algorithm are checked; 'auto' checks BSD-tagged lines of any "
+                        "algorithm (as cksum -c). Default: sha256")
     g.add_argument("-l", "--length", metavar="BITS",
                    help="digest length in bits for BLAKE2 and SHAKE, as b2sum -l: a multiple "
                         "of 8, at most 512 for blake2b and 256 for blake2s (0 or absent: the "
@@ -106,7 +109,7 @@ def _configure_sum(p):
                    help="hash the files under directory operands (sorted; see below)")
     g.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
                    help="hash N files at once on threads, output still in input order "
-                        "(0: one per CPU; default 1)")
+                        "(0: one per CPU; default 1; at most 4 per CPU, larger N means that)")
     g.add_argument("--no-batch", action="store_true",
                    help="hash every small file on its own, not in batches through "
                         "jitdigest.hash_many")
@@ -147,10 +150,10 @@ def _cmd_sum(args):
     try:
         return engine.run(args)
     except engine.UsageError as exc:
-        sys.stderr.write(f"{PROG}: {exc}\nTry '{PROG} sum --help' for more information.\n")
+        _say(f"{PROG}: {exc}\nTry '{PROG} sum --help' for more information.\n")
         return 1
     except engine.FatalError as exc:
-        sys.stderr.write("".join(f"{PROG}: {line}\n" for line in str(exc).split("\n")))
+        _say("".join(f"{PROG}: {line}\n" for line in str(exc).split("\n")))
         return 1
     except BrokenPipeError:
         # No SIGPIPE here: stop quietly, without flushing into the closed pipe at exit.
@@ -159,13 +162,14 @@ def _cmd_sum(args):
     except OSError as exc:
         # Files that cannot be read are reported inside; what gets here failed to write.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        sys.stderr.write(f"{PROG}: write error\n")          # as coreutils 9.1 says it
+        _say(f"{PROG}: write error\n")          # as coreutils 9.1 says it
         return 1
-    except KeyboardInterrupt:
-        try:
-            sys.stdout.flush()
-        finally:
-            os._exit(130)
+
+
+def _say(text):
+    """A message on stderr, unless the process started with stderr closed."""
+    if sys.stderr is not None:
+        sys.stderr.write(text)
 
 
 # --- warmup, info -----------------------------------------------------------------------
@@ -291,7 +295,8 @@ def main(argv=None):
         args = parser.parse_args(argv)
     try:
         status = args.func(args)
-        sys.stdout.flush()                  # a closed pipe shows here, not at exit
+        if sys.stdout is not None:
+            sys.stdout.flush()              # a closed pipe shows here, not at exit
         return status
     except BrokenPipeError:
         # The reader went away (``jitdigest info | head``): stop quietly, as coreutils do.
@@ -309,10 +314,31 @@ def console():
     teardown, whose final garbage collection over Numba's objects costs ~0.15 s, a quarter
     of a one-file ``jitdigest sum``."""
     import os
-    status = main()
+    try:
+        status = main()
+    except KeyboardInterrupt:
+        _die_by_sigint()
     for stream in (sys.stdout, sys.stderr):
         try:
-            stream.flush()
+            if stream is not None:
+                stream.flush()
         except (OSError, ValueError):
             status = status or 1
     os._exit(status if isinstance(status, int) else 1)
+
+
+def _die_by_sigint():
+    """End as a C program killed by Ctrl-C does (sha256sum reading a terminal): by SIGINT
+    itself, not an exit status, so that a calling shell loop stops too. What was written so
+    far is flushed first; no traceback."""
+    import os
+    import signal
+    try:
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except (OSError, ValueError):
+        pass
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
+    os.kill(os.getpid(), signal.SIGINT)
+    os._exit(130)                           # only if SIGINT could not end the process

@@ -18,15 +18,20 @@ from .quote import quote
 
 __all__ = ["run", "UsageError", "FatalError"]
 
+# -j's cap: threads beyond a few per CPU only add memory (each holds a batch in flight) and
+# contention; -j 100000 used to start hundreds of threads and double the peak memory.
+JOBS_PER_CPU = 4
+
 
 def run(args):
     """``jitdigest sum``: the exit status (0 all good, 1 anything failed or mismatched)."""
     _check_options(args)
     _dispatch.COMPILE_BATCH = False     # lane kernels when cached ("jitdigest warmup"), else
                                         # the per-message ones: no minute-long first run
-    algo = algos.from_option(args.algorithm, args.length)
+    algo = algos.from_option(args.algorithm, args.length, args.check)
     operands = [os.fsencode(f) for f in args.files] or [b"-"]
-    jobs = args.jobs or (os.cpu_count() or 1)
+    cpus = os.cpu_count() or 1
+    jobs = min(args.jobs or cpus, JOBS_PER_CPU * cpus)
     progress = None
     if _progress.wanted(args):
         total = None
@@ -52,7 +57,7 @@ def run(args):
     hasher.close()
     if progress is not None:
         progress.close()
-    out.out.flush()
+    out.finish()
     return 0 if ok else 1
 
 

@@ -76,22 +76,49 @@ for _spec in _algorithms.SPECS.values():
         _base, _, _bits = _spec.bsd_tag.encode().partition(b"-")
         _FIXED_TAGS[(_base, _bits or None)] = _spec.name
 _SHA3 = {int(bits): name for (base, bits), name in _FIXED_TAGS.items() if base == b"SHA3"}
-_BASES = sorted({base for base, _ in _FIXED_TAGS} | set(_LENGTH_TAGS), key=lambda b: (-len(b), b))
+TAG_BASES = sorted({base for base, _ in _FIXED_TAGS} | set(_LENGTH_TAGS),
+                   key=lambda b: (-len(b), b))
 # Longest first: "SHA384" must not match as "SHA3" followed by "84".
-TAG_RE = re.compile(b"(" + b"|".join(map(re.escape, _BASES)) + rb")(?:-([0-9]+))?")
+TAG_RE = re.compile(b"(" + b"|".join(map(re.escape, TAG_BASES)) + rb")(?:-([0-9]+))?")
 
 
 def names():
     return sorted(_algorithms.SPECS)
 
 
-def from_option(name, length):
-    """The Algo for ``-a NAME`` and ``-l BITS`` (None or a string), with coreutils' errors."""
-    bits = 0
-    if length is not None:
-        if not length.isdigit():
-            raise FatalError(f"invalid length: {quote(length)}")
-        bits = int(length)
+# -l as coreutils reads it (xdectoumax: strtoumax in base 10): C-locale white space, an
+# optional '+', ASCII digits, nothing after; at most UINTMAX_MAX.
+_LENGTH_RE = re.compile(r"[ \t\n\v\f\r]*\+?([0-9]+)", re.ASCII)
+_UINTMAX = (1 << 64) - 1
+
+
+def parse_length(text):
+    """The number of bits ``-l TEXT`` asks for, or FatalError with coreutils' message."""
+    m = _LENGTH_RE.fullmatch(text)
+    if m is None:
+        raise FatalError(f"invalid length: {quote(text)}")
+    bits = int(m.group(1))
+    if bits > _UINTMAX:
+        raise FatalError(f"invalid length: {quote(text)}: "
+                         "Value too large for defined data type")
+    return bits
+
+
+AUTO = "auto"   # -a auto -c: each tagged line checked with the algorithm its tag names
+
+
+def from_option(name, length, check=False):
+    """The Algo for ``-a NAME`` and ``-l BITS`` (None or a string), with coreutils' errors;
+    None for ``-a auto`` with --check (cksum -c without -a: tagged lines of any algorithm)."""
+    bits = 0 if length is None else parse_length(length)
+    if name.lower() == AUTO:
+        if not check:
+            raise UsageError(f"--algorithm={AUTO} is meaningful only when verifying checksums")
+        if bits:
+            with_length = sorted(_LENGTH_TAGS.values()) + ["sha3"]
+            raise FatalError("--length is only supported with "
+                             f"--algorithm={_choices(with_length)}")
+        return None
     if name.lower() == "sha3":                  # cksum's spelling: -a sha3 -l 256
         if bits not in _SHA3:
             raise UsageError(f"--algorithm=sha3 needs --length {_choices(sorted(_SHA3))}")
@@ -100,16 +127,16 @@ def from_option(name, length):
         spec = _algorithms.lookup(name)
     except ValueError:
         raise UsageError(f"invalid argument {quote(name)} for {quote('--algorithm')}\n"
-                         f"Valid arguments: {', '.join(names())}, sha3") from None
+                         f"Valid arguments: {', '.join(names())}, sha3, {AUTO}") from None
     if _has_length(spec):
         if bits:
             limit = _max_bits(spec)
+            if bits % 8:                        # b2sum's order: this first, then the maximum
+                raise FatalError(f"invalid length: {quote(length)}\n"
+                                 "length is not a multiple of 8")
             if bits > limit:
                 raise FatalError(f"invalid length: {quote(length)}\nmaximum digest length "
                                  f"for {quote(spec.bsd_tag)} is {limit} bits")
-            if bits % 8:
-                raise FatalError(f"invalid length: {quote(length)}\n"
-                                 "length is not a multiple of 8")
         return get(spec.name, bits or None)
     if bits:
         with_length = sorted(_LENGTH_TAGS.values()) + ["sha3"]

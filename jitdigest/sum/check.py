@@ -2,13 +2,28 @@
 escaped names), the files they list hashed and verified, with coreutils' messages."""
 import binascii
 import errno
+import functools
 import os
+import re
 
 from . import algos
 from .quote import escape_name, quotef, unescape_name
 from .walk import FILE, NOTE, STDIN, Item
 
 _HEX = frozenset(b"0123456789abcdefABCDEF")
+READ_SIZE = 1 << 18                         # bytes per read of a checksum file
+# Scans of a line as C loops (a Python loop per byte was most of the time on long lines).
+_BLANKS = re.compile(rb"[ \t]*")            # what coreutils skips before a line's content
+_HEX_RUN = re.compile(rb"[0-9a-fA-F]*")
+_WORD = re.compile(rb"[^ \t]*")             # the digest field: up to a blank
+# No BSD tag is all hex digits, so a line starting with a digest never starts with a tag.
+assert not any(_HEX.issuperset(base) for base in algos.TAG_BASES)
+
+
+@functools.cache
+def _plain_line(hex_len):
+    """The usual untagged line's start: the digest, a blank, the ' ' or '*' marker."""
+    return re.compile(rb"([0-9a-fA-F]{%d})[ \t][ *]" % hex_len)
 
 
 class CheckState:
@@ -20,34 +35,44 @@ class CheckState:
 
 def parse_check_line(line, default, state, from_stdin):
     """(algo, hex digest, file name) for one checksum line (newline and CR already removed),
-    or None if it is improperly formatted: coreutils' split_3/bsd_split_3 rules, with the
-    algorithm taken from the BSD tag when there is one."""
+    or None if it is improperly formatted: coreutils' split_3/bsd_split_3 rules. ``default``
+    is the Algo of -a: untagged lines use it, tagged ones must name it (BLAKE2 and SHAKE at
+    any length, as b2sum); None (-a auto) takes tagged lines of any algorithm, no others."""
+    if default is not None and state.bsd_reversed != 1 and not default.has_length:
+        m = _plain_line(default.size * 2).match(line)
+        if m is not None and len(line) > m.end():
+            # "HASH  NAME" or "HASH *NAME": what the general rules below conclude, in one step
+            state.bsd_reversed = 0
+            name = line[m.end():].split(b"\0", 1)[0]
+            if from_stdin and name == b"-":
+                return None
+            return default, m.group(1), name
     n = len(line)
-    i = 0
-    while i < n and line[i] in b" \t":
-        i += 1
+    i = _BLANKS.match(line).end()
     escaped = line[i:i + 1] == b"\\"
     if escaped:
         i += 1
     m = algos.TAG_RE.match(line, i)
     if m is not None:
-        return _parse_tagged(line, m, escaped, from_stdin)
+        parsed = _parse_tagged(line, m, escaped, from_stdin)
+        # A line of another algorithm is improperly formatted, as in sha256sum and
+        # cksum -a X; only -a auto (default None) checks each with its own.
+        if parsed is None or default is not None and parsed[0].name != default.name:
+            return None
+        return parsed
+    if default is None:                     # -a auto: tagged lines only, as cksum -c
+        return None
     algo = default
     variable = algo.has_length
     min_len = 3 if variable else algo.size * 2 + 2
     if n - i < min_len + (line[i:i + 1] == b"\\"):
         return None
     if variable:                            # length from the digest, as b2sum does
-        j = i
-        while j < n and line[j] in _HEX:
-            j += 1
-        hex_len = j - i
+        hex_len = _HEX_RUN.match(line, i).end() - i
         if hex_len < 2 or hex_len % 2 or hex_len > algo.max_bits // 4:
             return None
         algo = algos.get(algo.name, hex_len * 4)
-    j = i
-    while j < n and line[j] not in b" \t":
-        j += 1
+    j = _WORD.match(line, i).end()
     if j == n:
         return None
     digest = line[i:j]
@@ -91,14 +116,10 @@ def _parse_tagged(line, m, escaped, from_stdin):
             return None
     else:
         name = name.split(b"\0", 1)[0]
-    k = j + 1
-    while rest[k:k + 1] in (b" ", b"\t"):
-        k += 1
+    k = _BLANKS.match(rest, j + 1).end()
     if rest[k:k + 1] != b"=":
         return None
-    k += 1
-    while rest[k:k + 1] in (b" ", b"\t"):
-        k += 1
+    k = _BLANKS.match(rest, k + 1).end()
     digest = rest[k:]
     algo = algos.from_tag(m.group(1), m.group(2), len(digest))
     if algo is None or len(digest) != algo.size * 2 or not _HEX.issuperset(digest):
@@ -110,21 +131,29 @@ def _parse_tagged(line, m, escaped, from_stdin):
 
 def _read_lines(fd, errors):
     """The lines of a file descriptor, without their newlines; a read error is appended to
-    ``errors`` and ends the lines."""
-    rest = b""
+    ``errors`` and ends the lines. Linear in the input however long a line is: the pieces of
+    an unfinished line are joined once, when its end arrives."""
+    rest = []                               # pieces of the line not finished yet
     while True:
         try:
-            chunk = os.read(fd, 1 << 16)
+            chunk = os.read(fd, READ_SIZE)
         except OSError as exc:
             errors.append(exc)
             break
         if not chunk:
             break
-        lines = (rest + chunk).split(b"\n")
-        rest = lines.pop()
+        if b"\n" not in chunk:
+            rest.append(chunk)
+            continue
+        lines = chunk.split(b"\n")
+        if rest:
+            rest.append(lines[0])
+            lines[0] = b"".join(rest)
+        last = lines.pop()
+        rest = [last] if last else []
         yield from lines
     if rest:
-        yield rest
+        yield b"".join(rest)
 
 
 def check_file(checkfile, args, default, hasher, out, state):
@@ -167,8 +196,9 @@ def check_file(checkfile, args, default, hasher, out, state):
             if item.kind == NOTE:
                 counts["bad"] += 1
                 if warn:
-                    out.error(quotef(label) + b": %d: improperly formatted %s checksum line"
-                              % (item.error, default.tag_name.encode()))
+                    kind = b"" if default is None else default.tag_name.encode() + b" "
+                    out.error(quotef(label) + b": %d: improperly formatted %schecksum line"
+                              % (item.error, kind))
                 continue
             counts["lines"] += 1
             if progress is not None:

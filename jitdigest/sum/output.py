@@ -1,19 +1,47 @@
 """What ``jitdigest sum`` writes: checksum lines (plain, --tag, -z, --json) on stdout and
 messages on stderr, kept in order with each other and with the progress line."""
 import binascii
+import errno
+import os
 import sys
 
+from .errors import FatalError
 from .quote import escape_name, needs_escape, quotef
 from .walk import expand_operands
+
+
+class _ClosedStdout:
+    """Standard output when the process started with it closed (``>&-``; Python then sets
+    sys.stdout to None): nothing is written, and ``finish`` fails as coreutils' close_stdout
+    does, only if something was to be written."""
+
+    pending = False
+
+    def write(self, data):
+        self.pending = self.pending or bool(data)
+
+    def flush(self):
+        pass
 
 
 class Output:
     """stdout (bytes) and stderr messages, kept in order with each other and the progress line."""
 
     def __init__(self, progress=None):
-        self.out = sys.stdout.buffer
-        self.tty = sys.stdout.isatty()
+        if sys.stdout is None:
+            self.out = _ClosedStdout()
+            self.tty = False
+        else:
+            self.out = sys.stdout.buffer
+            self.tty = sys.stdout.isatty()
         self.progress = progress
+
+    def finish(self):
+        """Flush standard output at the end of a run; FatalError if it was closed and there
+        was something to write ("write error: Bad file descriptor", as sha256sum >&-)."""
+        self.out.flush()
+        if isinstance(self.out, _ClosedStdout) and self.out.pending:
+            raise FatalError("write error: " + os.strerror(errno.EBADF))
 
     def line(self, data):
         if self.progress is not None:
@@ -30,6 +58,8 @@ class Output:
         if isinstance(message, str):
             message = message.encode("utf-8", "surrogateescape")
         err = sys.stderr
+        if err is None:                     # started with stderr closed (2>&-): say nothing
+            return
         err.flush()
         err.buffer.write(b"jitdigest: " + message + b"\n")
         err.buffer.flush()
