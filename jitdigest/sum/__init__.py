@@ -8,7 +8,7 @@ rules byte for byte, plus recursion, JSON lines, -j and batching; cli.py calls `
 import os
 import sys
 
-from .. import _dispatch
+from .. import _config, _dispatch
 from . import algos, progress as _progress
 from .check import CheckState, check_file
 from .errors import FatalError, UsageError
@@ -18,9 +18,6 @@ from .quote import quote
 
 __all__ = ["run", "UsageError", "FatalError"]
 
-# -j's cap: threads beyond a few per CPU only add memory (each holds a batch in flight) and
-# contention; -j 100000 used to start hundreds of threads and double the peak memory.
-JOBS_PER_CPU = 4
 
 
 def run(args):
@@ -31,7 +28,7 @@ def run(args):
     algo = algos.from_option(args.algorithm, args.length, args.check)
     operands = [os.fsencode(f) for f in args.files] or [b"-"]
     cpus = os.cpu_count() or 1
-    jobs = min(args.jobs or cpus, JOBS_PER_CPU * cpus)
+    jobs = min(args.jobs or cpus, _config.SUM_JOBS_PER_CPU * cpus)
     progress = None
     if _progress.wanted(args):
         total = None
