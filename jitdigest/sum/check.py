@@ -87,15 +87,20 @@ def parse_check_line(line, default, state, from_stdin):
         state.bsd_reversed = 0
         i += 1
     name = line[i:]
-    if escaped:
-        name = unescape_name(name)
-        if name is None:
-            return None
-    else:
-        name = name.split(b"\0", 1)[0]
+    name = _name_field(name, escaped)
+    if name is None:
+        return None
     if from_stdin and name == b"-":
         return None
     return algo, digest, name
+
+
+def _name_field(name, escaped):
+    """A line's file name as bytes: unescaped if the line was escaped (None if that fails),
+    else up to the first NUL, as coreutils reads it."""
+    if escaped:
+        return unescape_name(name)
+    return name.split(b"\0", 1)[0]
 
 
 def _parse_tagged(line, m, escaped, from_stdin):
@@ -110,12 +115,9 @@ def _parse_tagged(line, m, escaped, from_stdin):
     if j < 0:
         return None
     name = rest[:j]
-    if escaped:
-        name = unescape_name(name)
-        if name is None:
-            return None
-    else:
-        name = name.split(b"\0", 1)[0]
+    name = _name_field(name, escaped)
+    if name is None:
+        return None
     k = _BLANKS.match(rest, j + 1).end()
     if rest[k:k + 1] != b"=":
         return None
