@@ -322,8 +322,11 @@ print("finished", time.perf_counter() - t, flush=True)
 @pytest.mark.skipif(not hasattr(signal, "SIGINT") or os.name != "posix", reason="POSIX signals")
 @pytest.mark.parametrize("threads", [1, 2])
 def test_ctrl_c_ends_a_long_batch(threads):
+    # SIGINT at its default in the child, as in a terminal, even when this run was started in
+    # the background (which makes children ignore it)
     proc = subprocess.Popen([sys.executable, "-c", INTERRUPT, str(threads)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         assert proc.stdout.readline().strip() == "start"
         time.sleep(0.5)

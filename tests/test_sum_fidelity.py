@@ -29,6 +29,12 @@ def tool(name):
     return path
 
 
+def interactive_sigint():
+    """For a child that should take Ctrl-C as a terminal user's program does: SIGINT at its
+    default, even when this test run was started in the background (which ignores it)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def run(argv, **kwargs):
     kwargs.setdefault("env", ENV)
     kwargs.setdefault("stdin", subprocess.DEVNULL)
@@ -198,7 +204,8 @@ def test_ctrl_c_while_reading_stdin_dies_by_sigint(files):
     results = []
     for argv, settle in (([sha256sum], 0.5), (JD, 3.0)):
         proc = subprocess.Popen(argv, cwd=files, env=ENV, stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                preexec_fn=interactive_sigint)
         proc.stdin.write(b"partial input")
         proc.stdin.flush()
         time.sleep(settle)          # past start-up: blocked reading stdin
@@ -225,10 +232,12 @@ cli.console()
 def test_ctrl_c_during_start_up_dies_by_sigint(files):
     sha256sum = tool("sha256sum")
     proc = subprocess.Popen([sha256sum], cwd=files, env=ENV, stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=interactive_sigint)
     proc.send_signal(signal.SIGINT)
     want = proc.communicate(timeout=60) + (proc.returncode,)
-    got = run([sys.executable, "-c", CTRL_C_AT_START, "sum", "f"], cwd=files)
+    got = run([sys.executable, "-c", CTRL_C_AT_START, "sum", "f"], cwd=files,
+              preexec_fn=interactive_sigint)
     assert (got.stdout, got.stderr, got.returncode) == want == (b"", b"", -signal.SIGINT)
 
 
