@@ -26,6 +26,8 @@ ENV = "JITDIGEST_CACHE_DIR"
 class CacheWarning(UserWarning):
     """The kernel cache could not be used as it is (not writable, or a damaged entry that was
     discarded); hashing goes on, compiling what it needs."""
+
+
 KERNELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels")
 
 

@@ -10,6 +10,7 @@ a C-contiguous uint8 array made by the caller). The choice is made here, in Pyth
 hash object: kernels never read a global switch.
 """
 import contextlib
+import functools
 
 from . import _cpu, _notice
 from .kernels import blake2b, blake2s, keccak, md5, sha1, sha256, sha512
@@ -45,22 +46,17 @@ class Backend:
         return f"Backend({self.family}, {self.name})"
 
 
-_backends = {}
-
-
-def _wrap(family, modules):
-    return tuple(_backends.get(m) or _backends.setdefault(m, Backend(m, family))
-                 for m in modules)
-
-
+# The family packages' lists are fixed: each is imported and wrapped once per process.
+@functools.lru_cache(maxsize=None)
 def backends(family):
     """Every per-message backend of a family, usable or not, in preference order."""
-    return _wrap(family, FAMILIES[family].backends())
+    return tuple(Backend(m, family) for m in FAMILIES[family].backends())
 
 
+@functools.lru_cache(maxsize=None)
 def batch_backends(family):
     """Every multi-buffer backend of a family (``hash_rows`` only), widest first."""
-    return _wrap(family, FAMILIES[family].batch_backends())
+    return tuple(Backend(m, family) for m in FAMILIES[family].batch_backends())
 
 
 def _signatures(word):

@@ -3,7 +3,6 @@ makes from the full files (checked when they are present), it covers every algor
 readers count what they read and refuse a file they cannot."""
 import hashlib
 import importlib.util
-import pathlib
 import shutil
 import subprocess
 import sys
