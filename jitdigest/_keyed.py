@@ -11,9 +11,8 @@ import threading
 
 import numpy as np
 
-from . import _cpu, _dispatch
+from . import _algorithms, _cpu, _dispatch
 
-FAMILIES = ("md5", "sha1", "sha256", "sha512")
 _compiled = {}
 _lock = threading.Lock()
 
@@ -53,7 +52,7 @@ def _signature(word, entry):
 def entry(spec, name):
     """The compiled ``name`` entry ("hmac", "hmac_bytes", "hmac_states", "hmac_final",
     "hmac_rows", "hmac_grid", "pbkdf2") serving ``spec`` now, or None."""
-    if spec.family not in FAMILIES:
+    if spec.family not in _algorithms.MERKLE_DAMGARD:
         return None
     backend = _dispatch.kernels_for(spec).backend
     key = (backend, name, _cpu.jit_enabled())

@@ -89,7 +89,7 @@ def _keyed_rows(key, spec, segments, n, out, threads):
         return out
     inner, outer = _keyed_states(key, spec)
     kernels = _dispatch.batch_kernels_for(spec, n)
-    if spec.family in _keyed.FAMILIES:
+    if spec.family in _algorithms.MERKLE_DAMGARD:
         if kernels.backend.lanes == 1:
             states = _readonly(np.concatenate([inner, outer]), spec.word)
             _passes(_KeyedRows(spec), spec, states, None, segments, n, out, threads)
