@@ -19,7 +19,6 @@ from .quote import quote
 __all__ = ["run", "UsageError", "FatalError"]
 
 
-
 def run(args):
     """``jitdigest sum``: the exit status (0 all good, 1 anything failed or mismatched)."""
     _check_options(args)
