@@ -50,7 +50,9 @@ import numpy as np
 
 from ..._algorithms import SPECS
 from .._blake2 import b2_final, b2_hash_rows, b2_oneshot, b2_update
-from .._jit import add{bits}, gil_kernel, kernel, load_le{bits}, new_words, not{bits}, rotr{bits}, u{bits}
+from .._jit import (add{bits}, gil_kernel, kernel, load_le{bits}, new_words, not{bits}, parallel_kernel,
+                   rotr{bits}, u{bits})
+from .._rows import over_chunks
 '''
 
 

@@ -14,7 +14,10 @@ seams, one section each:
    for (``numba.core.codegen.JITCPUCodegen``'s decision; ``jitdigest._cpu`` builds on it);
 5. ``KernelCache``, ``set_cache()``, ``cache_of()``: Numba's on-disk cache subclassed
    (``numba.core.caching``, ``rtsys.initialize``, ``Dispatcher._cache``); the policy (where,
-   which format, what to do with a damaged entry) lives in ``_numba_cache``.
+   which format, what to do with a damaged entry) lives in ``_numba_cache``;
+6. ``launched_layer()``, ``launch_threading_layer()``, ``compiler_lock()``: Numba's threading
+   layer set-up (``numba.np.ufunc.parallel``) and its global compiler lock, for
+   ``jitdigest._parallel``.
 
 ``REQUIRED`` lists every private name used here and ``missing()`` says which of them this
 Numba/llvmlite lacks. Importing this module imports Numba (``jitdigest._cpu`` imports it lazily,
@@ -319,6 +322,33 @@ def cache_of(dispatcher):
     return getattr(dispatcher, "_cache", None)
 
 
+# --- 6. the threading layer and the compiler lock -----------------------------------------
+
+def launched_layer():
+    """The threading layer Numba has loaded in this process, or None before its first parallel
+    region (``numba.np.ufunc.parallel._is_initialized``; ``numba.threading_layer()`` raises
+    then)."""
+    from numba.np.ufunc import parallel
+    if not parallel._is_initialized:
+        return None
+    return numba.threading_layer()
+
+
+def launch_threading_layer():
+    """Load Numba's threading layer now, as its first parallel region would
+    (``numba.np.ufunc.parallel._launch_threads``), and return its name."""
+    from numba.np.ufunc import parallel
+    parallel._launch_threads()
+    return numba.threading_layer()
+
+
+def compiler_lock():
+    """Numba's global compiler lock (a ``threading.RLock``), held while a kernel compiles or
+    loads from the cache (``numba.core.compiler_lock.global_compiler_lock._lock``)."""
+    from numba.core.compiler_lock import global_compiler_lock
+    return global_compiler_lock._lock
+
+
 # --- inventory ----------------------------------------------------------------------------
 
 # Every private (or unadvertised) name the sections above rely on, as "module:attribute.path";
@@ -354,6 +384,9 @@ REQUIRED = (
     "numba.core.caching:FunctionCache._save_overload",
     "numba.core.caching:FunctionCache.load_overload",
     "numba.core.caching:FunctionCache.save_overload",
+    "numba.np.ufunc.parallel:_launch_threads",
+    "numba.np.ufunc.parallel:_is_initialized",
+    "numba.core.compiler_lock:global_compiler_lock._lock",
 )
 
 # Keyword parameters of the private functions called with keywords.

@@ -12,6 +12,9 @@ from .._cpu import sane_numba_environment
 
 sane_numba_environment()
 import numba  # noqa: E402  (after the environment check: a bad NUMBA_NUM_THREADS breaks it)
+from .._parallel import install_fork_guard  # noqa: E402
+
+install_fork_guard()          # after Numba's import (and its logging's fork hook): see there
 import numpy as np  # noqa: E402
 from numba.core import types  # noqa: E402
 from numba.extending import overload  # noqa: E402
@@ -36,6 +39,13 @@ def cached(dispatcher):
 def kernel(func):
     """Compile-on-first-use, cached, GIL-free kernel (a plain function when the JIT is off)."""
     return cached(numba.njit(nogil=True)(func))
+
+
+def parallel_kernel(func):
+    """A GIL-free kernel compiled with ``parallel=True``: its ``prange`` loops run on Numba's
+    threading layer (``jitdigest._parallel`` chooses and guards it). Interpreted, ``prange`` is
+    ``range`` and the loop runs on the calling thread."""
+    return cached(numba.njit(parallel=True, nogil=True)(func))
 
 
 def gil_kernel(func):

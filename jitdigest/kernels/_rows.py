@@ -11,13 +11,20 @@ Every ``hash_rows(values, starts, lengths, rows, iv, out)`` entry hashes, for ea
   ``(n, width)`` array, hashed without building three index arrays of ``n`` int64 (for 100k
   64-byte rows they cost more than a third of MD5's hashing time, mostly in page faults).
 
+Every backend also exports ``hash_chunks(values, starts, lengths, rows, bounds, iv, out)``: the
+same rows cut at ``bounds`` (chunk ``c`` is the rows from position ``bounds[c]`` to
+``bounds[c + 1]`` of ``rows``), the chunks spread over cores by a Numba ``prange`` loop
+(``over_chunks``) that calls the backend's own ``hash_rows`` on each.
+
 The kernels read their rows only through the four functions below. ``length_of`` refuses a
 negative length (ValueError): the batch driver proves every bound before a call
 (``jitdigest._layout``), and this cheap guard keeps a future caller's mistake from becoming a
 loop over 2**57 blocks.
 """
-from numba import types
+from numba import prange, types
 from numba.extending import overload
+
+from ._jit import inline_kernel
 
 
 def row_count(rows):
@@ -43,6 +50,22 @@ def length_of(lengths, r):
     return n
 
 
+def chunk_of(rows, bounds, c):
+    """The rows of chunk ``c``: a slice of the row numbers, or a sub-range of the grid."""
+    if isinstance(rows, tuple):
+        return (rows[0] + int(bounds[c]), rows[0] + int(bounds[c + 1]))
+    return rows[int(bounds[c]):int(bounds[c + 1])]
+
+
+@inline_kernel
+def over_chunks(hash_rows, values, starts, lengths, rows, bounds, iv, out):
+    """``hash_rows`` on every chunk of ``rows``, the chunks in parallel (a ``prange`` loop;
+    inlined into each backend's ``parallel_kernel`` entry, so ``hash_rows`` is a direct call).
+    The chunks write disjoint rows of ``out``."""
+    for c in prange(bounds.shape[0] - 1):
+        hash_rows(values, starts, lengths, chunk_of(rows, bounds, c), iv, out)
+
+
 def _is_grid(rows):
     return isinstance(rows, types.UniTuple)
 
@@ -59,6 +82,13 @@ def _row_at(rows, i):
     if _is_grid(rows):
         return lambda rows, i: rows[0] + i
     return lambda rows, i: rows[i]
+
+
+@overload(chunk_of, inline="always")
+def _chunk_of(rows, bounds, c):
+    if _is_grid(rows):
+        return lambda rows, bounds, c: (rows[0] + bounds[c], rows[0] + bounds[c + 1])
+    return lambda rows, bounds, c: rows[bounds[c]:bounds[c + 1]]
 
 
 @overload(start_of, inline="always")

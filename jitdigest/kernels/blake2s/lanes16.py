@@ -8,10 +8,10 @@ tools/gen_lanes.py, not this file.
 """
 import numpy as np
 
-from .._jit import inline_kernel, kernel
+from .._jit import inline_kernel, kernel, parallel_kernel
 from .._lanes import (PF_MIN, le64 as _word, le32 as _word32, prefetch as _prefetch,
     wide_vectors as _wide_vectors)
-from .._rows import length_of, row_at, row_count, start_of
+from .._rows import length_of, over_chunks, row_at, row_count, start_of
 
 NAME = "lanes16"
 FEATURE = ("avx512f", "avx512bw")
@@ -1110,3 +1110,8 @@ def hash_rows(values, starts, lengths, rows, iv, out):
             buf[80 + l] = buf[80 + l] ^ v5 ^ v13
             buf[96 + l] = buf[96 + l] ^ v6 ^ v14
             buf[112 + l] = buf[112 + l] ^ v7 ^ v15
+
+
+@parallel_kernel
+def hash_chunks(values, starts, lengths, rows, bounds, iv, out):
+    over_chunks(hash_rows, values, starts, lengths, rows, bounds, iv, out)

@@ -8,7 +8,9 @@ import numpy as np
 
 from ..._algorithms import SPECS
 from .._blake2 import IV32, SIGMA, b2_final, b2_hash_rows, b2_oneshot, b2_update
-from .._jit import (add32, gil_kernel, kernel, load_le32, new_words, not32, rotr32, u32)
+from .._jit import (add32, gil_kernel, kernel, load_le32, new_words, not32, parallel_kernel,
+                   rotr32, u32)
+from .._rows import over_chunks
 
 
 @kernel
@@ -111,3 +113,8 @@ def oneshot(iv, data, out):
 @kernel
 def hash_rows(values, starts, lengths, rows, iv, out):
     b2_hash_rows(compress, BLOCK, values, starts, lengths, rows, iv, out)
+
+
+@parallel_kernel
+def hash_chunks(values, starts, lengths, rows, bounds, iv, out):
+    over_chunks(hash_rows, values, starts, lengths, rows, bounds, iv, out)

@@ -8,9 +8,9 @@ tools/gen_lanes.py, not this file.
 """
 import numpy as np
 
-from .._jit import inline_kernel, kernel
+from .._jit import inline_kernel, kernel, parallel_kernel
 from .._lanes import (PF_MIN, le32 as _word, prefetch as _prefetch)
-from .._rows import length_of, row_at, row_count, start_of
+from .._rows import length_of, over_chunks, row_at, row_count, start_of
 
 NAME = "lanes8"
 FEATURE = "avx2"
@@ -419,3 +419,8 @@ def hash_rows(values, starts, lengths, rows, iv, out):
             buf[40 + l] = np.uint32(buf[40 + l] + c_1)
             buf[48 + l] = np.uint32(buf[48 + l] + d_0)
             buf[56 + l] = np.uint32(buf[56 + l] + d_1)
+
+
+@parallel_kernel
+def hash_chunks(values, starts, lengths, rows, bounds, iv, out):
+    over_chunks(hash_rows, values, starts, lengths, rows, bounds, iv, out)

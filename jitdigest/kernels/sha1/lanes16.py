@@ -8,10 +8,10 @@ tools/gen_lanes.py, not this file.
 """
 import numpy as np
 
-from .._jit import inline_kernel, kernel
+from .._jit import inline_kernel, kernel, parallel_kernel
 from .._lanes import (PF_MIN, be64 as _dword, be32 as _word, prefetch as _prefetch,
     wide_vectors as _wide_vectors)
-from .._rows import length_of, row_at, row_count, start_of
+from .._rows import length_of, over_chunks, row_at, row_count, start_of
 
 NAME = "lanes16"
 FEATURE = ("avx512f", "avx512bw")
@@ -472,3 +472,8 @@ def hash_rows(values, starts, lengths, rows, iv, out):
             buf[32 + l] = np.uint32(buf[32 + l] + c)
             buf[48 + l] = np.uint32(buf[48 + l] + d)
             buf[64 + l] = np.uint32(buf[64 + l] + e)
+
+
+@parallel_kernel
+def hash_chunks(values, starts, lengths, rows, bounds, iv, out):
+    over_chunks(hash_rows, values, starts, lengths, rows, bounds, iv, out)

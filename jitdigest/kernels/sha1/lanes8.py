@@ -8,9 +8,9 @@ tools/gen_lanes.py, not this file.
 """
 import numpy as np
 
-from .._jit import inline_kernel, kernel
+from .._jit import inline_kernel, kernel, parallel_kernel
 from .._lanes import (PF_MIN, be32 as _word, prefetch as _prefetch)
-from .._rows import length_of, row_at, row_count, start_of
+from .._rows import length_of, over_chunks, row_at, row_count, start_of
 
 NAME = "lanes8"
 FEATURE = "avx2"
@@ -469,3 +469,8 @@ def hash_rows(values, starts, lengths, rows, iv, out):
             buf[16 + l] = np.uint32(buf[16 + l] + c)
             buf[24 + l] = np.uint32(buf[24 + l] + d)
             buf[32 + l] = np.uint32(buf[32 + l] + e)
+
+
+@parallel_kernel
+def hash_chunks(values, starts, lengths, rows, bounds, iv, out):
+    over_chunks(hash_rows, values, starts, lengths, rows, bounds, iv, out)

@@ -8,9 +8,9 @@ tools/gen_lanes.py, not this file.
 """
 import numpy as np
 
-from .._jit import inline_kernel, kernel
+from .._jit import inline_kernel, kernel, parallel_kernel
 from .._lanes import (PF_MIN, be32 as _word, prefetch as _prefetch)
-from .._rows import length_of, row_at, row_count, start_of
+from .._rows import length_of, over_chunks, row_at, row_count, start_of
 
 NAME = "lanes8"
 FEATURE = "avx2"
@@ -611,3 +611,8 @@ def hash_rows(values, starts, lengths, rows, iv, out):
             buf[40 + l] = np.uint32(buf[40 + l] + f)
             buf[48 + l] = np.uint32(buf[48 + l] + g)
             buf[56 + l] = np.uint32(buf[56 + l] + h)
+
+
+@parallel_kernel
+def hash_chunks(values, starts, lengths, rows, bounds, iv, out):
+    over_chunks(hash_rows, values, starts, lengths, rows, bounds, iv, out)

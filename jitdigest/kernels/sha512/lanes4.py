@@ -8,9 +8,9 @@ tools/gen_lanes.py, not this file.
 """
 import numpy as np
 
-from .._jit import inline_kernel, kernel
+from .._jit import inline_kernel, kernel, parallel_kernel
 from .._lanes import (PF_MIN, be64 as _word, prefetch as _prefetch)
-from .._rows import length_of, row_at, row_count, start_of
+from .._rows import length_of, over_chunks, row_at, row_count, start_of
 
 NAME = "lanes4"
 FEATURE = "avx2"
@@ -746,3 +746,8 @@ def hash_rows(values, starts, lengths, rows, iv, out):
             buf[20 + l] = buf[20 + l] + f
             buf[24 + l] = buf[24 + l] + g
             buf[28 + l] = buf[28 + l] + h
+
+
+@parallel_kernel
+def hash_chunks(values, starts, lengths, rows, bounds, iv, out):
+    over_chunks(hash_rows, values, starts, lengths, rows, bounds, iv, out)
