@@ -16,8 +16,12 @@ uuid3_many/uuid5_many against ``[uuid.uuid3(ns, n) for n in names]`` for 100k na
 bytes and as strings, and, when installed, DuckDB's md5/sha256 and polars-hash (hex output,
 every core) beside ``hash_many`` + ``hexdigests``.
 
+``--engines`` instead compares the parallel engine itself: the prange loops against the thread
+pool they replaced (``_pool_driver.py``; same chunks), in one run, at 1 and 2 threads, on 64 B,
+1 KiB, 16 KiB and ragged (0-2 KiB) rows.
+
     python benchmarks/bench_batch.py [--algorithms md5 sha256 ...] [--backend lanes8] [--quick]
-                                     [--json FILE]
+                                     [--json FILE] [--engines]
 """
 import argparse
 import contextlib
@@ -37,6 +41,12 @@ import numpy as np  # noqa: E402
 import jitdigest  # noqa: E402
 from jitdigest import batch  # noqa: E402
 from _backends import serving_batch  # noqa: E402
+from _pool_driver import previous_pool  # noqa: E402
+from _timing import take_turns  # noqa: E402
+
+# --engines: (label, rows, width) for 2-D rows, width None: ragged 0-2 KiB in values+offsets
+ENGINE_SHAPES = [("64 B", 200_000, 64), ("1 KiB", 20_000, 1024), ("16 KiB", 2_000, 16384),
+                 ("ragged", 20_000, None)]
 
 ALGORITHMS = ["md5", "sha1", "sha224", "sha256", "sha384", "sha512", "sha512_224", "sha512_256",
               "sha3_224", "sha3_256", "sha3_384", "sha3_512", "shake_128", "shake_256",
@@ -208,6 +218,40 @@ def print_others(results, notes):
               f"{cells[0]:>10} {cells[1]:>12}")
 
 
+def bench_engines(names, quick):
+    """prange vs the previous thread pool, alternating turns, per algorithm, shape, threads."""
+    rng = np.random.default_rng(0)
+    rows = []
+    print(f"{'algorithm':<10} {'shape':<7} {'threads':>7} {'prange':>10} {'pool':>10} "
+          f"{'ratio':>6}")
+    for name in names:
+        for label, n, width in ENGINE_SHAPES:
+            if width is None:
+                lengths = rng.integers(0, 2048, n)
+                offsets = np.concatenate(([0], np.cumsum(lengths)))
+                args = (rng.integers(0, 256, int(offsets[-1]), dtype=np.uint8), offsets)
+            else:
+                args = (rng.integers(0, 256, (n, width), dtype=np.uint8),)
+            kw = {"length": SHAKE_LENGTH} if name.startswith("shake") else {}
+            for threads in (1, 2):
+                def prange_run():
+                    jitdigest.hash_many(name, *args, threads=threads, **kw)
+
+                def pool_run():
+                    with previous_pool():
+                        jitdigest.hash_many(name, *args, threads=threads, **kw)
+                prange_run(), pool_run()                      # compile / load first
+                t = take_turns({"prange": prange_run, "pool": pool_run},
+                               rounds=3 if quick else 5, min_time=0.05, repeat=3)
+                ratio = t["pool"] / t["prange"]
+                rows.append({"algorithm": name, "shape": label, "threads": threads, **t,
+                             "ratio": ratio})
+                print(f"{name:<10} {label:<7} {threads:>7} {fmt_rate(n, t['prange']):>10} "
+                      f"{fmt_rate(n, t['pool']):>10} {ratio:>6.2f}")
+    print("\nratio: the pool's time over prange's (>= 1: prange as fast or faster)")
+    return rows
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--algorithms", nargs="+", default=ALGORITHMS)
@@ -215,6 +259,8 @@ def main(argv=None):
     ap.add_argument("--no-uuid", action="store_true")
     ap.add_argument("--no-others", action="store_true", help="skip DuckDB and polars-hash")
     ap.add_argument("--json", help="also write the raw timings (seconds per call) here")
+    ap.add_argument("--engines", action="store_true",
+                    help="compare the prange engine with the previous thread pool only")
     ap.add_argument("--backend", help="force this backend (see jitdigest.backends(name)); "
                     "algorithms without it are skipped")
     args = ap.parse_args(argv)
@@ -224,6 +270,14 @@ def main(argv=None):
     print(f"default_threads() = {batch.default_threads()}; JIT "
           f"{'on' if jitdigest.info()['jit'] else 'off'}\n")
     algorithms = args.algorithms
+    if args.engines:
+        engines = bench_engines([n for n in algorithms if n in ("md5", "sha256", "sha3_256",
+                                                                  "blake2b")]
+                                if algorithms is ALGORITHMS else algorithms, args.quick)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"machine": machine(), "engines": engines}, f, indent=1)
+        return
     if args.backend:
         skipped = [n for n in algorithms if args.backend not in jitdigest.backends(n)]
         algorithms = [n for n in algorithms if n not in skipped]

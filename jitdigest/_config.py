@@ -23,6 +23,14 @@ MIN_BLOCKS_PER_THREAD = 2048
 # ... at most about this many blocks per kernel call (2-20 ms), so Ctrl-C is seen between calls.
 CHUNK_BLOCKS = 1 << 16
 
+# ... and the chunks of a parallel batch go to the threading layer this many per thread per call
+# (waves), so that Ctrl-C is seen between calls as it is between chunks.
+CHUNKS_PER_CALL = 1
+
+# A fork waits at most this long (seconds) for another thread's compile or cache load to end
+# (Numba's compiler lock), so that the child does not inherit the lock held (it then hung).
+FORK_WAIT = 600.0
+
 # SHAKE output from this many bytes on is squeezed straight into the bytes object returned
 # (one allocation of the output, where a bytearray and then bytes() took two).
 DIRECT_OUTPUT_MIN = 1 << 16

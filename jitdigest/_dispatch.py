@@ -19,9 +19,10 @@ from .kernels import blake2b, blake2s, keccak, md5, sha1, sha256, sha512
 FAMILIES = {"md5": md5, "sha1": sha1, "sha256": sha256, "sha512": sha512, "keccak": keccak,
             "blake2b": blake2b, "blake2s": blake2s}
 
-ENTRIES = ("update", "final", "oneshot", "hash_rows", "hash_grid")
-# hash_grid is the hash_rows function compiled for the grid form (jitdigest/kernels/_rows.py)
-_FUNCTION = {"hash_grid": "hash_rows"}
+ENTRIES = ("update", "final", "oneshot", "hash_rows", "hash_grid", "hash_chunks", "grid_chunks")
+# hash_grid is the hash_rows function compiled for the grid form (jitdigest/kernels/_rows.py);
+# hash_chunks / grid_chunks are the prange entry over chunks of either form
+_FUNCTION = {"hash_grid": "hash_rows", "grid_chunks": "hash_chunks"}
 
 
 class Backend:
@@ -79,6 +80,9 @@ def _signatures(word):
         # the grid form: rows r in range(*rows) of one width, values[r * width:(r + 1) * width].
         "hash_rows": (data, index, index, index, iv, rows_out),
         "hash_grid": (data, i64, i64, types.UniTuple(i64, 2), iv, rows_out),
+        # the same, cut into chunks at ``bounds`` (positions in rows), chunks over cores
+        "hash_chunks": (data, index, index, index, index, iv, rows_out),
+        "grid_chunks": (data, i64, i64, types.UniTuple(i64, 2), index, iv, rows_out),
     }
 
 

@@ -2,7 +2,7 @@
 ``java -XX:+PrintFlagsFinal | grep SHA``."""
 import platform
 
-from . import _algorithms, _cachedir, _cpu, _dispatch
+from . import _algorithms, _cachedir, _cpu, _dispatch, _parallel
 
 # Flag lines: name -> (algorithm family, backend name that makes it true)
 FLAGS = {
@@ -39,7 +39,8 @@ def collect():
                      "numba": numba.__version__, "llvmlite": llvmlite.__version__,
                      "numpy": numpy.__version__},
         "jit": _cpu.jit_enabled(),
-        "threading_layer": numba.config.THREADING_LAYER,
+        "threading_layer": numba.config.THREADING_LAYER,     # what was asked of Numba
+        "parallel": _parallel.describe() if _cpu.jit_enabled() else "off (interpreted)",
         "cache": _cachedir.directory(),
         "cpu": _cpu.describe(),
         "disabled": sorted(_cpu.DISABLED),
@@ -57,6 +58,7 @@ def format_lines(data=None):
     lines = [f"{k} {v}" for k, v in data["versions"].items()]
     lines.append(f"jit = {'on' if data['jit'] else 'off (NUMBA_DISABLE_JIT=1: interpreted)'}")
     lines.append(f"threading_layer = {data['threading_layer']}")
+    lines.append(f"parallel = {data['parallel']}")
     lines.append(f"cache = {data['cache']}")
     cpu = data["cpu"]
     lines.append(f"host_cpu = {cpu['host_cpu']}")

@@ -7,6 +7,7 @@ for the algorithm (SHA-NI where usable), compiled for exactly one signature and 
 Numba's compiled wrapper. ``entry(spec, "hmac")`` is None for the other families; callers then
 use hash objects.
 """
+import os
 import threading
 
 import numpy as np
@@ -15,6 +16,15 @@ from . import _algorithms, _cpu, _dispatch
 
 _compiled = {}
 _lock = threading.Lock()
+
+
+def _new_lock_in_child():
+    global _lock
+    _lock = threading.Lock()      # held around a compile; a forked child lacks the thread
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_lock_in_child)
 
 
 def bytes_view(obj):
@@ -27,10 +37,17 @@ def bytes_view(obj):
     raise TypeError(f"a bytes-like object is required, not '{type(obj).__name__}'")
 
 
+# the keyed batch entries -> the hash_rows entries whose signatures they have
+_BATCH = {"hmac_rows": "hash_rows", "hmac_grid": "hash_grid", "hmac_chunks": "hash_chunks",
+          "hmac_grid_chunks": "grid_chunks"}
+# entry -> the backend module's function that is compiled for it
+_FUNCTION = {"hmac_bytes": "hmac", "hmac_grid": "hmac_rows", "hmac_grid_chunks": "hmac_chunks"}
+
+
 def _signature(word, entry):
     from numba import types
-    if entry in ("hmac_rows", "hmac_grid"):              # hash_rows' two layouts
-        return _dispatch._signatures(word)[entry.replace("hmac", "hash")]
+    if entry in _BATCH:                             # hash_rows' layouts, plain and in chunks
+        return _dispatch._signatures(word)[_BATCH[entry]]
     w = types.uint32 if word.__name__ == "uint32" else types.uint64
     iv = types.Array(w, 1, "C", readonly=True)
     data = types.Array(types.uint8, 1, "C", readonly=True)
@@ -51,7 +68,7 @@ def _signature(word, entry):
 
 def entry(spec, name):
     """The compiled ``name`` entry ("hmac", "hmac_bytes", "hmac_states", "hmac_final",
-    "hmac_rows", "hmac_grid", "pbkdf2") serving ``spec`` now, or None."""
+    "hmac_rows", "hmac_grid", "hmac_chunks", "hmac_grid_chunks", "pbkdf2") serving ``spec`` now, or None."""
     if spec.family not in _algorithms.MERKLE_DAMGARD:
         return None
     backend = _dispatch.kernels_for(spec).backend
@@ -61,7 +78,7 @@ def entry(spec, name):
         with _lock:
             func = _compiled.get(key)
             if func is None:
-                function = {"hmac_bytes": "hmac", "hmac_grid": "hmac_rows"}.get(name, name)
+                function = _FUNCTION.get(name, name)
                 func = getattr(backend.module, function, None)
                 if func is None:
                     return None

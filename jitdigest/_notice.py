@@ -14,6 +14,15 @@ _FRAMES = "|/-\\"
 _lock = threading.Lock()
 
 
+def _new_lock_in_child():
+    global _lock
+    _lock = threading.Lock()      # held while a compile line shows; a forked child lacks the thread
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_lock_in_child)
+
+
 def isatty(stream):
     """Whether ``stream`` is a terminal (False for None, closed or odd streams)."""
     try:

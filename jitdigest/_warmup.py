@@ -14,8 +14,9 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 
 from . import _algorithms, _dispatch
 
-# Entries of a batch ("lanes") backend; per-message backends serve every entry.
-BATCH_ENTRIES = ("hash_rows", "hash_grid")
+# Entries of a batch ("lanes") backend, one task per layout: each prange entry with the entry it
+# calls (compiled once, in one process). Per-message backends serve every entry.
+BATCH_TASKS = (("hash_rows", "hash_chunks"), ("hash_grid", "grid_chunks"))
 
 
 def plan(names):
@@ -31,8 +32,8 @@ def plan(names):
         chosen[spec.name] = (single.name, batch.name)
         word = spec.word.__name__
         if batch is not single:
-            for entry in BATCH_ENTRIES:
-                tasks.setdefault((batch.backend, word, (entry,)), None)
+            for entries in BATCH_TASKS:
+                tasks.setdefault((batch.backend, word, entries), None)
         tasks.setdefault((single.backend, word, _dispatch.ENTRIES), None)
     order = sorted(tasks, key=lambda t: t[0].lanes == 1)       # stable: lanes first
     # (family, backend name, word, entries): plain values, sent to worker processes

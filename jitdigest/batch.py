@@ -34,27 +34,26 @@ Design:
   number of blocks; the kernels themselves still handle mixed lengths. Output rows are written
   in place (``out[r]``), so the order never shows.
 * Cores: the rows are cut into chunks of about equal work (blocks, not rows; cut points on
-  multiples of 64 rows so lane groups stay whole; at most about ``_config.CHUNK_BLOCKS`` each), and
-  Python threads from one shared pool call the GIL-free ``hash_rows`` entry on disjoint runs of
-  chunks, the calling thread taking the first. Between chunks each thread checks a stop flag
-  and the calling thread takes signals, so Ctrl-C ends a long batch within one chunk (a
-  single message longer than a chunk is one kernel call).
+  multiples of 64 rows so lane groups stay whole; at most about ``_config.CHUNK_BLOCKS`` each,
+  as many for every thread). The backend's ``hash_chunks`` entry, a Numba ``prange`` loop over
+  the chunks (``jitdigest/kernels/_rows.py``), hashes one chunk per thread per call on Numba's
+  threading layer; ``jitdigest._parallel`` makes that layer safe from several threads at once
+  and across ``fork``. Between calls the calling thread takes signals, so Ctrl-C ends a long
+  batch within a chunk (a single message longer than a chunk is one kernel call). A batch under
+  about 2048 blocks per thread runs on the calling thread alone, with no parallel region.
 * ``out=`` that may share memory with the input is not written while the input is read: the
   batch goes to a fresh array first and is copied into ``out`` (as numpy's ufuncs do).
-  That is thread-safe by construction (each call writes only its own rows of its own ``out``),
-  so several threads may call ``hash_many`` at once; it needs no ``parallel=True`` kernel
-  (Numba's parallel layers abort or serialise when two threads enter one at once). A batch
-  under about 2048 blocks per thread runs on the calling thread alone.
+  Each call writes only its own rows of its own ``out``, so several threads may call
+  ``hash_many`` at once.
 """
 import functools
 import operator
 import os
-import threading
 import uuid as _uuid
 
 import numpy as np
 
-from . import _algorithms, _config, _cpu, _dispatch, _layout
+from . import _algorithms, _config, _cpu, _dispatch, _layout, _parallel
 
 __all__ = ["hash_many", "hexdigests", "uuid3_many", "uuid5_many", "uuid_strings"]
 
@@ -62,16 +61,21 @@ __all__ = ["hash_many", "hexdigests", "uuid3_many", "uuid5_many", "uuid_strings"
 # --- threads --------------------------------------------------------------------------------
 
 def default_threads():
-    """Threads ``hash_many`` uses when not told: ``NUMBA_NUM_THREADS`` if set, else the CPUs
-    this process may run on (1 when the JIT is off: interpreted kernels hold the GIL)."""
+    """Threads ``hash_many`` uses when not told: once Numba's threading layer runs in this
+    process, ``numba.get_num_threads()`` for this thread (so ``numba.set_num_threads`` applies);
+    before that ``NUMBA_NUM_THREADS`` if set, else the CPUs this process may run on (1 when the
+    JIT is off: interpreted kernels hold the GIL)."""
+    if not _cpu.jit_enabled():
+        return 1
+    current = _parallel.current_threads()
+    if current is not None:
+        return current
     env = os.environ.get("NUMBA_NUM_THREADS")
     if env:
         try:
             return max(1, int(env))
         except ValueError:
             pass
-    if not _cpu.jit_enabled():
-        return 1
     return _cpus()
 
 
@@ -84,32 +88,6 @@ def _cpus():
         return len(os.sched_getaffinity(0)) or 1
     except AttributeError:
         return os.cpu_count() or 1
-
-
-_pool = None
-_pool_lock = threading.Lock()
-
-
-def _executor():
-    global _pool
-    if _pool is None:
-        with _pool_lock:
-            if _pool is None:
-                from concurrent.futures import ThreadPoolExecutor
-                _pool = ThreadPoolExecutor(max_workers=max(32, os.cpu_count() or 1),
-                                           thread_name_prefix="jitdigest")
-    return _pool
-
-
-def _forget_pool():
-    global _pool, _pool_lock
-    _pool = None                 # a forked child has none of the parent's threads
-    _pool_lock = threading.Lock()
-    _cpus.cache_clear()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pool)
 
 
 def _thread_cap(threads):
@@ -179,13 +157,14 @@ def _bounds(cuts, n):
 
 
 def _plan(n, total, work, max_threads):
-    """(chunk boundaries, threads) for ``n`` rows of ``total`` blocks of work: chunks of about
-    ``_config.CHUNK_BLOCKS`` (at least one per thread) so that a long call can be interrupted between
-    them; ``work()`` gives the running sum of the rows' work in hashing order (None: every row
-    costs the same)."""
-    align = _config.ALIGN
-    k = max(1, min(max_threads, total // _config.MIN_BLOCKS_PER_THREAD, -(-n // align)))
-    chunks = min(max(k, -(-total // _config.CHUNK_BLOCKS)), -(-n // align))
+    """(chunk boundaries, threads) for ``n`` rows of ``total`` blocks of work: up to
+    ``max_threads`` threads (fewer below ``_config.MIN_BLOCKS_PER_THREAD`` blocks each), and
+    chunks of about ``_config.CHUNK_BLOCKS`` blocks, as many per thread, so that a long call can
+    be interrupted between them; ``work()`` gives the running sum of the rows' work in hashing
+    order (None: every row costs the same)."""
+    groups = -(-n // _config.ALIGN)
+    k = max(1, min(max_threads, total // _config.MIN_BLOCKS_PER_THREAD, groups))
+    chunks = min(k * max(1, -(-total // (_config.CHUNK_BLOCKS * k))), groups)
     if chunks <= 1:
         return [0, n], 1
     fractions = np.arange(1, chunks, dtype=np.float64) / chunks
@@ -207,9 +186,8 @@ def _run(kernels, spec, iv, seg, out, max_threads):
     if seg.width is not None:                        # the grid form: rows of one width
         blocks = max(1, (seg.width + extra) // bs)
         bounds, k = _plan(n, blocks * n, None, max_threads)
-        _call_on_threads(_entry(kernels, spec, "hash_grid"),
-                         [(seg.values, seg.width, seg.width, (a, b), iv, out)
-                          for a, b in zip(bounds[:-1], bounds[1:])], k)
+        _chunks(kernels, spec, True, (seg.values, seg.width, seg.width), (0, n), bounds,
+                (iv, out), k)
         return
     key = seg.lengths + extra
     key //= bs                                       # blocks per message (roughly, for BLAKE2)
@@ -223,52 +201,26 @@ def _run(kernels, spec, iv, seg, out, max_threads):
         bounds, k = _plan(n, total, lambda: np.cumsum(key[rows] + 1),   # +1: per message
                           max_threads)
     _layout.check_rows(rows, n)
-    _call_on_threads(_entry(kernels, spec, "hash_rows"),
-                     [(seg.values, seg.starts, seg.lengths, rows[a:b], iv, out)
-                      for a, b in zip(bounds[:-1], bounds[1:])], k)
+    _chunks(kernels, spec, False, (seg.values, seg.starts, seg.lengths), rows, bounds,
+            (iv, out), k)
 
 
-def _run_chunks(entry, calls, stop):
-    try:
-        for args in calls:
-            if stop.is_set():
-                return
-            entry(*args)
-    except BaseException:
-        stop.set()                   # the other threads stop after their current chunk
-        raise
-
-
-def _call_on_threads(entry, calls, threads):
-    """``entry(*args)`` for every argument tuple (consecutive chunks of one batch), spread over
-    ``threads`` threads: the first share on this thread, the others on the pool's, at once (the
-    entries release the GIL). Between chunks every thread checks a stop flag, set when any of
-    them fails, and this thread takes signals, so Ctrl-C ends a long batch within a chunk."""
-    if len(calls) == 1:
-        entry(*calls[0])
+def _chunks(kernels, spec, grid, head, rows, bounds, tail, threads):
+    """The kernel on every chunk of ``rows`` (``bounds``: positions in them): on ``threads``
+    threads by the backend's ``prange`` entry, ``threads`` chunks per call; on one thread by
+    ``hash_rows``, a chunk per call. Between calls the calling thread takes signals, so
+    Ctrl-C ends a long batch within about a chunk."""
+    if threads > 1 and _parallel.usable():
+        entry = _entry(kernels, spec, "grid_chunks" if grid else "hash_chunks")
+        cuts = np.asarray(bounds, dtype=np.int64)
+        step = threads * _config.CHUNKS_PER_CALL
+        with _parallel.region(threads):
+            for i in range(0, len(cuts) - 1, step):
+                entry(*head, rows, cuts[i:i + step + 1], *tail)
         return
-    stop = threading.Event()
-    shares = [calls[len(calls) * i // threads:len(calls) * (i + 1) // threads]
-              for i in range(threads)]
-    pool = _executor() if threads > 1 else None
-    futures = [pool.submit(_run_chunks, entry, share, stop) for share in shares[1:]]
-    try:
-        _run_chunks(entry, shares[0], stop)
-    finally:
-        _join_workers(futures, stop)
-
-
-def _join_workers(futures, stop):
-    """Wait for every worker, re-raising the first failure once all have stopped (never
-    return while a worker may still write into out)."""
-    try:
-        for f in futures:
-            f.result()
-    except BaseException:
-        stop.set()
-        from concurrent.futures import wait
-        wait(futures)
-        raise
+    entry = _entry(kernels, spec, "hash_grid" if grid else "hash_rows")
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        entry(*head, (a, b) if grid else rows[a:b], *tail)
 
 
 def _hash_segments(spec, segments, n, outlen, given_out, threads):
@@ -299,7 +251,8 @@ def hash_many(name, messages, offsets=None, *, length=None, out=None, threads=No
     ``length``: for SHAKE, the output bytes per message (required, as for its digest()).
     ``out``: a C-contiguous writable (n, digest_size) uint8 array to write into (and return);
     it may overlap the input (the rows are then computed first and copied in, as numpy does).
-    ``threads``: the most threads to use, an int (default: ``default_threads()``); small
+    ``threads``: the most threads to use, an int (default: ``default_threads()``; the
+    parallel region's thread count for this call, as ``numba.set_num_threads``); small
     batches use one. Ctrl-C ends a long call between chunks of about ``_config.CHUNK_BLOCKS`` blocks.
     """
     spec = _algorithms.lookup(name)

@@ -16,7 +16,7 @@ computed once, and the rows are hashed by the batch kernels in two passes over `
 * BLAKE2, whose last block is compressed differently, so that no state after the key block
   serves an empty message: a loop of ``jitdigest.hmac`` objects (slow; correct).
 
-Threads as in ``hash_many`` (``threads``, chunks of rows on the shared pool).
+Threads as in ``hash_many`` (``threads``; chunks of rows in a ``prange`` loop).
 """
 import hmac as _std_hmac
 
@@ -29,12 +29,22 @@ __all__ = ["hmac_many"]
 
 
 class _KeyedRows:
-    """Stands in for a kernel set in ``batch._run``: its ``hash_rows``/``hash_grid`` are the
-    keyed kernel's, which take the inner and outer states as ``iv``."""
+    """Stands in for a kernel set in ``batch._run``: its ``hash_rows``/``hash_grid`` (and their
+    ``prange`` forms) are the keyed kernel's, which take the inner and outer states as ``iv``;
+    each compiled on first use."""
+
+    _ENTRIES = {"hash_rows": "hmac_rows", "hash_grid": "hmac_grid",
+                "hash_chunks": "hmac_chunks", "grid_chunks": "hmac_grid_chunks"}
 
     def __init__(self, spec):
-        self.hash_rows = _keyed.entry(spec, "hmac_rows")
-        self.hash_grid = _keyed.entry(spec, "hmac_grid")
+        self._spec = spec
+
+    def __getattr__(self, entry):
+        if entry not in self._ENTRIES:
+            raise AttributeError(entry)
+        func = _keyed.entry(self._spec, self._ENTRIES[entry])
+        setattr(self, entry, func)
+        return func
 
 
 def _readonly(words, dtype):

@@ -287,3 +287,19 @@ def test_scratch_is_on_the_stack_up_to_its_cap(tmp_path):
     assert stack_allocs == 0, f"scratch(n <= cap) made {stack_allocs} heap allocations"
     assert on_stack == [3 * n * (n - 1) // 2 for n in range(17)] + [0] * 17
     assert on_heap == [3 * 17 * 16 // 2, 3 * 100 * 99 // 2, 0, 0]
+
+
+def test_threading_layer_seams():
+    """``launch_threading_layer`` loads Numba's layer and names it as ``numba.threading_layer``
+    does; ``launched_layer`` then agrees; ``compiler_lock`` is the lock Numba's compiles take."""
+    import numba
+    from numba.core.compiler_lock import global_compiler_lock
+
+    from jitdigest.kernels import _internals
+    name = _internals.launch_threading_layer()
+    assert name in ("tbb", "omp", "workqueue")
+    assert _internals.launched_layer() == name == numba.threading_layer()
+    lock = _internals.compiler_lock()
+    assert not global_compiler_lock.is_locked()
+    with lock:
+        assert global_compiler_lock.is_locked()
