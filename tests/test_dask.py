@@ -158,14 +158,15 @@ def test_bytes_column_on_the_cluster(client):
     ddf = _object_frame(messages, index, 5)
     assert ddf["col"].dtype == object
     out = jd.hash_column(ddf["col"], ALGO)
-    assert out.dtype == object and out.name == "col"
+    assert out.dtype == pd.ArrowDtype(pa.binary()) and out.name == "col"
     got = out.compute()
-    assert got.index.equals(index) and got.dtype == object
+    assert got.index.equals(index) and got.dtype == out.dtype
     want = _expected(ALGO, messages)
     assert got.tolist() == want and len(want) == 2000
     assert sum(d.endswith(b"\0") for d in want) > 0        # trailing zero bytes survive
     hexes = jd.hash_column(ddf["col"], ALGO, hex=True).compute()
-    assert hexes.index.equals(index) and hexes.tolist() == [d.hex() for d in want]
+    assert hexes.dtype == "string[pyarrow]" and hexes.index.equals(index)
+    assert hexes.tolist() == [d.hex() for d in want]
 
 
 def test_string_pyarrow_column_on_the_cluster(client):
@@ -250,6 +251,9 @@ def test_nulls_are_refused(sync):
     objects = _object_frame([b"a", None, b"b"], None, 1)
     with pytest.raises(ValueError, match="null"):
         jd.hash_column(objects["col"], "shake_128", length=4).compute()
+    mixed = _object_frame([b"a", 3], None, 1)
+    with pytest.raises(TypeError, match="message 1"):         # hash_many's own error
+        jd.hash_column(mixed["col"], "shake_128", length=4).compute()
 
 
 def test_errors_are_raised_when_the_call_is_made():
