@@ -300,3 +300,15 @@ def test_import_needs_no_dask_and_says_how_to_get_it():
                           timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert 'pip install "jitdigest[dask]"' in proc.stdout
+
+
+def test_digest_columns_over_2_gib_are_split_into_arrow_chunks(monkeypatch):
+    """int32 offsets: a partition's digests past 2 GiB go into several chunks (shown here with
+    a limit of 10 bytes), each item still its row's bytes."""
+    digests = np.arange(12 * 3, dtype=np.uint8).reshape(12, 3)
+    monkeypatch.setattr(jd, "_INT32_MAX", 10)
+    column = jd._arrow_binary(digests)
+    assert column.__arrow_array__().num_chunks == 4
+    assert column.tolist() == [bytes(r) for r in digests] and len(column) == 12
+    empty = jd._arrow_binary(np.empty((5, 0), np.uint8))
+    assert empty.tolist() == [b""] * 5
