@@ -190,8 +190,10 @@ def report(args, clusters, single):
             if f"map(hashlib), {kind}" not in s:
                 kind = "binary[pyarrow]"
             base, tbase = s[f"map(hashlib), {kind}"], t[f"map(hashlib), {kind}"]
+            x, tx = ("-", "-") if label.startswith("no-op") else \
+                (f"{base / sec:.2f}", f"{tbase / t[label]:.2f}")
             print(f"{label:<36} {c['workers']:>7} {sec:8.3f} {n / sec / 1e6:9.2f} "
-                  f"{base / sec:7.2f} {t[label]:7.3f} {tbase / t[label]:7.2f}")
+                  f"{x:>7} {t[label]:7.3f} {tx:>7}")
         print(f"{'(WarmKernels at start-up)':<36} {c['workers']:>7} {c['warm']:8.3f}")
     base = clusters[0]["seconds"]["map(hashlib), bytes column"]
     for label, sec in single.items():
