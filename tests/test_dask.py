@@ -210,19 +210,22 @@ def test_shake_needs_and_takes_length(client):
 
 
 def test_keyed(client):
+    """HMAC's keyed states compile per-message kernels: on one worker only, to compile once."""
+    worker = sorted(client.scheduler_info()["workers"])[0]
     rows = _rows(400, 45, seed=4)
-    got = jd.hash_array(da.from_array(rows, chunks=(150, 20)), "sha3_256", key=KEY).compute()
-    assert _check_rows(got, _expected("sha3_256", rows, key=KEY)) == 400
     texts = [f"user-{i}@example.org" for i in range(300)]
     ddf = dd.from_pandas(pd.DataFrame({"s": pd.array(texts, dtype="string[pyarrow]")},
                                       index=pd.RangeIndex(1000, 1300)), npartitions=3)
-    got = jd.hash_column(ddf["s"], "sha3_256", key=KEY, hex=True).compute()
-    assert got.index.equals(pd.RangeIndex(1000, 1300))
-    want = _expected("sha3_256", [t.encode() for t in texts], key=KEY)
-    assert got.tolist() == [d.hex() for d in want] and len(want) == 300
     messages = _messages(200, seed=12)
-    got = jd.hash_bag(db.from_sequence(messages, npartitions=2), "sha3_256", key=KEY).compute()
-    assert got == _expected("sha3_256", messages, key=KEY) and len(got) == 200
+    array, column, bag = client.gather([client.compute(c, workers=[worker]) for c in (
+        jd.hash_array(da.from_array(rows, chunks=(150, 20)), "sha3_256", key=KEY),
+        jd.hash_column(ddf["s"], "sha3_256", key=KEY, hex=True),
+        jd.hash_bag(db.from_sequence(messages, npartitions=2), "sha3_256", key=KEY))])
+    assert _check_rows(array, _expected("sha3_256", rows, key=KEY)) == 400
+    assert column.index.equals(pd.RangeIndex(1000, 1300))
+    want = _expected("sha3_256", [t.encode() for t in texts], key=KEY)
+    assert column.tolist() == [d.hex() for d in want] and len(want) == 300
+    assert bag == _expected("sha3_256", messages, key=KEY) and len(bag) == 200
 
 
 def test_object_column_of_str_is_hashed_as_utf8(client):
