@@ -1,0 +1,263 @@
+"""Hashing on a Dask cluster: ``hash_array``, ``hash_column`` and ``hash_bag``.
+
+Why: data too big for one process is often a Dask collection, and the usual code there,
+``ddf["col"].map(lambda b: hashlib.sha256(b).digest())``, makes a Python call per row. Here
+each block or partition is one ``jitdigest.hash_many`` call (``hmac_many`` with ``key=``).
+
+* ``hash_array``: rows of a 2-D uint8 dask array -> an (n, digest_size) uint8 dask array. The
+  array is first rechunked to one chunk along axis 1, so that every block holds whole rows.
+* ``hash_column``: a dask Series of bytes or str (hashed as UTF-8) -> a Series of digests with
+  the same index and name, ``binary[pyarrow]`` (its items read as ``bytes``) or, with
+  ``hex=True``, ``string[pyarrow]``: made over the digest array without a Python object per
+  row (bytes objects cost more than hashing 64 B), and the dtype Dask gives bytes and str by
+  default. Arrow-backed columns (``string[pyarrow]``, Dask's default for str, and
+  ``binary[pyarrow]``) reach ``hash_many`` as their own Arrow arrays, with no copy to Python
+  objects; object columns are copied into one by pyarrow. Nulls are refused with ValueError,
+  as ``hash_many`` refuses them.
+* ``hash_bag``: a bag of bytes -> a bag of digest bytes, one ``hash_many`` per partition.
+
+The arguments are checked when the call is made, not in a worker. Tasks carry only the name,
+the key and the length: a worker process compiles a kernel, or loads it from the on-disk kernel
+cache, once, the first time a task needs it, and every later task reuses it (``WarmKernels``
+does this when each worker starts instead). Each task hashes on one thread: Dask already runs
+the blocks side by side. ``import jitdigest`` never imports Dask; importing this module needs
+it (``pip install "jitdigest[dask]"``).
+"""
+import asyncio
+import threading
+import time
+
+try:
+    import dask  # noqa: F401
+    from distributed import WorkerPlugin
+except ImportError as exc:
+    raise ImportError('jitdigest.dask needs dask and distributed: '
+                      'pip install "jitdigest[dask]"') from exc
+
+import numpy as np
+
+from . import _algorithms, _config
+from .batch import hash_many
+from .keyed_batch import hmac_many
+
+__all__ = ["hash_array", "hash_column", "hash_bag", "warm", "warmed", "WarmKernels"]
+
+
+def _digests(name, key, messages, length):
+    """One block's digests, on the calling thread."""
+    if key is None:
+        return hash_many(name, messages, length=length, threads=1)
+    return hmac_many(name, key, messages, threads=1)
+
+
+def _digest_size(name, key, length):
+    """Check the arguments here, before any task runs (hash_many's and hmac_many's own errors,
+    from an empty batch), and return the bytes per digest."""
+    if key is not None and length is not None:
+        raise TypeError("length= is for SHAKE, which HMAC does not take")
+    return _digests(name, key, np.empty((0, 0), np.uint8), length).shape[1]
+
+
+# --- arrays ---------------------------------------------------------------------------------
+
+def hash_array(x, name, *, key=None, length=None):
+    """Digest of every row of a 2-D uint8 dask array: an (n, digest_size) uint8 dask array with
+    x's row chunks (``length``: SHAKE's output bytes; ``key``: HMAC of each row)."""
+    import dask.array as da
+    if not isinstance(x, da.Array):
+        raise TypeError(f"hash_array takes a dask array, not {type(x).__name__} "
+                        "(for a numpy array use jitdigest.hash_many)")
+    if x.ndim != 2:
+        raise ValueError(f"hash_array takes a 2-D (n, L) array of rows, not {x.ndim}-D")
+    if x.dtype != np.uint8:
+        raise TypeError(f"hash_array takes a uint8 array, not {x.dtype} "
+                        "(use .view(np.uint8) for raw bytes)")
+    size = _digest_size(name, key, length)
+    x = x.rechunk({1: -1})
+    return x.map_blocks(_hash_block, name, key, length, dtype=np.uint8,
+                        chunks=(x.chunks[0], (size,)), meta=np.empty((0, 0), np.uint8))
+
+
+def _hash_block(block, name, key, length):
+    return _digests(name, key, np.ascontiguousarray(block), length)
+
+
+# --- dataframe columns ----------------------------------------------------------------------
+
+def hash_column(series, name, *, key=None, hex=False, length=None):
+    """Digest of every value of a dask Series of bytes or str (str: its UTF-8 bytes): a Series
+    with the same index and name, ``binary[pyarrow]`` (items read as bytes), or lowercase hex
+    as ``string[pyarrow]`` with ``hex=True`` (``.astype(object)`` gives Python objects)."""
+    import dask.dataframe as dd
+    if not isinstance(series, dd.Series):
+        raise TypeError(f"hash_column takes a dask Series, not {type(series).__name__}")
+    _digest_size(name, key, length)
+    if _column_kind(series.dtype) is None:
+        raise TypeError(f"hash_column takes a Series of bytes or str, not {series.dtype}")
+    meta = _hash_partition(series._meta, name, key, hex, length)
+    return series.map_partitions(_hash_partition, name, key, hex, length, meta=meta)
+
+
+def _column_kind(dtype):
+    """"arrow" (hashed as its Arrow array), "objects" (as a list), or None (not hashable)."""
+    import pandas as pd
+    if isinstance(dtype, pd.StringDtype):
+        return "arrow" if str(dtype.storage).startswith("pyarrow") else "objects"
+    if isinstance(dtype, pd.ArrowDtype):
+        import pyarrow as pa
+        t = dtype.pyarrow_dtype
+        kinds = ("binary", "large_binary", "string", "large_string", "fixed_size_binary",
+                 "binary_view", "string_view")
+        if any(getattr(pa.types, f"is_{k}", lambda _: False)(t) for k in kinds):
+            return "arrow"
+        return None
+    return "objects" if dtype == object else None
+
+
+def _hash_partition(part, name, key, hex, length):
+    import pandas as pd
+    messages = _messages(part)
+    nulls = getattr(messages, "null_count", 0)
+    if nulls:
+        raise ValueError(f"the column has {nulls} null value{'s' if nulls > 1 else ''}: drop "
+                         "them (dropna) or fill them (fillna) first")
+    digests = _digests(name, key, messages, length)
+    values = _arrow_hex(digests) if hex else _arrow_binary(digests)
+    return pd.Series(values, index=part.index, name=part.name, copy=False)
+
+
+def _messages(part):
+    """A partition's values for hash_many: an Arrow-backed column's own Arrow array (no copy);
+    an object column's copied by pyarrow into a binary array (str as UTF-8, None and NaN as
+    nulls): a C loop, 34 ns a row of 64 B where hash_many's join of a list takes 134. Items
+    pyarrow cannot take go to hash_many as a list, for its error (or any buffer it takes)."""
+    import pyarrow as pa
+    if _column_kind(part.dtype) == "arrow":
+        return part.array.__arrow_array__()
+    values = part.to_numpy(dtype=object)
+    try:
+        return pa.array(values, pa.binary(), from_pandas=True)
+    except (pa.ArrowException, TypeError, ValueError):
+        return values.tolist()
+
+
+def _bytes_objects(digests):
+    """An (n, size) uint8 array as a numpy object array of n bytes (numpy's void items keep
+    trailing zero bytes, which its "S" strings would strip)."""
+    n, size = digests.shape
+    if size == 0:
+        return np.full(n, b"", dtype=object)
+    return digests.view(f"V{size}").reshape(n).astype(object)
+
+
+_INT32_MAX = np.iinfo(np.int32).max
+# byte value -> its two lowercase hex digits as ASCII, read as one native uint16
+_HEX_ASCII = np.frombuffer("".join(f"{i:02x}" for i in range(256)).encode(), np.uint16)
+
+
+def _arrow_rows(pa, type_, data, width, n, offset_dtype):
+    """Arrow chunks (of ``type_``, a binary or string type) whose item i is bytes
+    data[i*width:(i+1)*width]: data shared, only offsets made (int32 offsets: chunks under
+    2 GiB)."""
+    if n == 0:
+        return [pa.array([], type_)]
+    step = n if offset_dtype == np.int64 or n * width <= _INT32_MAX else _INT32_MAX // width
+    data = pa.py_buffer(data)
+    chunks = []
+    for start in range(0, n, step):
+        rows = min(step, n - start)
+        offsets = (np.arange(rows + 1, dtype=np.int64) * width).astype(offset_dtype)
+        chunks.append(pa.Array.from_buffers(type_, rows, [
+            None, pa.py_buffer(offsets), data.slice(start * width, rows * width)]))
+    return chunks
+
+
+def _arrow_binary(digests):
+    import pandas as pd
+    import pyarrow as pa
+    n, size = digests.shape
+    chunks = _arrow_rows(pa, pa.binary(), digests, size, n, np.int32)
+    return pd.arrays.ArrowExtensionArray(pa.chunked_array(chunks, pa.binary()))
+
+
+def _arrow_hex(digests):
+    import pandas as pd
+    import pyarrow as pa
+    n, size = digests.shape
+    chunks = _arrow_rows(pa, pa.large_string(), _HEX_ASCII[digests], 2 * size, n, np.int64)
+    return pd.arrays.ArrowStringArray(pa.chunked_array(chunks, pa.large_string()))
+
+
+# --- bags -----------------------------------------------------------------------------------
+
+def hash_bag(bag, name, *, key=None, length=None):
+    """Digest (bytes) of every item of a dask bag of bytes-like objects, one ``hash_many`` per
+    partition."""
+    import dask.bag as db
+    if not isinstance(bag, db.Bag):
+        raise TypeError(f"hash_bag takes a dask bag, not {type(bag).__name__}")
+    _digest_size(name, key, length)
+    return bag.map_partitions(_hash_bag_partition, name, key, length)
+
+
+def _hash_bag_partition(part, name, key, length):
+    items = part if isinstance(part, (list, tuple)) else list(part)
+    return _bytes_objects(_digests(name, key, items, length)).tolist()
+
+
+# --- compiling once per worker process ------------------------------------------------------
+
+LAYOUTS = ("grid", "rows")      # hash_array's blocks; columns' and bags' values + offsets
+_warmed = {}                    # (algorithm, layout, keyed) -> seconds it took, this process
+_warm_lock = threading.Lock()
+
+
+def _sample(layout):
+    """A batch of the layout, one aligned group of rows: dispatch serves it with the kernel a
+    full partition gets (lane kernels are passed over only for a handful of rows)."""
+    if layout == "grid":
+        return np.zeros((_config.ALIGN, 1), np.uint8)
+    return [b""] * _config.ALIGN
+
+
+def warm(names, *, keyed=False, layouts=LAYOUTS):
+    """Compile, or load from the kernel cache, the batch kernels this module's calls use for
+    each algorithm in ``names`` (``keyed``: the HMAC ones), in this process, once; returns
+    ``warmed()``. Safe to call from several threads at once."""
+    specs = [_algorithms.lookup(name) for name in names]
+    for layout in layouts:
+        if layout not in LAYOUTS:
+            raise ValueError(f"unknown layout {layout!r} (known: {', '.join(LAYOUTS)})")
+    for spec in specs:
+        for layout in layouts:
+            what = (spec.name, layout, bool(keyed))
+            with _warm_lock:
+                if what in _warmed:
+                    continue
+                start = time.perf_counter()
+                length = 1 if spec.digest_size == 0 else None
+                _digests(spec.name, b"k" if keyed else None, _sample(layout), length)
+                _warmed[what] = time.perf_counter() - start
+    return warmed()
+
+
+def warmed():
+    """{(algorithm, layout, keyed): seconds} of what ``warm`` did in this process."""
+    with _warm_lock:
+        return dict(_warmed)
+
+
+class WarmKernels(WorkerPlugin):
+    """``client.register_plugin(WarmKernels(["sha256"]))``: each worker, and each one that
+    joins later, compiles or loads the kernels for those algorithms as it starts, before its
+    first task (off its event loop, which goes on answering the scheduler)."""
+
+    def __init__(self, names, *, keyed=False, layouts=LAYOUTS):
+        self.names = tuple(_algorithms.lookup(name).name for name in names)
+        self.keyed = bool(keyed)
+        self.layouts = tuple(layouts)
+        self.name = f"jitdigest-warm-{','.join(self.names)}-{self.keyed}-{','.join(self.layouts)}"
+
+    async def setup(self, worker):
+        await asyncio.get_running_loop().run_in_executor(
+            None, lambda: warm(self.names, keyed=self.keyed, layouts=self.layouts))
