@@ -11,13 +11,12 @@ hashed by hashlib), a constructor of jitdigest or hashlib (hashlib's are served 
 kernels), or any other constructor or PEP 247 module (used as given). Errors are the standard
 library's, in its order and words. SHAKE, which the standard library refuses, is refused by it.
 """
-import hashlib as _hashlib
-import hmac as _std_hmac
 import warnings as _warnings
 
 import numpy as np
 
 from . import _algorithms, _cpu, _hashobj, _keyed
+from ._stdlib import hashlib as _hashlib, hmac as _std_hmac
 from ._keyed import bytes_view as _bytes_view
 
 __all__ = ["HMAC", "new", "digest", "compare_digest", "digest_size", "trans_5C", "trans_36"]
