@@ -213,7 +213,10 @@ class HMAC:
         return bytes(out)
 
     def hexdigest(self):
-        """Like digest(), but returns a string of hexadecimal digits instead."""
+        """Like digest(), but returns a string of hexadecimal digits instead (on the hash
+        objects' path: the outer hash's ``hexdigest()``, as the standard library's)."""
+        if self._final is None:
+            return self._current().hexdigest()
         return self.digest().hex()
 
 
