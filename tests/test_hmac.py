@@ -250,3 +250,19 @@ def test_subclass_as_stdlib():
         checked += 1
     assert checked == 3
 
+
+@pytest.mark.parametrize("name", HMAC_ALGORITHMS)
+def test_both_starts_as_stdlib(name):
+    # _init_old (two hash objects) for every algorithm, _init_hmac (the keyed kernels) where
+    # there are keyed kernels; the standard library's suite calls both by these names
+    expected = hmac.new(b"k" * 70, b"data", name).hexdigest()
+    old = jhmac.HMAC.__new__(jhmac.HMAC)
+    old._init_old(b"k" * 70, b"data", name)
+    assert old.hexdigest() == expected and old.name == f"hmac-{name}"
+    fast = jhmac.HMAC.__new__(jhmac.HMAC)
+    try:
+        fast._init_hmac(b"k" * 70, b"data", name)
+    except ValueError:
+        assert jitdigest._keyed.entry(jitdigest._algorithms.SPECS[name], "hmac_states") is None
+    else:
+        assert fast.hexdigest() == expected and fast.copy().hexdigest() == expected
