@@ -33,7 +33,8 @@ STAND_INS = {"hashlib": jitdigest, "hmac": jitdigest.hmac}
 # the suite's own path for a Python built without them ("Did a C extension fail to compile?").
 # They stay importable while the suite module itself is imported (its module-level names, such
 # as ``_hashlib.HASH`` for isinstance checks, and the skips that depend on them, are kept).
-PRIVATE_HASH_MODULES = ("_hashlib", "_md5", "_sha1", "_sha256", "_sha512", "_sha3", "_blake2")
+PRIVATE_HASH_MODULES = ("_hashlib", "_md5", "_sha1", "_sha2", "_sha256", "_sha512", "_sha3",
+                        "_blake2")            # _sha2: 3.12 on (_sha256 and _sha512 before)
 
 
 class _StandInFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
