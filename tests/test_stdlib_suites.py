@@ -18,15 +18,22 @@ ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(
     [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])}
 
 # In a fresh process (Numba not imported yet), the swap first, then everything that imports
-# lazily: Numba and the kernel cache (first digest), hashlib's keyword wording (an unknown
-# keyword), hash_many's message errors, HMAC and PBKDF2 kernels, info().
+# lazily: Numba and the kernel cache (first digests, from several threads), hashlib's keyword
+# wording (an unknown keyword), hash_many's message errors, HMAC and PBKDF2 kernels, info().
 STAND_IN = r"""
 import json, sys
 import jitdigest, jitdigest.hmac
 sys.modules["hashlib"] = jitdigest
 sys.modules["hmac"] = jitdigest.hmac
 assert "numba" not in sys.modules
-import hashlib, hmac
+import hashlib, hmac, threading
+# first digests from four threads at once (Numba imported by one, the swap left in place)
+threads = [threading.Thread(target=lambda: hashlib.sha256(b"abc").hexdigest()) for _ in range(4)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+assert sys.modules["hashlib"] is jitdigest and sys.modules["hmac"] is jitdigest.hmac
 out = {"sha256": hashlib.sha256(b"abc").hexdigest(),
        "sha3_256": hashlib.new("sha3_256", b"abc").hexdigest(),
        "hmac": hmac.new(b"key", b"msg", "sha256").hexdigest(),
