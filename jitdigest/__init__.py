@@ -16,6 +16,7 @@ on first use and is cached per user, outside the package (``jitdigest cache info
 ``jitdigest warmup`` compiles ahead of time). A cache that cannot be written or holds a damaged
 entry never stops hashing: it costs a compile and one ``CacheWarning``.
 """
+from . import _stdlib  # first: the real hashlib and hmac, before anything can stand in for them
 from . import _algorithms, _config, _dispatch, _hashobj
 from ._algorithms import algorithms_available, algorithms_guaranteed
 from ._cachedir import CacheWarning
@@ -35,11 +36,10 @@ __all__ = [
 
 def _accepted_data_keywords():
     """The keyword names the running Python's hashlib takes for the data ("string", "data")."""
-    import hashlib
     accepted = []
     for keyword in ("data", "string"):
         try:
-            hashlib.sha256(**{keyword: b""})
+            _stdlib.hashlib.sha256(**{keyword: b""})
         except TypeError:
             continue
         accepted.append(keyword)

@@ -14,11 +14,12 @@ uninstalling or ``pip install -e`` over an earlier install leave nothing behind)
 Nothing here imports Numba: the command line lists and clears the cache without it.
 """
 import functools
-import hashlib
 import os
 import re
 import shutil
 import sys
+
+from ._stdlib import hashlib
 
 ENV = "JITDIGEST_CACHE_DIR"
 

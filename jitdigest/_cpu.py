@@ -15,6 +15,10 @@ Public: ``SWITCHES``, ``ENV_DISABLED``, ``DISABLED``, ``host_features()``, ``hos
 import contextlib
 import functools
 import os
+import sys
+import threading
+
+from ._stdlib import real_modules
 
 # Every name JITDIGEST_DISABLE understands; "all" switches off every hardware path.
 SWITCHES = ("sha_ni", "avx2", "avx512")
@@ -92,11 +96,27 @@ def sane_numba_environment():
                       "ignored (one thread per CPU)", RuntimeWarning, stacklevel=3)
 
 
+_NUMBA_IMPORT = threading.Lock()
+
+
+def import_numba():
+    """``import numba``, the one way jitdigest first imports it: after
+    ``sane_numba_environment()``, and with the standard library's hashlib and hmac in
+    ``sys.modules`` while Numba's modules bind them (``_stdlib``: jitdigest may stand in for
+    them by then). Later calls find Numba imported."""
+    if "numba" not in sys.modules:
+        with _NUMBA_IMPORT:              # one thread swaps (two would put back each other's)
+            if "numba" not in sys.modules:
+                sane_numba_environment()
+                with real_modules():
+                    import numba  # noqa: F401
+    import numba
+    return numba
+
+
 @functools.lru_cache(maxsize=None)
 def _numba_config():
-    sane_numba_environment()
-    from numba.core import config
-    return config
+    return import_numba().core.config
 
 
 def _numba_target():

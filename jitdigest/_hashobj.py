@@ -20,7 +20,7 @@ import threading
 
 import numpy as np
 
-from . import _algorithms, _config, _cpu, _dispatch
+from . import _algorithms, _config, _cpu, _dispatch, _stdlib
 
 _CHOSEN = _dispatch._chosen         # spec name -> (switches it was chosen under, kernel set)
 
@@ -44,9 +44,8 @@ def unknown_keyword_error(func_name, key):
     ("'k' is an invalid keyword argument for f()" up to 3.12, "f() got an unexpected keyword
     argument 'k'" from 3.13), found once by asking hashlib itself."""
     if not _KEYWORD_ERROR:
-        import hashlib
         try:
-            hashlib.blake2b(jitdigest_probe=None)
+            _stdlib.hashlib.blake2b(jitdigest_probe=None)
         except TypeError as exc:
             _KEYWORD_ERROR.append(str(exc))
         else:                           # a hashlib that takes any keyword: the 3.12 wording

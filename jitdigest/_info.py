@@ -22,7 +22,7 @@ def _chosen(choose, spec):
 
 def collect():
     """The info dict: versions, jit, threading layer, cpu, disabled switches, kernels, flags."""
-    _cpu.sane_numba_environment()
+    _cpu.import_numba()
     import llvmlite
     import numba
     import numpy

@@ -19,6 +19,8 @@ import operator
 
 import numpy as np
 
+from . import _stdlib
+
 _INT64_MAX = np.iinfo(np.int64).max
 
 
@@ -131,9 +133,8 @@ def _item_error(i, item):
     except TypeError:
         return TypeError(f"message {i}: object supporting the buffer API required, "
                          f"not {type(item).__name__!r}")
-    import hashlib
     try:
-        hashlib.blake2b(item)              # asks for a simple (C-contiguous) buffer, as hashing does
+        _stdlib.hashlib.blake2b(item)              # asks for a simple (C-contiguous) buffer, as hashing does
     except (BufferError, ValueError, TypeError) as exc:
         return type(exc)(f"message {i}: {exc}")
     return BufferError(f"message {i}: underlying buffer is not C-contiguous")

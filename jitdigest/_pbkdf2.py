@@ -11,10 +11,10 @@ there: its portable SHA-512 compression is 1.9x OpenSSL's time per block (467 vs
 one core of the 2-core AMD EPYC development VM: AVX-512, no SHA-512 instructions), so PBKDF2-HMAC-SHA512 at 100,000
 iterations took 0.108 s against hashlib's 0.084 s (``derive`` still runs it, for tests).
 """
-import hashlib
 import operator
 
 from . import _algorithms, _keyed
+from ._stdlib import hashlib
 
 _HASHLIB_FASTER = ("sha512",)     # families whose kernel loses to hashlib (see above)
 _INT_MAX = 2 ** 31 - 1

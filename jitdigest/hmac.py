@@ -11,13 +11,12 @@ hashed by hashlib), a constructor of jitdigest or hashlib (hashlib's are served 
 kernels), or any other constructor or PEP 247 module (used as given). Errors are the standard
 library's, in its order and words. SHAKE, which the standard library refuses, is refused by it.
 """
-import hashlib as _hashlib
-import hmac as _std_hmac
 import warnings as _warnings
 
 import numpy as np
 
 from . import _algorithms, _cpu, _hashobj, _keyed
+from ._stdlib import hashlib as _hashlib, hmac as _std_hmac
 from ._keyed import bytes_view as _bytes_view
 
 __all__ = ["HMAC", "new", "digest", "compare_digest", "digest_size", "trans_5C", "trans_36"]
@@ -68,7 +67,6 @@ def _constructor(digestmod, spec):
 
 
 _keyed_start = {}    # digestmod -> (switches, spec, hmac_states kernel, hmac_final kernel)
-_NO_KERNEL = (None, None, None, None)
 
 
 def _start_entries(digestmod):
@@ -85,6 +83,18 @@ def _start_entries(digestmod):
     return entries
 
 
+def _fast_start(digestmod):
+    """``(switches, spec, hmac_states, hmac_final)`` for ``digestmod``: the kernels are None
+    where it has none (or ``spec`` too: a digestmod jitdigest does not serve)."""
+    try:
+        fast = _keyed_start.get(digestmod)
+    except TypeError:                            # unhashable: a module, say
+        return _start_entries(digestmod)
+    if fast is None or fast[0] is not _cpu.DISABLED:
+        fast = _start_entries(digestmod)
+    return fast
+
+
 class HMAC:
     """RFC 2104 HMAC class, as the standard library's ``hmac.HMAC``."""
 
@@ -97,30 +107,49 @@ class HMAC:
             raise TypeError("key: expected bytes or bytearray, but got %r" % type(key).__name__)
         if not digestmod:
             raise TypeError("Missing required parameter 'digestmod'.")
-        try:
-            fast = _keyed_start.get(digestmod)
-        except TypeError:                            # unhashable: a module, say
-            fast = _NO_KERNEL
-        if fast is None or fast[0] is not _cpu.DISABLED:
-            fast = _start_entries(digestmod)
+        fast = _fast_start(digestmod)
         if fast[2] is not None:                     # MD5, SHA-1, SHA-2: keyed in one call
-            spec = fast[1]
-            ns = len(spec.initial_state)
-            states = np.empty(2 * ns, spec.word)
-            fast[2](spec.initial_state, np.frombuffer(key, np.uint8), spec.digest_size, states)
-            self._inner = _hashobj.resumed(spec, states[:ns], spec.block_size)
-            self._outer = states[ns:]               # the keyed outer state (never written)
-            self._final = fast[3]
-            self.digest_size = spec.digest_size
-            self.block_size = spec.block_size
+            self._start_keyed(key, fast)
         else:
-            self._final = None
             self._start_objects(key, digestmod, fast[1])
         if msg is not None:
             self.update(msg)
 
+    # The standard library's HMAC starts in one of two methods of these names (its test suite
+    # calls each): on OpenSSL's HMAC where OpenSSL has the digest, else on two hash objects.
+    # Here the first is the keyed kernels' start, the second the hash objects' (any digestmod).
+
+    def _init_hmac(self, key, msg, digestmod):
+        """Start on the keyed kernels (MD5, SHA-1, SHA-2); ValueError for other digestmods."""
+        fast = _fast_start(digestmod)
+        if fast[2] is None:
+            raise ValueError(f"unsupported hash type {digestmod!r}")
+        self._start_keyed(key, fast)
+        if msg is not None:
+            self.update(msg)
+
+    def _init_old(self, key, msg, digestmod):
+        """Start on two hash objects made by ``digestmod`` (jitdigest's own for its names and
+        hashlib's constructors), as the standard library's ``hmac`` without OpenSSL."""
+        self._start_objects(key, digestmod, _spec_of(digestmod))
+        if msg is not None:
+            self.update(msg)
+
+    def _start_keyed(self, key, fast):
+        """The keyed inner and outer states in one kernel call."""
+        spec = fast[1]
+        ns = len(spec.initial_state)
+        states = np.empty(2 * ns, spec.word)
+        fast[2](spec.initial_state, np.frombuffer(key, np.uint8), spec.digest_size, states)
+        self._inner = _hashobj.resumed(spec, states[:ns], spec.block_size)
+        self._outer = states[ns:]               # the keyed outer state (never written)
+        self._final = fast[3]
+        self.digest_size = spec.digest_size
+        self.block_size = spec.block_size
+
     def _start_objects(self, key, digestmod, spec):
         """The standard library's start: key blocks fed to two hash objects."""
+        self._final = None
         if spec is not None and spec.digest_size == 0:
             _std_hmac.new(key, None, digestmod)      # SHAKE: the standard library's error
         digest_cons = _constructor(digestmod, spec)
@@ -184,7 +213,10 @@ class HMAC:
         return bytes(out)
 
     def hexdigest(self):
-        """Like digest(), but returns a string of hexadecimal digits instead."""
+        """Like digest(), but returns a string of hexadecimal digits instead (on the hash
+        objects' path: the outer hash's ``hexdigest()``, as the standard library's)."""
+        if self._final is None:
+            return self._current().hexdigest()
         return self.digest().hex()
 
 

@@ -18,11 +18,10 @@ computed once, and the rows are hashed by the batch kernels in two passes over `
 
 Threads as in ``hash_many`` (``threads``; chunks of rows in a ``prange`` loop).
 """
-import hmac as _std_hmac
-
 import numpy as np
 
 from . import _algorithms, _dispatch, _keyed, _layout, batch
+from ._stdlib import hmac as _std_hmac
 from .hmac import HMAC
 
 __all__ = ["hmac_many"]

@@ -4,6 +4,7 @@ every algorithm HMAC takes; errors compared with the standard library's)."""
 import hashlib
 import hmac
 import types
+from contextlib import nullcontext
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -203,3 +204,66 @@ def test_module_surface():
     assert jhmac.trans_5C == hmac.trans_5C and jhmac.trans_36 == hmac.trans_36
     assert jhmac.digest_size is None
     assert jitdigest.hmac is jhmac
+
+
+def test_subclass_as_stdlib():
+    # a subclass is made, updated and copied as a subclass of hmac.HMAC is (copy() keeps the
+    # type), and its class attribute blocksize is the default for a digest without block_size;
+    # on the hash objects' path hexdigest() is the digest object's own
+    def subclass(base):
+        class Sub(base):
+            blocksize = 32
+        return Sub
+
+    class NoBlockSize:
+        digest_size = 32
+
+        def __init__(self, data=b""):
+            self._h = hashlib.sha256(data)
+
+        def update(self, data):
+            self._h.update(data)
+
+        def digest(self):
+            return self._h.digest()
+
+        def hexdigest(self):                # HMAC.hexdigest() is the outer hash's
+            return self._h.hexdigest().upper()
+
+        def copy(self):
+            other = NoBlockSize()
+            other._h = self._h.copy()
+            return other
+
+    checked = 0
+    for digestmod in ("sha256", "sha3_256", NoBlockSize):
+        with pytest.warns(RuntimeWarning) if digestmod is NoBlockSize else nullcontext():
+            ours = subclass(jhmac.HMAC)(b"key", b"msg", digestmod)
+        with pytest.warns(RuntimeWarning) if digestmod is NoBlockSize else nullcontext():
+            theirs = subclass(hmac.HMAC)(b"key", b"msg", digestmod)
+        ours_copy, theirs_copy = ours.copy(), theirs.copy()
+        assert type(ours_copy) is type(ours)
+        ours_copy.update(b"more")
+        theirs_copy.update(b"more")
+        assert ours.block_size == theirs.block_size
+        assert ours.hexdigest() == theirs.hexdigest()
+        assert ours_copy.hexdigest() == theirs_copy.hexdigest()
+        checked += 1
+    assert checked == 3
+
+
+@pytest.mark.parametrize("name", HMAC_ALGORITHMS)
+def test_both_starts_as_stdlib(name):
+    # _init_old (two hash objects) for every algorithm, _init_hmac (the keyed kernels) where
+    # there are keyed kernels; the standard library's suite calls both by these names
+    expected = hmac.new(b"k" * 70, b"data", name).hexdigest()
+    old = jhmac.HMAC.__new__(jhmac.HMAC)
+    old._init_old(b"k" * 70, b"data", name)
+    assert old.hexdigest() == expected and old.name == f"hmac-{name}"
+    fast = jhmac.HMAC.__new__(jhmac.HMAC)
+    try:
+        fast._init_hmac(b"k" * 70, b"data", name)
+    except ValueError:
+        assert jitdigest._keyed.entry(jitdigest._algorithms.SPECS[name], "hmac_states") is None
+    else:
+        assert fast.hexdigest() == expected and fast.copy().hexdigest() == expected

@@ -30,7 +30,7 @@ import pickle
 
 from .. import _cpu
 
-_cpu.sane_numba_environment()
+_cpu.import_numba()
 import llvmlite.binding as ll  # noqa: E402
 import numba  # noqa: E402
 from llvmlite import ir  # noqa: E402

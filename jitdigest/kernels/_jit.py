@@ -8,10 +8,10 @@ read from arrays go through ``u32``/``u64`` (or the block loaders) before any ar
 """
 import struct
 
-from .._cpu import sane_numba_environment
+from .._cpu import import_numba
 
-sane_numba_environment()
-import numba  # noqa: E402  (after the environment check: a bad NUMBA_NUM_THREADS breaks it)
+import_numba()       # first (a bad NUMBA_NUM_THREADS breaks Numba; jitdigest may be hashlib)
+import numba  # noqa: E402
 from .._parallel import install_fork_guard  # noqa: E402
 
 install_fork_guard()          # after Numba's import (and its logging's fork hook): see there

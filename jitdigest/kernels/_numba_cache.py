@@ -18,11 +18,11 @@ This is the policy only: the subclassing of Numba's cache (its private internals
 ``_internals.KernelCache``; ``tests/test_cache.py`` and ``tests/test_internals.py`` fail if it
 stops working.
 """
-import hashlib
 import os
 import warnings
 
 from .. import _cachedir
+from .._stdlib import hashlib
 from ._internals import KernelCache, cache_of, set_cache
 
 _warned = set()
