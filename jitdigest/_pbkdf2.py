@@ -7,14 +7,14 @@ iteration is two compressions of one prepared block (SHA-NI where dispatch chose
 digest written straight back into it. MD5, SHA-1, SHA-2 run that kernel; SHA-3, BLAKE2 and
 names jitdigest does not know (no kernel) are hashlib's own pbkdf2_hmac, results and errors.
 
-SHA-384/512 (and /224, /256) run the kernel where their ``avx512`` backend serves
-(``kernels/sha512/avx512.py``: the schedule in vector registers, the iterations on words);
-PBKDF2-HMAC-SHA512 at 100,000 iterations on one core of the 2-core AMD EPYC development VM
-(AVX-512, no SHA-512 instructions) went from 0.108 s (portable compression, 467 ns per block,
-slower than hashlib's 0.084 s) to about 1.6x hashlib's speed. Where only the portable kernel
-serves them (no AVX-512VL, ``JITDIGEST_DISABLE=avx512``, interpreted), hashlib does: the
-portable compression is about even with OpenSSL's loop here and slower than its AVX2 code on
-CPUs without AVX-512 (``derive`` still runs it, for tests).
+SHA-384/512 (and /224, /256) run the kernel where their ``avx2`` backend serves
+(``kernels/sha512/avx2.py``: the schedule in vector registers beside scalar rounds, the
+iterations on words). PBKDF2-HMAC-SHA512 at 100,000 iterations, one core of the 2-core AMD EPYC
+development VM (AVX-512, no SHA-512 instructions): 0.108 s with the old portable compression
+(467 ns per block), slower than hashlib's 0.084 s; now about 1.6x hashlib's speed (159 ns per
+compression against OpenSSL's loop at about 255). Where only the portable kernel serves them (no
+AVX2, ``JITDIGEST_DISABLE=avx2``, interpreted), hashlib does: the portable compression, about
+245 ns per block in this loop, is only even with OpenSSL's (``derive`` still runs it, for tests).
 """
 import hashlib
 import operator
