@@ -1,17 +1,16 @@
-"""The SHA-512 family's keyed kernels on each of its per-message backends (``portable``, and
-``avx2`` where usable: the schedule in vector registers, PBKDF2's iterations on words, the
-padded block rebuilt from the digest words with a per-digest-size mask), against hashlib and
-hmac: every digest size (64, 48, 32 and the 28 bytes of SHA-512/224, which end mid-word),
-derived keys shorter and longer than one digest, passwords around the block size."""
+"""The SHA-512 family's PBKDF2 kernel on each of its per-message backends (``portable``, which
+``pbkdf2_hmac`` leaves to hashlib, and ``avx2`` where usable: the schedule in vector registers,
+the iterations on words, the padded block rebuilt from the digest words with a per-digest-size
+mask), against hashlib: every digest size (64, 48, 32 and the 28 bytes of SHA-512/224, which end
+mid-word), derived keys shorter and longer than one digest, passwords around the block size.
+(HMAC on the serving backend: tests/test_hmac.py.)"""
 import hashlib
-import hmac
 
 import numpy as np
 import pytest
 
 import jitdigest
 from jitdigest import _algorithms, _dispatch, _keyed, _pbkdf2
-from jitdigest import hmac as jhmac
 
 NAMES = ["sha512", "sha384", "sha512_256", "sha512_224"]
 BACKENDS = [b.name for b in _dispatch.backends("sha512")]
@@ -45,23 +44,6 @@ def test_pbkdf2_every_digest_size(backend):
                         (name, len(password), len(salt), iterations, dklen)
                     checked += 1
     assert checked == len(NAMES) * len(PASSWORDS) * len(CASES)
-
-
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_hmac_every_digest_size(backend):
-    usable(backend)
-    checked = 0
-    with jitdigest.backend(backend):
-        for name in NAMES:
-            for key in PASSWORDS:
-                for msg in (b"", b"m" * 111, b"n" * 112, bytes(range(256)) * 3):
-                    want = hmac.digest(key, msg, name)
-                    assert jhmac.digest(key, msg, name) == want
-                    h = jhmac.new(key, msg[:50], name)
-                    h.update(msg[50:])
-                    assert h.digest() == want
-                    checked += 1
-    assert checked == len(NAMES) * len(PASSWORDS) * 4
 
 
 def test_pbkdf2_hands_off_only_where_the_portable_kernel_serves():

@@ -237,31 +237,31 @@ def pbkdf2(iv, password, salt, iterations, ds, out):
         state = scratch_copy(istate, 8)
         after_key_block(compress, BLOCK, LENGTH_BYTES, LITTLE, state, message, 0, m + 4,
                         ublock[:ds])
-        h0, h1, h2, h3, h4, h5, h6, h7 = _block(
-            o0, o1, o2, o3, o4, o5, o6, o7,
-            u64x2_load_be(ublock, 0), u64x2_load_be(ublock, 16), u64x2_load_be(ublock, 32),
-            u64x2_load_be(ublock, 48), p4, p5, p6, p7, wk)
+        state = scratch_copy(ostate, 8)
+        compress(state, ublock, 0, 1)
+        h0, h1, h2, h3, h4, h5, h6, h7 = (state[0], state[1], state[2], state[3], state[4],
+                                          state[5], state[6], state[7])
         a0 = u64x2_set(h0, h1)
         a1 = u64x2_set(h2, h3)
         a2 = u64x2_set(h4, h5)
         a3 = u64x2_set(h6, h7)
-        for _ in range(1, iterations):
+        # Inner and outer compressions alternate through one inlined copy of the block
+        # function: 16 instead of 24 s to compile, 162 instead of 159 ns per compression.
+        for k in range(2 * (iterations - 1)):
+            outer = k & 1
             h0, h1, h2, h3, h4, h5, h6, h7 = _block(
-                i0, i1, i2, i3, i4, i5, i6, i7,
+                o0 if outer else i0, o1 if outer else i1, o2 if outer else i2,
+                o3 if outer else i3, o4 if outer else i4, o5 if outer else i5,
+                o6 if outer else i6, o7 if outer else i7,
                 u64x2_or(u64x2_and(u64x2_set(h0, h1), m0), p0),
                 u64x2_or(u64x2_and(u64x2_set(h2, h3), m1), p1),
                 u64x2_or(u64x2_and(u64x2_set(h4, h5), m2), p2),
                 u64x2_or(u64x2_and(u64x2_set(h6, h7), m3), p3), p4, p5, p6, p7, wk)
-            h0, h1, h2, h3, h4, h5, h6, h7 = _block(
-                o0, o1, o2, o3, o4, o5, o6, o7,
-                u64x2_or(u64x2_and(u64x2_set(h0, h1), m0), p0),
-                u64x2_or(u64x2_and(u64x2_set(h2, h3), m1), p1),
-                u64x2_or(u64x2_and(u64x2_set(h4, h5), m2), p2),
-                u64x2_or(u64x2_and(u64x2_set(h6, h7), m3), p3), p4, p5, p6, p7, wk)
-            a0 = u64x2_xor(a0, u64x2_set(h0, h1))
-            a1 = u64x2_xor(a1, u64x2_set(h2, h3))
-            a2 = u64x2_xor(a2, u64x2_set(h4, h5))
-            a3 = u64x2_xor(a3, u64x2_set(h6, h7))
+            if outer:
+                a0 = u64x2_xor(a0, u64x2_set(h0, h1))
+                a1 = u64x2_xor(a1, u64x2_set(h2, h3))
+                a2 = u64x2_xor(a2, u64x2_set(h4, h5))
+                a3 = u64x2_xor(a3, u64x2_set(h6, h7))
         u64x2_store(acc, 0, a0)
         u64x2_store(acc, 2, a1)
         u64x2_store(acc, 4, a2)
