@@ -60,7 +60,7 @@ def _block(h0, h1, h2, h3, h4, h5, h6, h7, x0, x1, x2, x3, x4, x5, x6, x7, wk):
     a, b, c, d, e, f, g, h = h0, h1, h2, h3, h4, h5, h6, h7
     bc = b ^ c
     for t in range(0, 64, 16):                   # rounds t..t+15; W[t+16..t+31] beside them
-        d, h, bc = _round(a, b, c, d, e, f, g, h, wk[t + 0], bc)
+        d, h, bc = _round(a, b, c, d, e, f, g, h, wk[t], bc)
         c, g, bc = _round(h, a, b, c, d, e, f, g, wk[t + 1], bc)
         x0 = _step(x0, x1, x4, x5, x7)
         u64x2_store(wk, t + 16, u64x2_add(x0, u64x2_load(K512, t + 16)))
