@@ -6,7 +6,7 @@ turns, medians):
   and ``jitdigest.hmac.new(key, msg, name).digest()`` against ``hmac.new(...)``, 64-byte
   messages, 32-byte key;
 * PBKDF2: ``jitdigest.pbkdf2_hmac(name, b"password", b"salt", N)`` against
-  ``hashlib.pbkdf2_hmac`` (same bytes checked), sha1, sha256, sha512;
+  ``hashlib.pbkdf2_hmac`` (same bytes checked), sha1, sha256, sha384, sha512;
 * ``hmac_many(name, key, rows, threads=1)`` on 100k rows of 64 B (a 2-D array, one core)
   against a loop of ``hmac.new(key, row, name).digest()`` over the rows as ``bytes``, and
   against ``hash_many`` on the same rows.
@@ -34,7 +34,7 @@ from jitdigest import hmac as jhmac  # noqa: E402
 from _backends import serving, serving_batch  # noqa: E402
 
 HMAC_ALGORITHMS = ["md5", "sha1", "sha256", "sha512"]
-PBKDF2_ALGORITHMS = ["sha1", "sha256", "sha512"]
+PBKDF2_ALGORITHMS = ["sha1", "sha256", "sha384", "sha512"]
 
 
 def row(label, ours, theirs, what="speed-up"):
@@ -95,7 +95,7 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args(argv)
     print(machine())
-    for name in HMAC_ALGORITHMS:
+    for name in sorted(set(HMAC_ALGORITHMS + PBKDF2_ALGORITHMS)):
         print(f"  {name}: backend {serving(name)}, hmac_many {serving_batch(name)}")
     bench_hmac(args.rounds)
     bench_pbkdf2(args.iterations, args.rounds)

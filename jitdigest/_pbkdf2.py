@@ -4,19 +4,29 @@ Why a module of its own: PBKDF2 is where a compiled loop beats hashlib. OpenSSL'
 HMAC for every iteration; here the whole derivation is one kernel call
 (``jitdigest/kernels/_hmac.py``): the keyed inner and outer states are computed once, and each
 iteration is two compressions of one prepared block (SHA-NI where dispatch chose it), the
-digest written straight back into it. MD5, SHA-1, SHA-224 and SHA-256 run that kernel. The
-others are hashlib's own pbkdf2_hmac, results and errors: SHA-3, BLAKE2 and names jitdigest does
-not know (no kernel), and SHA-384/512 (and /224, /256), whose kernel is slower than OpenSSL
-there: its portable SHA-512 compression is 1.9x OpenSSL's time per block (467 vs 248 ns,
-one core of the 2-core AMD EPYC development VM: AVX-512, no SHA-512 instructions), so PBKDF2-HMAC-SHA512 at 100,000
-iterations took 0.108 s against hashlib's 0.084 s (``derive`` still runs it, for tests).
+digest written straight back into it. MD5, SHA-1, SHA-2 run that kernel; SHA-3, BLAKE2 and
+names jitdigest does not know (no kernel) are hashlib's own pbkdf2_hmac, results and errors.
+
+SHA-384/512 (and /224, /256) run the kernel where their ``avx2`` backend serves
+(``kernels/sha512/avx2.py``: the schedule in vector registers beside scalar rounds, the
+iterations on words). PBKDF2-HMAC-SHA512 at 100,000 iterations, one core of the 2-core AMD EPYC
+development VM (AVX-512, no SHA-512 instructions): 0.108 s with the old portable compression
+(467 ns per block), slower than hashlib's 0.084 s; now about 1.6x hashlib's speed (162 ns per
+compression against OpenSSL's loop at about 255). Where only the portable kernel serves them (no
+AVX2, ``JITDIGEST_DISABLE=avx2``, interpreted), hashlib does: the portable compression, about
+260 ns per compression in this loop, is only even with OpenSSL's (``derive`` still runs it, for
+tests).
 """
 import operator
 
+<<<<<<< HEAD
 from . import _algorithms, _keyed
 from ._stdlib import hashlib
+=======
+from . import _algorithms, _dispatch, _keyed
+>>>>>>> sha512-speed
 
-_HASHLIB_FASTER = ("sha512",)     # families whose kernel loses to hashlib (see above)
+_HASHLIB_FASTER = {("sha512", "portable")}    # (family, backend) pairs that lose to hashlib
 _INT_MAX = 2 ** 31 - 1
 _LONG_MIN, _LONG_MAX = -2 ** 63, 2 ** 63 - 1
 
@@ -42,7 +52,8 @@ def pbkdf2_hmac(hash_name, password, salt, iterations, dklen=None):
         spec = _algorithms.lookup(hash_name)
     except ValueError:
         spec = None
-    if spec is None or spec.family in _HASHLIB_FASTER or _keyed.entry(spec, "pbkdf2") is None:
+    if (spec is None or (spec.family, _dispatch.kernels_for(spec).name) in _HASHLIB_FASTER
+            or _keyed.entry(spec, "pbkdf2") is None):
         return hashlib.pbkdf2_hmac(hash_name, password, salt, iterations, dklen)
     if len(password_view) > _INT_MAX:
         raise OverflowError("password is too long.")

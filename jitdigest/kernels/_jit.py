@@ -277,6 +277,26 @@ def _not64(x):
 
 # --- block loaders: bytes -> words ---------------------------------------------------------
 
+def be64(data, pos):
+    """The big-endian 64-bit word at byte ``pos`` of ``data`` (one word, for kernels that keep
+    their block in locals)."""
+    return struct.unpack_from(">Q", data, pos)[0]
+
+
+@_ol(be64)
+def _be64(data, pos):
+    def impl(data, pos):
+        v = np.uint64(data[pos]) << np.uint64(56)
+        v |= np.uint64(data[pos + 1]) << np.uint64(48)
+        v |= np.uint64(data[pos + 2]) << np.uint64(40)
+        v |= np.uint64(data[pos + 3]) << np.uint64(32)
+        v |= np.uint64(data[pos + 4]) << np.uint64(24)
+        v |= np.uint64(data[pos + 5]) << np.uint64(16)
+        v |= np.uint64(data[pos + 6]) << np.uint64(8)
+        return v | np.uint64(data[pos + 7])
+    return impl
+
+
 def load_be32(data, pos, w, n):
     """w[0:n] = n big-endian 32-bit words of data starting at byte pos."""
     w[0:n] = struct.unpack_from(">%dI" % n, data, pos)

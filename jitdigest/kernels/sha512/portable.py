@@ -1,9 +1,15 @@
 """Portable SHA-384/SHA-512/SHA-512/t (FIPS 180-4): one source for interpreted and compiled mode.
 
 ``compress`` is the generic block function (128-byte blocks, 64-bit words) shared by every
-SHA-512 variant, which differ only in their initial state and digest length.
+SHA-512 variant, which differ only in their initial state and digest length. ``block`` is one
+block on words: the 16-word message schedule is a rolling window of locals (no W[80] in
+memory), 16 rounds per pass with the names rotating, so compiled it stays in registers: 335 ->
+237 ns per block of 1 MiB on the development VM (in PBKDF2's loop 464 -> about 260).
+``block`` is a kernel of its own, not inlined into ``compress`` by Numba: inlined it was 5%
+faster but each entry took nearly twice as long to compile (oneshot 16.6 s instead of 9.5).
+``_round`` is shared with the ``avx2`` backend.
 """
-from .._jit import (add64, const_words, gil_kernel, kernel, load_be64, new_words, parallel_kernel,
+from .._jit import (add64, be64, const_words, gil_kernel, inline_kernel, kernel, parallel_kernel,
                    rotr64, shr64, u64)
 from ..._algorithms import MERKLE_DAMGARD
 from .._hmac import md_hmac, md_hmac_final, md_hmac_rows, md_hmac_states, md_pbkdf2
@@ -36,11 +42,12 @@ K512 = const_words([
 
 
 @kernel
-def _round(a, b, c, d, e, f, g, h, k, w, bc):
-    """One round; returns the new (d, h) and a ^ b, which is the next round's b ^ c."""
+def _round(a, b, c, d, e, f, g, h, kw, bc):
+    """One round (``kw``: K[t] + W[t]); returns the new (d, h) and a ^ b, which is the next
+    round's b ^ c."""
     s1 = rotr64(e, 14) ^ rotr64(e, 18) ^ rotr64(e, 41)
     ch = g ^ (e & (f ^ g))
-    t1 = add64(h, s1, ch, k, w)
+    t1 = add64(h, s1, ch, kw)
     s0 = rotr64(a, 28) ^ rotr64(a, 34) ^ rotr64(a, 39)
     ab = a ^ b
     maj = b ^ (ab & bc)
@@ -48,9 +55,72 @@ def _round(a, b, c, d, e, f, g, h, k, w, bc):
 
 
 @kernel
+def _schedule(w16, w15, w7, w2):
+    """Message word W[t] from W[t-16], W[t-15], W[t-7] and W[t-2]."""
+    s0 = rotr64(w15, 1) ^ rotr64(w15, 8) ^ shr64(w15, 7)
+    s1 = rotr64(w2, 19) ^ rotr64(w2, 61) ^ shr64(w2, 6)
+    return add64(w16, s0, w7, s1)
+
+
+@inline_kernel
+def _rounds16(t, a, b, c, d, e, f, g, h, bc, w0, w1, w2, w3, w4, w5, w6, w7, w8, w9, w10, w11,
+              w12, w13, w14, w15):
+    """Rounds t to t + 15 over message words W[t..t+15]: names rotate, values stay."""
+    d, h, bc = _round(a, b, c, d, e, f, g, h, add64(K512[t], w0), bc)
+    c, g, bc = _round(h, a, b, c, d, e, f, g, add64(K512[t + 1], w1), bc)
+    b, f, bc = _round(g, h, a, b, c, d, e, f, add64(K512[t + 2], w2), bc)
+    a, e, bc = _round(f, g, h, a, b, c, d, e, add64(K512[t + 3], w3), bc)
+    h, d, bc = _round(e, f, g, h, a, b, c, d, add64(K512[t + 4], w4), bc)
+    g, c, bc = _round(d, e, f, g, h, a, b, c, add64(K512[t + 5], w5), bc)
+    f, b, bc = _round(c, d, e, f, g, h, a, b, add64(K512[t + 6], w6), bc)
+    e, a, bc = _round(b, c, d, e, f, g, h, a, add64(K512[t + 7], w7), bc)
+    d, h, bc = _round(a, b, c, d, e, f, g, h, add64(K512[t + 8], w8), bc)
+    c, g, bc = _round(h, a, b, c, d, e, f, g, add64(K512[t + 9], w9), bc)
+    b, f, bc = _round(g, h, a, b, c, d, e, f, add64(K512[t + 10], w10), bc)
+    a, e, bc = _round(f, g, h, a, b, c, d, e, add64(K512[t + 11], w11), bc)
+    h, d, bc = _round(e, f, g, h, a, b, c, d, add64(K512[t + 12], w12), bc)
+    g, c, bc = _round(d, e, f, g, h, a, b, c, add64(K512[t + 13], w13), bc)
+    f, b, bc = _round(c, d, e, f, g, h, a, b, add64(K512[t + 14], w14), bc)
+    e, a, bc = _round(b, c, d, e, f, g, h, a, add64(K512[t + 15], w15), bc)
+    return a, b, c, d, e, f, g, h, bc
+
+
+@kernel
+def block(h0, h1, h2, h3, h4, h5, h6, h7, w0, w1, w2, w3, w4, w5, w6, w7, w8, w9, w10, w11, w12,
+          w13, w14, w15):
+    """The state after one block: ``h0..h7`` the state words, ``w0..w15`` the block's message
+    words. The schedule is a rolling window of 16 words in locals (W[t] replaces W[t-16] in
+    place, in order), so the compiled form keeps it in registers, with no W[80] in memory."""
+    a, b, c, d, e, f, g, h, bc = h0, h1, h2, h3, h4, h5, h6, h7, h1 ^ h2
+    for t in range(0, 80, 16):
+        if t > 0:                                # W[t..t+15] in place of W[t-16..t-1]
+            w0 = _schedule(w0, w1, w9, w14)
+            w1 = _schedule(w1, w2, w10, w15)
+            w2 = _schedule(w2, w3, w11, w0)
+            w3 = _schedule(w3, w4, w12, w1)
+            w4 = _schedule(w4, w5, w13, w2)
+            w5 = _schedule(w5, w6, w14, w3)
+            w6 = _schedule(w6, w7, w15, w4)
+            w7 = _schedule(w7, w8, w0, w5)
+            w8 = _schedule(w8, w9, w1, w6)
+            w9 = _schedule(w9, w10, w2, w7)
+            w10 = _schedule(w10, w11, w3, w8)
+            w11 = _schedule(w11, w12, w4, w9)
+            w12 = _schedule(w12, w13, w5, w10)
+            w13 = _schedule(w13, w14, w6, w11)
+            w14 = _schedule(w14, w15, w7, w12)
+            w15 = _schedule(w15, w0, w8, w13)
+        a, b, c, d, e, f, g, h, bc = _rounds16(t, a, b, c, d, e, f, g, h, bc, w0, w1, w2, w3, w4,
+                                               w5, w6, w7, w8, w9, w10, w11, w12, w13, w14,
+                                               w15)
+    return (add64(h0, a), add64(h1, b), add64(h2, c), add64(h3, d),
+            add64(h4, e), add64(h5, f), add64(h6, g), add64(h7, h))
+
+
+@kernel
 def compress(state, data, offset, nblocks):
-    """Compress ``nblocks`` 128-byte blocks of ``data`` from byte ``offset`` into ``state`` (8 u64)."""
-    w = new_words(80, np.uint64)
+    """Compress ``nblocks`` 128-byte blocks of ``data`` from byte ``offset`` into ``state``
+    (8 x uint64)."""
     h0 = u64(state[0])
     h1 = u64(state[1])
     h2 = u64(state[2])
@@ -61,33 +131,13 @@ def compress(state, data, offset, nblocks):
     h7 = u64(state[7])
     for blk in range(nblocks):
         p = offset + 128 * blk
-        load_be64(data[p:p + 128], 0, w, 16)    # a block view: indices provably >= 0
-        a, b, c, d, e, f, g, h = h0, h1, h2, h3, h4, h5, h6, h7
-        bc = b ^ c
-        for t in range(0, 80, 8):               # 8 rounds per pass: names rotate, values stay
-            if t >= 16:                         # this pass's schedule words, next to its rounds
-                for i in range(t, t + 8):
-                    x = u64(w[i - 15])
-                    y = u64(w[i - 2])
-                    s0 = rotr64(x, 1) ^ rotr64(x, 8) ^ shr64(x, 7)
-                    s1 = rotr64(y, 19) ^ rotr64(y, 61) ^ shr64(y, 6)
-                    w[i] = add64(w[i - 16], s0, w[i - 7], s1)
-            d, h, bc = _round(a, b, c, d, e, f, g, h, K512[t], w[t], bc)
-            c, g, bc = _round(h, a, b, c, d, e, f, g, K512[t + 1], w[t + 1], bc)
-            b, f, bc = _round(g, h, a, b, c, d, e, f, K512[t + 2], w[t + 2], bc)
-            a, e, bc = _round(f, g, h, a, b, c, d, e, K512[t + 3], w[t + 3], bc)
-            h, d, bc = _round(e, f, g, h, a, b, c, d, K512[t + 4], w[t + 4], bc)
-            g, c, bc = _round(d, e, f, g, h, a, b, c, K512[t + 5], w[t + 5], bc)
-            f, b, bc = _round(c, d, e, f, g, h, a, b, K512[t + 6], w[t + 6], bc)
-            e, a, bc = _round(b, c, d, e, f, g, h, a, K512[t + 7], w[t + 7], bc)
-        h0 = add64(h0, a)
-        h1 = add64(h1, b)
-        h2 = add64(h2, c)
-        h3 = add64(h3, d)
-        h4 = add64(h4, e)
-        h5 = add64(h5, f)
-        h6 = add64(h6, g)
-        h7 = add64(h7, h)
+        m = data[p:p + 128]                     # a block view: indices provably >= 0
+        h0, h1, h2, h3, h4, h5, h6, h7 = block(
+            h0, h1, h2, h3, h4, h5, h6, h7,
+            be64(m, 0), be64(m, 8), be64(m, 16), be64(m, 24),
+            be64(m, 32), be64(m, 40), be64(m, 48), be64(m, 56),
+            be64(m, 64), be64(m, 72), be64(m, 80), be64(m, 88),
+            be64(m, 96), be64(m, 104), be64(m, 112), be64(m, 120))
     state[0] = h0
     state[1] = h1
     state[2] = h2
