@@ -19,12 +19,8 @@ tests).
 """
 import operator
 
-<<<<<<< HEAD
-from . import _algorithms, _keyed
-from ._stdlib import hashlib
-=======
 from . import _algorithms, _dispatch, _keyed
->>>>>>> sha512-speed
+from ._stdlib import hashlib
 
 _HASHLIB_FASTER = {("sha512", "portable")}    # (family, backend) pairs that lose to hashlib
 _INT_MAX = 2 ** 31 - 1
