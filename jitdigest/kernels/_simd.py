@@ -67,10 +67,6 @@ def _element_ptr(context, builder, aty, arr, index, index_ty):
     return builder.gep(ary.data, [idx])
 
 
-def _vector_ptr(builder, ptr):
-    return builder.bitcast(ptr, _V4.as_pointer())
-
-
 def _shuffle(builder, a, b, lanes):
     """shufflevector: lanes 0..3 pick from ``a``, 4..7 from ``b``."""
     mask = ir.Constant(ir.VectorType(_I32, 4), [ir.Constant(_I32, k) for k in lanes])
@@ -81,6 +77,98 @@ def _call(builder, name, ret, args):
     fnty = ir.FunctionType(ret, [a.type for a in args])
     fn = cgutils.get_or_insert_function(builder.module, fnty, name)
     return builder.call(fn, args)
+
+
+# --- the operations every 128-bit vector type has, made per type ---------------------------
+#
+# ``vtype`` is the Numba type (``u32x4`` here, ``_simd64.u64x2``), ``vector`` its LLVM type and
+# ``word`` its lanes' Numba integer type; each factory returns one ``@intrinsic``.
+
+def _named(name, doc, typer):
+    typer.__name__ = typer.__qualname__ = name
+    typer.__doc__ = doc
+    return intrinsic(typer)
+
+
+def vector_load(name, vtype, vector, word, doc):
+    """``words[index:index + lanes]`` of a contiguous array of ``word`` (unaligned load, no
+    bounds check)."""
+    def typer(typingctx, words, index):
+        if not (_is_array(words, word) and words.layout == "C"
+                and isinstance(index, types.Integer)):
+            return None
+
+        def codegen(context, builder, sig, args):
+            p = _element_ptr(context, builder, sig.args[0], args[0], args[1], sig.args[1])
+            return builder.load(builder.bitcast(p, vector.as_pointer()), align=word.bitwidth // 8)
+        return vtype(words, index), codegen
+    return _named(name, doc, typer)
+
+
+def vector_store(name, vtype, vector, word, doc):
+    """``words[index:index + lanes] = v`` for a contiguous array of ``word`` (no bounds check)."""
+    def typer(typingctx, words, index, v):
+        if not (_is_array(words, word) and words.layout == "C"
+                and isinstance(index, types.Integer) and v == vtype):
+            return None
+
+        def codegen(context, builder, sig, args):
+            p = _element_ptr(context, builder, sig.args[0], args[0], args[1], sig.args[1])
+            builder.store(args[2], builder.bitcast(p, vector.as_pointer()),
+                          align=word.bitwidth // 8)
+            return context.get_dummy_value()
+        return types.none(words, index, v), codegen
+    return _named(name, doc, typer)
+
+
+def vector_load_be(name, vtype, vector, word, doc):
+    """Big-endian words from bytes ``data[offset:offset + 16]`` of a contiguous uint8 array or
+    bytes-like buffer (lane 0 = the first word; unaligned load + byte shuffle, no bounds
+    check)."""
+    size = word.bitwidth // 8
+
+    def typer(typingctx, data, offset):
+        if not (_is_array(data, types.uint8) and data.layout == "C"
+                and isinstance(offset, types.Integer)):
+            return None
+
+        def codegen(context, builder, sig, args):
+            p = _element_ptr(context, builder, sig.args[0], args[0], args[1], sig.args[1])
+            raw = builder.load(builder.bitcast(p, _V16B.as_pointer()), align=1)
+            mask = ir.Constant(ir.VectorType(_I32, 16),
+                               [ir.Constant(_I32, size * (k // size) + size - 1 - k % size)
+                                for k in range(16)])
+            swapped = builder.shuffle_vector(raw, ir.Constant(_V16B, ir.Undefined), mask)
+            return builder.bitcast(swapped, vector)
+        return vtype(data, offset), codegen
+    return _named(name, doc, typer)
+
+
+def vector_lane(name, vtype, vector, word, doc):
+    """Lane ``lane`` (a literal) of ``v`` as a ``word``."""
+    def typer(typingctx, v, lane):
+        if v != vtype:
+            return None
+        k = _literal(lane, f"{name} index", 0, vector.count - 1)
+
+        def codegen(context, builder, sig, args):
+            return builder.extract_element(args[0], ir.Constant(_I32, k))
+        return word(v, lane), codegen
+    typer.__name__ = typer.__qualname__ = name
+    typer.__doc__ = doc
+    return intrinsic(prefer_literal=True)(typer)
+
+
+def vector_binary(name, vtype, op, doc):
+    """Lane-wise ``op`` (an ``ir.IRBuilder`` method name) of two vectors of ``vtype``."""
+    def typer(typingctx, a, b):
+        if a != vtype or b != vtype:
+            return None
+
+        def codegen(context, builder, sig, args):
+            return getattr(builder, op)(args[0], args[1])
+        return vtype(a, b), codegen
+    return _named(name, doc, typer)
 
 
 # --- construct, load, store ---------------------------------------------------------------
@@ -101,80 +189,25 @@ def u32x4_set(typingctx, a, b, c, d):
     return u32x4(a, b, c, d), codegen
 
 
-@intrinsic
-def u32x4_load(typingctx, words, index):
-    """``words[index:index+4]`` of a contiguous uint32 array (unaligned load, no bounds check)."""
-    if not (_is_array(words, types.uint32) and words.layout == "C"
-            and isinstance(index, types.Integer)):
-        return None
-
-    def codegen(context, builder, sig, args):
-        p = _element_ptr(context, builder, sig.args[0], args[0], args[1], sig.args[1])
-        return builder.load(_vector_ptr(builder, p), align=4)
-    return u32x4(words, index), codegen
-
-
-@intrinsic
-def u32x4_store(typingctx, words, index, v):
-    """``words[index:index+4] = v`` for a contiguous uint32 array (no bounds check)."""
-    if not (_is_array(words, types.uint32) and words.layout == "C"
-            and isinstance(index, types.Integer) and v == u32x4):
-        return None
-
-    def codegen(context, builder, sig, args):
-        p = _element_ptr(context, builder, sig.args[0], args[0], args[1], sig.args[1])
-        builder.store(args[2], _vector_ptr(builder, p), align=4)
-        return context.get_dummy_value()
-    return types.none(words, index, v), codegen
-
-
-@intrinsic
-def u32x4_load_be(typingctx, data, offset):
-    """Four big-endian 32-bit words from bytes ``data[offset:offset+16]`` of a contiguous uint8
-    array or bytes-like buffer (lane 0 = the first word; unaligned load + pshufb, no bounds check)."""
-    if not (_is_array(data, types.uint8) and data.layout == "C"
-            and isinstance(offset, types.Integer)):
-        return None
-
-    def codegen(context, builder, sig, args):
-        p = _element_ptr(context, builder, sig.args[0], args[0], args[1], sig.args[1])
-        raw = builder.load(builder.bitcast(p, _V16B.as_pointer()), align=1)
-        mask = ir.Constant(ir.VectorType(_I32, 16),
-                           [ir.Constant(_I32, 4 * (k // 4) + 3 - k % 4) for k in range(16)])
-        swapped = builder.shuffle_vector(raw, ir.Constant(_V16B, ir.Undefined), mask)
-        return builder.bitcast(swapped, _V4)
-    return u32x4(data, offset), codegen
-
-
-@intrinsic(prefer_literal=True)
-def u32x4_lane(typingctx, v, lane):
-    """Lane ``lane`` (a literal 0..3) of ``v`` as a uint32."""
-    if v != u32x4:
-        return None
-    k = _literal(lane, "u32x4_lane index", 0, 3)
-
-    def codegen(context, builder, sig, args):
-        return builder.extract_element(args[0], ir.Constant(_I32, k))
-    return types.uint32(v, lane), codegen
+u32x4_load = vector_load(
+    "u32x4_load", u32x4, _V4, types.uint32,
+    "``words[index:index+4]`` of a contiguous uint32 array (unaligned load, no bounds check).")
+u32x4_store = vector_store(
+    "u32x4_store", u32x4, _V4, types.uint32,
+    "``words[index:index+4] = v`` for a contiguous uint32 array (no bounds check).")
+u32x4_load_be = vector_load_be(
+    "u32x4_load_be", u32x4, _V4, types.uint32,
+    "Four big-endian 32-bit words from bytes ``data[offset:offset+16]`` of a contiguous uint8 "
+    "array or bytes-like buffer (lane 0 = the first word; unaligned load + pshufb, no bounds "
+    "check).")
+u32x4_lane = vector_lane("u32x4_lane", u32x4, _V4, types.uint32,
+                         "Lane ``lane`` (a literal 0..3) of ``v`` as a uint32.")
 
 
 # --- lane arithmetic and shuffles ---------------------------------------------------------
 
-def _binary(name, op, doc):
-    def typer(typingctx, a, b):
-        if a != u32x4 or b != u32x4:
-            return None
-
-        def codegen(context, builder, sig, args):
-            return getattr(builder, op)(args[0], args[1])
-        return u32x4(a, b), codegen
-    typer.__name__ = typer.__qualname__ = name
-    typer.__doc__ = doc
-    return intrinsic(typer)
-
-
-u32x4_add = _binary("u32x4_add", "add", "Lane-wise ``a + b`` mod 2**32 (paddd).")
-u32x4_xor = _binary("u32x4_xor", "xor", "Bitwise ``a ^ b`` (pxor).")
+u32x4_add = vector_binary("u32x4_add", u32x4, "add", "Lane-wise ``a + b`` mod 2**32 (paddd).")
+u32x4_xor = vector_binary("u32x4_xor", u32x4, "xor", "Bitwise ``a ^ b`` (pxor).")
 
 
 @intrinsic(prefer_literal=True)

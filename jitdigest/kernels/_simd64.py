@@ -16,13 +16,12 @@ from llvmlite import ir
 from numba.core import types
 from numba.extending import intrinsic, models, register_model
 
-from ._simd import _element_ptr, _is_array, _literal
+from ._simd import (_literal, vector_binary, vector_lane, vector_load, vector_load_be,
+                    vector_store)
 
-_I8 = ir.IntType(8)
 _I32 = ir.IntType(32)
 _I64 = ir.IntType(64)
 _V2 = ir.VectorType(_I64, 2)
-_V16B = ir.VectorType(_I8, 16)
 
 
 class U64x2Type(types.Type):
@@ -45,10 +44,6 @@ def _splat(n):
     return ir.Constant(_V2, [ir.Constant(_I64, n)] * 2)
 
 
-def _vector_ptr(builder, ptr):
-    return builder.bitcast(ptr, _V2.as_pointer())
-
-
 # --- construct, load, store ---------------------------------------------------------------
 
 @intrinsic
@@ -66,83 +61,27 @@ def u64x2_set(typingctx, a, b):
     return u64x2(a, b), codegen
 
 
-@intrinsic
-def u64x2_load(typingctx, words, index):
-    """``words[index:index+2]`` of a contiguous uint64 array (unaligned load, no bounds check)."""
-    if not (_is_array(words, types.uint64) and words.layout == "C"
-            and isinstance(index, types.Integer)):
-        return None
-
-    def codegen(context, builder, sig, args):
-        p = _element_ptr(context, builder, sig.args[0], args[0], args[1], sig.args[1])
-        return builder.load(_vector_ptr(builder, p), align=8)
-    return u64x2(words, index), codegen
-
-
-@intrinsic
-def u64x2_store(typingctx, words, index, v):
-    """``words[index:index+2] = v`` for a contiguous uint64 array (no bounds check)."""
-    if not (_is_array(words, types.uint64) and words.layout == "C"
-            and isinstance(index, types.Integer) and v == u64x2):
-        return None
-
-    def codegen(context, builder, sig, args):
-        p = _element_ptr(context, builder, sig.args[0], args[0], args[1], sig.args[1])
-        builder.store(args[2], _vector_ptr(builder, p), align=8)
-        return context.get_dummy_value()
-    return types.none(words, index, v), codegen
-
-
-@intrinsic
-def u64x2_load_be(typingctx, data, offset):
-    """Two big-endian 64-bit words from bytes ``data[offset:offset+16]`` of a contiguous uint8
-    array or bytes-like buffer (lane 0 = the first word; unaligned load + byte shuffle, no
-    bounds check)."""
-    if not (_is_array(data, types.uint8) and data.layout == "C"
-            and isinstance(offset, types.Integer)):
-        return None
-
-    def codegen(context, builder, sig, args):
-        p = _element_ptr(context, builder, sig.args[0], args[0], args[1], sig.args[1])
-        raw = builder.load(builder.bitcast(p, _V16B.as_pointer()), align=1)
-        mask = ir.Constant(ir.VectorType(_I32, 16),
-                           [ir.Constant(_I32, 8 * (k // 8) + 7 - k % 8) for k in range(16)])
-        swapped = builder.shuffle_vector(raw, ir.Constant(_V16B, ir.Undefined), mask)
-        return builder.bitcast(swapped, _V2)
-    return u64x2(data, offset), codegen
-
-
-@intrinsic(prefer_literal=True)
-def u64x2_lane(typingctx, v, lane):
-    """Lane ``lane`` (a literal 0 or 1) of ``v`` as a uint64."""
-    if v != u64x2:
-        return None
-    k = _literal(lane, "u64x2_lane index", 0, 1)
-
-    def codegen(context, builder, sig, args):
-        return builder.extract_element(args[0], ir.Constant(_I32, k))
-    return types.uint64(v, lane), codegen
+u64x2_load = vector_load(
+    "u64x2_load", u64x2, _V2, types.uint64,
+    "``words[index:index+2]`` of a contiguous uint64 array (unaligned load, no bounds check).")
+u64x2_store = vector_store(
+    "u64x2_store", u64x2, _V2, types.uint64,
+    "``words[index:index+2] = v`` for a contiguous uint64 array (no bounds check).")
+u64x2_load_be = vector_load_be(
+    "u64x2_load_be", u64x2, _V2, types.uint64,
+    "Two big-endian 64-bit words from bytes ``data[offset:offset+16]`` of a contiguous uint8 "
+    "array or bytes-like buffer (lane 0 = the first word; unaligned load + byte shuffle, no "
+    "bounds check).")
+u64x2_lane = vector_lane("u64x2_lane", u64x2, _V2, types.uint64,
+                         "Lane ``lane`` (a literal 0 or 1) of ``v`` as a uint64.")
 
 
 # --- lane arithmetic and shuffles ---------------------------------------------------------
 
-def _binary(name, op, doc):
-    def typer(typingctx, a, b):
-        if a != u64x2 or b != u64x2:
-            return None
-
-        def codegen(context, builder, sig, args):
-            return getattr(builder, op)(args[0], args[1])
-        return u64x2(a, b), codegen
-    typer.__name__ = typer.__qualname__ = name
-    typer.__doc__ = doc
-    return intrinsic(typer)
-
-
-u64x2_add = _binary("u64x2_add", "add", "Lane-wise ``a + b`` mod 2**64 (paddq).")
-u64x2_xor = _binary("u64x2_xor", "xor", "Bitwise ``a ^ b`` (pxor).")
-u64x2_and = _binary("u64x2_and", "and_", "Bitwise ``a & b`` (pand).")
-u64x2_or = _binary("u64x2_or", "or_", "Bitwise ``a | b`` (por).")
+u64x2_add = vector_binary("u64x2_add", u64x2, "add", "Lane-wise ``a + b`` mod 2**64 (paddq).")
+u64x2_xor = vector_binary("u64x2_xor", u64x2, "xor", "Bitwise ``a ^ b`` (pxor).")
+u64x2_and = vector_binary("u64x2_and", u64x2, "and_", "Bitwise ``a & b`` (pand).")
+u64x2_or = vector_binary("u64x2_or", u64x2, "or_", "Bitwise ``a | b`` (por).")
 
 
 @intrinsic(prefer_literal=True)
