@@ -16,12 +16,11 @@ MODULES = {"hashlib": hashlib, "hmac": hmac}
 
 
 @contextlib.contextmanager
-def real_modules():
-    """Within: ``sys.modules`` maps "hashlib" and "hmac" to the standard library's modules (what
-    it held before is put back after). Another thread importing them meanwhile gets the real
-    ones too, as it would without jitdigest."""
-    saved = {name: sys.modules.get(name) for name in MODULES}
-    sys.modules.update(MODULES)
+def swapped(modules):
+    """Within: ``sys.modules`` maps each name of ``modules`` to its value (None hides a module);
+    what it held before is put back after."""
+    saved = {name: sys.modules.get(name) for name in modules}
+    sys.modules.update(modules)
     try:
         yield
     finally:
@@ -31,3 +30,9 @@ def real_modules():
             else:
                 sys.modules[name] = module
 
+
+def real_modules():
+    """Within: ``sys.modules`` maps "hashlib" and "hmac" to the standard library's modules (what
+    it held before is put back after). Another thread importing them meanwhile gets the real
+    ones too, as it would without jitdigest."""
+    return swapped(MODULES)

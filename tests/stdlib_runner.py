@@ -137,20 +137,11 @@ def stand_in_report(modules):
 
 def load(modules):
     """The suites' tests, made while CPython's private hash modules are hidden (see above)."""
-    saved = {name: sys.modules.get(name) for name in PRIVATE_HASH_MODULES}
-    try:
-        for name in PRIVATE_HASH_MODULES:
-            sys.modules[name] = None
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", "Did a C extension fail to compile")
-            loader = unittest.TestLoader()
-            return [t for m in modules for t in _flatten(loader.loadTestsFromModule(m))]
-    finally:
-        for name, module in saved.items():
-            if module is None:
-                sys.modules.pop(name, None)
-            else:
-                sys.modules[name] = module
+    with jitdigest._stdlib.swapped(dict.fromkeys(PRIVATE_HASH_MODULES)), \
+            warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "Did a C extension fail to compile")
+        loader = unittest.TestLoader()
+        return [t for m in modules for t in _flatten(loader.loadTestsFromModule(m))]
 
 
 def main(argv):
