@@ -68,7 +68,8 @@ def _signature(word, entry):
 
 def entry(spec, name):
     """The compiled ``name`` entry ("hmac", "hmac_bytes", "hmac_states", "hmac_final",
-    "hmac_rows", "hmac_grid", "hmac_chunks", "hmac_grid_chunks", "pbkdf2") serving ``spec`` now, or None."""
+    "hmac_rows", "hmac_grid", "hmac_chunks", "hmac_grid_chunks", "pbkdf2") serving ``spec``
+    now, or None."""
     if spec.family not in _algorithms.MERKLE_DAMGARD:
         return None
     backend = _dispatch.kernels_for(spec).backend

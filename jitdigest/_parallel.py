@@ -137,7 +137,8 @@ def describe():
         return f"unavailable ({type(exc).__name__}: {exc}); batches run on one thread"
     if name in THREAD_SAFE:
         fork = "fork-safe" if name == "tbb" else "a forked child hashes on one thread"
-        return f"numba prange on {name}, {max_threads()} threads; concurrent calls run at once; {fork}"
+        return (f"numba prange on {name}, {max_threads()} threads; concurrent calls run at "
+                f"once; {fork}")
     return (f"numba prange on {name}, {max_threads()} threads; concurrent calls are serialised "
             "(workqueue is not thread-safe; install tbb for concurrent calls)")
 

@@ -253,7 +253,8 @@ def hash_many(name, messages, offsets=None, *, length=None, out=None, threads=No
     it may overlap the input (the rows are then computed first and copied in, as numpy does).
     ``threads``: the most threads to use, an int (default: ``default_threads()``; the
     parallel region's thread count for this call, as ``numba.set_num_threads``); small
-    batches use one. Ctrl-C ends a long call between chunks of about ``_config.CHUNK_BLOCKS`` blocks.
+    batches use one. Ctrl-C ends a long call between chunks of about
+    ``_config.CHUNK_BLOCKS`` blocks.
     """
     spec = _algorithms.lookup(name)
     outlen = _out_length(spec, length)

@@ -139,6 +139,25 @@ def md_hmac_rows(compress, block_size, len_bytes, little, values, starts, length
 
 
 @inline_kernel
+def salt_and_index(salt):
+    """PBKDF2's first message, ``salt || INT_32_BE(i)``, with room for the block index ``i``
+    (``set_index``); made once per call."""
+    m = len(salt)
+    message = np.empty(m + 4, np.uint8)
+    for i in range(m):
+        message[i] = salt[i]
+    return message
+
+
+@inline_kernel
+def set_index(message, index):
+    """The last four bytes of ``message`` = ``index`` (32-bit big-endian)."""
+    m = len(message) - 4
+    for k in range(4):
+        message[m + k] = (index >> (8 * (3 - k))) & 0xFF
+
+
+@inline_kernel
 def md_pbkdf2(compress, block_size, len_bytes, little, iv, password, salt, iterations, ds, out):
     """out = PBKDF2-HMAC(password, salt, iterations), ``len(out)`` bytes (RFC 8018 5.2)."""
     istate = scratch_copy(iv, 8)
@@ -157,17 +176,13 @@ def md_pbkdf2(compress, block_size, len_bytes, little, iv, password, salt, itera
         else:
             ublock[block_size - 1 - k] = byte
     acc = scratch(64, np.uint8, 64)
-    m = len(salt)
-    message = np.empty(m + 4, np.uint8)          # salt || INT_32_BE(i); once per call
-    for i in range(m):
-        message[i] = salt[i]
+    message = salt_and_index(salt)
     dklen = len(out)
     for index in range(1, (dklen + ds - 1) // ds + 1):
-        for k in range(4):
-            message[m + k] = (index >> (8 * (3 - k))) & 0xFF
+        set_index(message, index)
         for k in range(iv.shape[0]):
             state[k] = istate[k]
-        after_key_block(compress, block_size, len_bytes, little, state, message, 0, m + 4,
+        after_key_block(compress, block_size, len_bytes, little, state, message, 0, len(message),
                         ublock[:ds])
         for k in range(iv.shape[0]):
             state[k] = ostate[k]

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..._algorithms import MERKLE_DAMGARD
 from .._hmac import (after_key_block, keyed_states, md_hmac, md_hmac_final, md_hmac_rows,
-                     md_hmac_states, put_digest)
+                     md_hmac_states, put_digest, salt_and_index, set_index)
 from .._internals import stack_array
 from .._jit import (add64, gil_kernel, inline_kernel, kernel, parallel_kernel, scratch,
                    scratch_copy, u64)
@@ -238,16 +238,12 @@ def pbkdf2(iv, password, salt, iterations, ds, out):
     p7 = u64x2_load_be(ublock, 112)
     acc = scratch(8, np.uint64, 8)
     tail = scratch(64, np.uint8, 64)
-    m = len(salt)
-    message = np.empty(m + 4, np.uint8)          # salt || INT_32_BE(i); once per call
-    for i in range(m):
-        message[i] = salt[i]
+    message = salt_and_index(salt)
     dklen = len(out)
     for index in range(1, (dklen + ds - 1) // ds + 1):
-        for k in range(4):
-            message[m + k] = (index >> (8 * (3 - k))) & 0xFF
+        set_index(message, index)
         state = scratch_copy(istate, 8)
-        after_key_block(compress, BLOCK, LENGTH_BYTES, LITTLE, state, message, 0, m + 4,
+        after_key_block(compress, BLOCK, LENGTH_BYTES, LITTLE, state, message, 0, len(message),
                         ublock[:ds])
         state = scratch_copy(ostate, 8)
         compress(state, ublock, 0, 1)
