@@ -192,7 +192,16 @@ def exclusive_cumsum(lengths):
 
 
 def _sequence(items):
-    if not isinstance(items, (list, tuple)):
+    """One Segment of a sequence of messages: all exactly ``bytes`` in a list, tuple or object
+    array, joined in one compiled pass (``kernels/_pyobjects.py``); else in Python (``join``)."""
+    from .kernels import _pyobjects
+    fast = _pyobjects.join(items)
+    if fast is not None:
+        values, starts, lengths = fast
+        return Segment(0, values, starts, lengths)
+    if isinstance(items, np.ndarray):
+        items = items.tolist()
+    elif not isinstance(items, (list, tuple)):
         items = list(items)
     joined, lengths = join(items)
     return Segment(0, np.frombuffer(joined, np.uint8), exclusive_cumsum(lengths), lengths)
@@ -267,7 +276,7 @@ def segments(messages, offsets):
             seg = _values_offsets(messages, offsets)
             return [seg], seg.n
         if messages.ndim == 1 and messages.dtype == object:
-            seg = _sequence(messages.tolist())
+            seg = _sequence(messages)
             return [seg], seg.n
         if messages.ndim == 1:
             raise TypeError("a 1-D array of message bytes needs offsets (n + 1 of them); "

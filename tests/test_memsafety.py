@@ -123,6 +123,60 @@ def test_items_that_change_size_while_read():
     assert "checked" in out
 
 
+def test_exact_bytes_joined_in_one_compiled_pass():
+    """Lists, tuples and object arrays of exact ``bytes`` are read through CPython's object
+    layout (``kernels/_pyobjects.py``): the layout must be proved on this interpreter, any other
+    item must go back to the Python join, and a list that other threads resize, refill and sort
+    while it is read must give rows that are each the digest of a message it held."""
+    out = run_child("""
+        import random
+        from jitdigest.kernels import _pyobjects
+        assert _pyobjects.layout() is not None, "the object layout was not proved"
+        msgs = [bytes([i % 251]) * (i % 200) for i in range(3000)]
+        for seq in (msgs, tuple(msgs), np.array(msgs + [b""], dtype=object)[:-1]):
+            assert _pyobjects.join(seq) is not None
+            assert rows(hash_many("sha1", seq)) == want("sha1", msgs)
+        class Sub(bytes):
+            def __len__(self):
+                return 7
+        for odd in (Sub(b"abc"), bytearray(b"abc"), memoryview(b"abc"), np.ones(3, np.uint8)):
+            mixed = msgs[:50] + [odd] + msgs[50:100]
+            assert _pyobjects.join(mixed) is None
+            assert rows(hash_many("md5", mixed)) == want("md5", mixed), type(odd)
+        assert _pyobjects.join(np.array(msgs, dtype=object)[::2]) is None   # strided: Python
+        shared = list(msgs[:500])
+        allowed = {hashlib.md5(m).digest() for m in msgs} | {hashlib.md5(b"n" * 9).digest()}
+        stop = threading.Event()
+        def churn():
+            rng = random.Random(1)
+            while not stop.is_set():
+                k = rng.randrange(4)
+                if k == 0:
+                    shared.extend(msgs[rng.randrange(3000):][:300])
+                elif k == 1:
+                    del shared[rng.randrange(len(shared) + 1):]
+                elif k == 2:
+                    shared.sort(key=lambda m: (m[:1], len(m)))
+                else:
+                    shared[:] = [b"n" * 9] * rng.randrange(600)
+        workers = [threading.Thread(target=churn) for _ in range(2)]
+        for w in workers:
+            w.start()
+        seen = 0
+        try:
+            for _ in range(400):
+                got = hash_many("md5", shared)
+                assert {bytes(r) for r in got} <= allowed
+                seen += len(got)
+        finally:
+            stop.set()
+            for w in workers:
+                w.join()
+        print("checked", seen)
+    """, timeout=300)
+    assert "checked" in out and int(out.split("checked")[1]) > 0
+
+
 def test_out_subclass_with_a_larger_shape():
     out = run_child("""
         class Liar(np.ndarray):
