@@ -36,14 +36,23 @@ def plan(names):
                 tasks.setdefault((batch.backend, word, entries), None)
         tasks.setdefault((single.backend, word, _dispatch.ENTRIES), None)
     order = sorted(tasks, key=lambda t: t[0].lanes == 1)       # stable: lanes first
-    # (family, backend name, word, entries): plain values, sent to worker processes
-    return [(b.family, b.name, word, entries) for b, word, entries in order], chosen
+    # (family, backend name, word, entries): plain values, sent to worker processes; last, the
+    # batch API's join of a list of bytes (kernels/_pyobjects.py), used by every algorithm
+    return ([(b.family, b.name, word, entries) for b, word, entries in order]
+            + [JOIN_TASK]), chosen
+
+
+JOIN_TASK = ("bytes", "join", "uint8", ("join_exact_bytes",))
 
 
 def compile_one(family, name, word, entries):
     """Compile (or load) entries of one kernel set in this process; returns the seconds."""
     import numpy as np
     start = time.perf_counter()
+    if (family, name, word, entries) == JOIN_TASK:
+        from .kernels import _pyobjects
+        _pyobjects.join([b""])
+        return time.perf_counter() - start
     backend = next(b for b in _dispatch.backends(family) + _dispatch.batch_backends(family)
                    if b.name == name)
     ks = _dispatch._kernel_set(backend, getattr(np, word))
