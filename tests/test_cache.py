@@ -82,11 +82,13 @@ def test_kernels_are_cached_outside_the_package(tmp_path):
     assert digest == ABC_MD5
     assert Path(folder).parent == tmp_path and any(Path(folder).glob("portable.oneshot-md5-*.nbi"))
     assert set((REPO / "jitdigest").rglob("*.nb[ic]")) == before
+    # a cached kernel loads with what it needs: not Numba's array module (no kernel allocates)
     second = run_python(
-        "import jitdigest; from jitdigest.kernels.md5 import portable;"
-        "print(jitdigest.md5(b'abc').hexdigest(), sum(portable.oneshot.stats.cache_hits.values()))",
+        "import sys, jitdigest; from jitdigest.kernels.md5 import portable;"
+        "print(jitdigest.md5(b'abc').hexdigest(), sum(portable.oneshot.stats.cache_hits.values()),"
+        " 'numba.np.arrayobj' in sys.modules)",
         env={"JITDIGEST_CACHE_DIR": str(tmp_path)})
-    assert second.stdout.split() == [ABC_MD5, "1"], second.stderr
+    assert second.stdout.split() == [ABC_MD5, "1", "False"], second.stderr
 
 
 # --- nothing writable, damaged files ------------------------------------------------------

@@ -85,13 +85,23 @@ def const_words(values, dtype):
 
 
 def new_words(n, dtype):
-    """Scratch words: a numpy array compiled, a Python list interpreted."""
+    """``n`` (a constant) zeroed scratch words: compiled, an array in the kernel's stack frame
+    (no allocation per block, and no array module to import when a cached kernel loads);
+    interpreted, a Python list."""
     return np.zeros(n, dtype) if JIT_ENABLED else [0] * n
 
 
-@_ol(new_words)
+@overload(new_words, inline="always", prefer_literal=True)
 def _new_words(n, dtype):
-    return lambda n, dtype: np.zeros(n, dtype)
+    if not isinstance(n, types.IntegerLiteral):
+        return None
+
+    def impl(n, dtype):
+        words = stack_array(n, dtype)
+        for i in range(n):
+            words[i] = 0
+        return words
+    return impl
 
 
 def release_gil_if(condition):
@@ -118,13 +128,12 @@ def scratch(n, dtype, cap):
     """``n`` zeroed words of ``dtype`` for one call's work (a padded final block, a copy of the
     state). Compiled, they live in the kernel's stack frame when ``n <= cap`` (``cap`` a
     constant): no heap allocation, which is a fifth of a small one-shot digest. They must not
-    outlive the kernel (never returned or stored)."""
+    outlive the kernel (never returned or stored); ``n`` over ``cap`` raises ValueError."""
     return np.zeros(n, dtype)
 
 
 def scratch_copy(words, cap):
-    """A copy of the 1-D array ``words`` in ``scratch`` storage (on the stack when it has at
-    most ``cap`` words)."""
+    """A copy of the 1-D array ``words`` (at most ``cap`` words) in ``scratch`` storage."""
     return words.copy()
 
 
@@ -146,13 +155,15 @@ def _scratch(n, dtype, cap):
     if not isinstance(cap, types.IntegerLiteral):
         return None
 
+    # No caller asks for more than its cap. A heap fallback (np.zeros) would never run, yet
+    # every kernel using scratch would import Numba's array module (~25 ms) to load from cache.
     def impl(n, dtype, cap):
-        if n <= cap:
-            words = stack_array(cap, dtype)[:n]
-            for i in range(n):
-                words[i] = 0
-            return words
-        return np.zeros(n, dtype)
+        if n > cap:
+            raise ValueError("scratch words over their cap")
+        words = stack_array(cap, dtype)[:n]
+        for i in range(n):
+            words[i] = 0
+        return words
     return impl
 
 
