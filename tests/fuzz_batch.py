@@ -255,7 +255,7 @@ def make_out(kind, where, n, width, base):
 @st.composite
 def hash_many_case(draw):
     """One input layout, hashed with every algorithm of NAMES (one checked call each)."""
-    layout = draw(st.sampled_from(["rows", "values", "list", "list", "object"]))
+    layout = draw(st.sampled_from(["rows", "values", "list", "list", "object", "bytes"]))
     if layout == "rows":
         args = (draw(shaped_array(ndim=draw(st.sampled_from([2, 2, 2, 1, 3])))),)
     elif layout == "values":
@@ -263,6 +263,10 @@ def hash_many_case(draw):
         nvalues = memoryview(values).nbytes if not isinstance(values, np.ndarray) \
             else true_array(values).nbytes
         args = (values, draw(offsets_for(nvalues)))
+    elif layout == "bytes":         # all exact bytes: the compiled join (kernels/_pyobjects.py)
+        items = draw(st.lists(st.binary(max_size=200), max_size=40))
+        form = draw(st.sampled_from([list, tuple, "object"]))
+        args = (np.array(items + [None], object)[:-1] if form == "object" else form(items),)
     else:
         items = draw(st.lists(message_item(), max_size=20))
         args = (items if layout == "list" else np.array(items + [None], object)[:-1],)
