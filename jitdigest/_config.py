@@ -55,3 +55,15 @@ SUM_BATCH_BYTES = 4 * 1024 * 1024
 # batch in flight) and contention (-j 100000 started 351 threads and doubled the peak memory;
 # 3,000 files of 32 KiB: 338 MB at -j 100000 before the cap, 210 MB after, 147 MB at -j 1).
 SUM_JOBS_PER_CPU = 4
+
+# jitdigest tune: every batch kernel this CPU can run is timed at these message lengths, on this
+# many bytes of rows per length (a quarter with --quick), each turn repeating the call for at
+# least TUNE_MIN_SECONDS (single calls of under a millisecond were too noisy to rank kernels on
+# the shared 2-core VM), the median of TUNE_REPEATS turns. A kernel replaces the built-in choice
+# only when its median time times TUNE_MARGIN is still below the built-in's: a smaller gain is
+# not worth a choice that noise could have made.
+TUNE_LENGTHS = (16, 64, 256, 1024, 4096, 16384)
+TUNE_BYTES = 8 << 20
+TUNE_REPEATS = 5
+TUNE_MIN_SECONDS = 0.01
+TUNE_MARGIN = 1.05

@@ -210,17 +210,27 @@ def backend(name):
 COMPILE_BATCH = True
 
 
-def batch_kernels_for(spec, rows=None):
-    """The kernel set that should serve ``hash_rows``; see ``_best_batch_kernels``. With
-    ``COMPILE_BATCH`` off, a lane kernel that would have to be compiled is passed over."""
-    ks = _best_batch_kernels(spec, rows)
+def batch_kernels_for(spec, rows=None, mean_length=None):
+    """The kernel set that should serve ``hash_rows`` for ``rows`` messages of ``mean_length``
+    bytes on average: this CPU's calibration table's choice (``_calibration``) where it has
+    one, else ``default_batch_kernels``. With ``COMPILE_BATCH`` off, a lane kernel that would
+    have to be compiled is passed over."""
+    ks = default_batch_kernels(spec, rows)
+    # the table was measured on full batches: a batch too small to fill the lanes keeps the rule
+    if FORCED is None and mean_length is not None and (
+            rows is None or ks.name == default_batch_kernels(spec).name):
+        from . import _calibration
+        name = _calibration.choice(spec, mean_length)
+        if name is not None and name != ks.name:
+            ks = next((k for k in batch_kernel_sets(spec) if k.name == name), ks)
     if COMPILE_BATCH or ks.backend.lanes == 1 or ks.ready("hash_rows") or FORCED is not None:
         return ks
     return usable_kernel_sets(spec)[0]
 
 
-def _best_batch_kernels(spec, rows=None):
-    """The kernel set that should serve ``hash_rows`` for ``rows`` messages (None: many).
+def default_batch_kernels(spec, rows=None):
+    """The built-in rule (used where no calibration exists): the kernel set that should serve
+    ``hash_rows`` for ``rows`` messages (None: many).
 
     A lane kernel runs a batch of fewer rows than lanes with idle lanes. Measured, 64 KiB rows,
     per-message kernel over lanes16/lanes8 by row count: with SHA-NI (sha1, sha256) the

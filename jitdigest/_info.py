@@ -2,7 +2,7 @@
 ``java -XX:+PrintFlagsFinal | grep SHA``."""
 import platform
 
-from . import _algorithms, _cachedir, _cpu, _dispatch, _parallel
+from . import _algorithms, _cachedir, _calibration, _cpu, _dispatch, _parallel
 
 # Flag lines: name -> (algorithm family, backend name that makes it true)
 FLAGS = {
@@ -47,6 +47,9 @@ def collect():
         "forced": _dispatch.FORCED,
         "kernels": kernels,
         "batch_kernels": batch,
+        "calibration": _calibration.source(),
+        "tuned": {name: dict(zip(entry["lengths"], entry["best"]))
+                  for name, entry in sorted(_calibration.table().items())},
         "flags": {flag: by_family.get(family) == backend
                   for flag, (family, backend) in FLAGS.items()},
     }
@@ -74,4 +77,7 @@ def format_lines(data=None):
     for name, kernel in data["kernels"].items():
         batch = data["batch_kernels"][name]
         lines.append(f"kernel {name:<11} {kernel or '-':<9} batch {batch or '-'}")
+    lines.append(f"batch choice = {data['calibration']}")
+    for name, by_length in data["tuned"].items():
+        lines.append(f"tuned {name:<11} " + " ".join(f"<={n}:{b}" for n, b in by_length.items()))
     return lines

@@ -230,7 +230,8 @@ def _hash_segments(spec, segments, n, outlen, given_out, threads):
     if _layout.overlaps(out, segments):
         target = np.empty_like(out)      # as numpy does: never write over unread input
     iv = initial_state(spec)
-    kernels = _dispatch.batch_kernels_for(spec, n)
+    mean = sum(seg.nbytes() for seg in segments) // n
+    kernels = _dispatch.batch_kernels_for(spec, n, mean)
     for seg in segments:
         view = target if seg.n == n else target[seg.row0:seg.row0 + seg.n]
         _run(kernels, spec, iv, seg, view, threads)

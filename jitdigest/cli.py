@@ -1,9 +1,12 @@
 """The ``jitdigest`` command line (also ``python -m jitdigest``): argument parsing and the
 subcommands' wiring. ``sum`` fingerprints files as coreutils' sha256sum/md5sum/b2sum do (the
-work is in the ``sum`` package), ``warmup`` compiles and caches kernels, ``info`` says what
-serves each algorithm. A new subcommand is one entry in COMMANDS."""
+work is in the ``sum`` package), ``warmup`` compiles and caches kernels, ``tune`` times the
+batch kernels on this CPU, ``info`` says what serves each algorithm. A new subcommand is one
+entry in COMMANDS."""
 import argparse
 import sys
+
+from . import _config
 
 PROG = "jitdigest"
 
@@ -179,17 +182,52 @@ def _configure_warmup(p):
                    help="algorithms to compile (any name jitdigest.new() takes; default: all)")
     p.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
                    help="compile on N processes (default 0: one per CPU)")
+    p.add_argument("--no-tune", action="store_true",
+                   help="do not time the compiled batch kernels afterwards (see 'tune')")
+
+
+def _names(args):
+    from . import _algorithms
+    names = args.algorithms or sorted(_algorithms.SPECS)
+    for name in names:
+        _algorithms.lookup(name)                # an unknown name: the usage error, up front
+    return names
 
 
 def _cmd_warmup(args):
     import os
-    from . import _algorithms, _warmup
-    names = args.algorithms or sorted(_algorithms.SPECS)
-    for name in names:
-        _algorithms.lookup(name)                # an unknown name: the usage error, up front
+    from . import _warmup
+    names = _names(args)
     if args.jobs < 0:
         raise ValueError(f"invalid number of jobs: {args.jobs}")
-    return _warmup.run(names, args.jobs or os.cpu_count() or 1)
+    status = _warmup.run(names, args.jobs or os.cpu_count() or 1)
+    if status == 0 and not args.no_tune:
+        _tune(names, quick=True, every=False)
+    return status
+
+
+def _configure_tune(p):
+    p.add_argument("algorithms", nargs="*", metavar="ALGO",
+                   help="algorithms to time (any name jitdigest.new() takes; default: all)")
+    p.add_argument("--quick", action="store_true",
+                   help="a quarter of the data per length (faster, noisier)")
+
+
+def _cmd_tune(args):
+    _tune(_names(args), quick=args.quick, every=True)
+    return 0
+
+
+def _tune(names, quick, every):
+    import time
+    from . import _calibration
+    start = time.perf_counter()
+
+    def report(name, lengths, best, seconds):
+        print(f"{name}: " + ", ".join(f"{n} B {b}" for n, b in zip(lengths, best)), flush=True)
+    _calibration.tune(names, quick=quick, every=every, report=report)
+    print(f"batch kernels timed in {time.perf_counter() - start:.1f} s; table: "
+          f"{_calibration.path()}")
 
 
 def _configure_cache(p):
@@ -236,6 +274,14 @@ COMMANDS = {
                "per-message ones and the batch ones behind hash_many), on all cores, and store "
                "them in the kernel cache, so that later runs load them and compile nothing.",
                None, _configure_warmup, _cmd_warmup),
+    "tune": ("time every batch kernel on this CPU and keep the fastest per message length",
+             "Time each batch kernel this CPU can run (every SIMD lane width and the "
+             "per-message kernel, e.g. SHA-NI) on rows of 16 B to 16 KiB, one core, and store "
+             "per algorithm and length the fastest (a kernel replaces the built-in choice only "
+             f"when it is at least {round((_config.TUNE_MARGIN - 1) * 100)}% faster in the "
+             "median) in the kernel cache, where "
+             "hash_many reads it. 'warmup' does this too, for the kernels it compiles.",
+             None, _configure_tune, _cmd_tune),
     "cache": ("show where compiled kernels are kept, or remove them",
               "Compiled kernels are kept per user, outside the installed package: in "
               "$JITDIGEST_CACHE_DIR, else $NUMBA_CACHE_DIR/jitdigest, else the user cache "

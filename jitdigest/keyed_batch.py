@@ -97,7 +97,7 @@ def _keyed_rows(key, spec, segments, n, out, threads):
             _loop(key, spec, seg, out)
         return out
     inner, outer = _keyed_states(key, spec)
-    kernels = _dispatch.batch_kernels_for(spec, n)
+    kernels = _dispatch.batch_kernels_for(spec, n, sum(seg.nbytes() for seg in segments) // n)
     if spec.family in _algorithms.MERKLE_DAMGARD:
         if kernels.backend.lanes == 1:
             states = _readonly(np.concatenate([inner, outer]), spec.word)

@@ -24,12 +24,12 @@ import ctypes
 import sys
 import sysconfig
 
-import numpy as np
-from llvmlite import ir
-from numba.core import cgutils, types
-from numba.extending import intrinsic
+from ._jit import JIT_ENABLED, gil_kernel  # first: it imports Numba once, safely (_cpu)
 
-from ._jit import JIT_ENABLED, gil_kernel
+import numpy as np  # noqa: E402
+from llvmlite import ir  # noqa: E402
+from numba.core import cgutils, types  # noqa: E402
+from numba.extending import intrinsic  # noqa: E402
 
 WORD = ctypes.sizeof(ctypes.c_void_p)
 

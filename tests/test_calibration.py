@@ -1,0 +1,100 @@
+"""The per-CPU batch kernel table (``jitdigest/_calibration.py``, ``jitdigest tune``): the
+margin rule, the choice by mean length, dispatch reading the table (digests still hashlib's),
+tables of other CPUs and damaged files ignored, and one real (small) measurement."""
+import hashlib
+import json
+import warnings
+
+import numpy as np
+import pytest
+
+import jitdigest
+from jitdigest import _algorithms, _cachedir, _calibration, _config, _cpu, _dispatch, cli
+
+
+@pytest.fixture
+def table_file(tmp_path, monkeypatch):
+    """A private table file (the kernels still load from the suite's cache)."""
+    where = str(tmp_path / "calibration-test.json")
+    monkeypatch.setattr(_calibration, "path", lambda: where)
+    monkeypatch.setattr(_calibration, "_TABLE", {})
+    monkeypatch.setattr(_dispatch, "COMPILE_BATCH", True)   # an in-process 'sum' turns it off
+    return where
+
+
+def write(where, algos):
+    import os
+    os.makedirs(os.path.dirname(where), exist_ok=True)
+    with open(where, "w") as f:
+        json.dump({"cpu": "x", "features": [], "made": "now", "algorithms": algos}, f)
+
+
+def test_a_kernel_replaces_the_default_only_beyond_the_margin():
+    margin = _config.TUNE_MARGIN
+    seconds = {"lanes16": [1.0, 1.0, 1.0], "sha_ni": [1.0 / margin * 1.01, 1.0 / margin * 0.99,
+                                                       2.0]}
+    assert _calibration.decide("lanes16", seconds) == ["lanes16", "sha_ni", "lanes16"]
+
+
+def test_choice_by_mean_length(table_file):
+    write(table_file, {"sha256": {"lengths": [64, 1024], "best": ["lanes16", "sha_ni"]}})
+    spec = _algorithms.lookup("sha256")
+    picks = [_calibration.choice(spec, m) for m in (0, 64, 65, 1024, 10 ** 9)]
+    assert picks == ["lanes16", "lanes16", "sha_ni", "sha_ni", "sha_ni"]
+    assert _calibration.choice(_algorithms.lookup("md5"), 64) is None
+
+
+def test_dispatch_follows_the_table_and_digests_stay_right(table_file):
+    spec = _algorithms.lookup("md5")
+    default = _dispatch.default_batch_kernels(spec)
+    other = next(ks for ks in _dispatch.batch_kernel_sets(spec) if ks.name != default.name)
+    write(table_file, {"md5": {"lengths": [64, 16384], "best": [other.name, default.name]}})
+    assert _dispatch.batch_kernels_for(spec, 1000, 40).name == other.name
+    assert _dispatch.batch_kernels_for(spec, 1000, 4000).name == default.name
+    assert _dispatch.batch_kernels_for(spec).name == default.name        # no length: the rule
+    rng = np.random.default_rng(5)
+    msgs = [rng.bytes(int(k)) for k in rng.integers(0, 80, 500)]
+    got = jitdigest.hash_many("md5", msgs, threads=1)
+    assert [bytes(r) for r in got] == [hashlib.md5(m).digest() for m in msgs]
+    with jitdigest.backend(default.name):                                # forcing wins
+        assert _dispatch.batch_kernels_for(spec, 1000, 40).name == default.name
+
+
+def test_the_table_is_named_after_the_cpu(monkeypatch):
+    monkeypatch.setattr(_calibration, "_PATH", {})
+    here = _calibration.path()
+    assert here.startswith(_cachedir.directory()) and _cpu.host_cpu_name() in here
+    monkeypatch.setattr(_calibration, "_PATH", {})
+    monkeypatch.setattr(_cpu, "host_cpu_name", lambda: "some-other-cpu")
+    assert _calibration.path() != here
+
+
+def test_a_damaged_table_is_ignored_with_one_warning(table_file):
+    with open(table_file, "w") as f:
+        f.write('{"algorithms": {"md5": {"lengths": [64]')               # cut short
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert _calibration.table() == {} and _calibration.table() == {}
+    assert [w.category for w in caught] == [_cachedir.CacheWarning]
+    spec = _algorithms.lookup("md5")
+    assert _dispatch.batch_kernels_for(spec, 1000, 64).name == \
+        _dispatch.default_batch_kernels(spec).name
+
+
+def test_tune_measures_and_stores(table_file, monkeypatch, capsys):
+    monkeypatch.setattr(_config, "TUNE_LENGTHS", (64, 2048))
+    monkeypatch.setattr(_config, "TUNE_BYTES", 1 << 18)
+    monkeypatch.setattr(_config, "TUNE_REPEATS", 3)
+    monkeypatch.setattr(_config, "TUNE_MIN_SECONDS", 0.002)
+    cli._tune(["md5"], quick=False, every=False)          # what warmup runs after compiling
+    printed = capsys.readouterr().out
+    assert "md5: 64 B " in printed and "table: " + table_file in printed
+    with open(table_file) as f:
+        stored = json.load(f)["algorithms"]["md5"]
+    spec = _algorithms.lookup("md5")
+    names = {ks.name for ks in _calibration.candidates(spec, every=False)}
+    assert stored["lengths"] == [64, 2048] and set(stored["best"]) <= names
+    assert set(stored["seconds"]) == names and all(
+        len(t) == 2 and min(t) > 0 for t in stored["seconds"].values())
+    info = jitdigest.info()
+    assert info["calibration"].endswith(table_file) and info["tuned"]["md5"][64] in names
