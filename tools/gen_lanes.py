@@ -36,7 +36,7 @@ explicit transpose, gathers, lane-major layouts and a byte swap in the vector co
 slower. A message's last block with data (its last bytes, the 0x80 byte, zeros, maybe the
 length) is written by those paired variants straight into the lane's column when it is loaded
 (zeros as a fixed run of 64-bit stores, then the data words in pairs): rows of up to a block
-or two pay one set of stores instead of a staging and a copy (16-55 B rows 5-14% faster). The
+or two pay one set of stores instead of a staging and a copy (16-55 B rows 2-17% faster). The
 word-by-word variants stage it when the row starts, in a per-lane buffer zeroed by vector
 stores, and copy it when loaded: built at load time, SHA-512 was 5-8% slower there.
 When ``values`` exceeds PF_MIN bytes the lanes also prefetch (PF_BLOCKS blocks ahead, and the

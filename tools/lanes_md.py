@@ -324,10 +324,10 @@ def md_kernel(alg, prefix, lw, groups, wide, uniform=False):
     add(5, "for i in range(%d):" % ns)
     add(6, "buf[i * %d + lane] = iv[i]" % nl)
     # The last block with data: the paired layout writes it into the lane's column when it is
-    # loaded (tail_block: at 16-55 B rows SHA-256 -5..-10%, SHA-1 -7..-14%, MD5 -2..-7%, long
-    # rows even); the word-by-word layouts stage it here in a per-lane buffer (zeroed by vector
-    # stores) and copy it at load time, which stayed faster there (built at load time SHA-512
-    # lanes8 was 5-8% slower at 100-200 B).
+    # loaded (tail_block; 16-55 B rows, two runs: SHA-256 5-10%, SHA-1 3-14%, MD5 2-17% less
+    # time; 64 B, 1 KiB and 16 KiB rows even); the word-by-word layouts stage it here in a
+    # per-lane buffer (zeroed by vector stores) and copy it at load time, which stayed faster
+    # there (built at load time, SHA-512 lanes8 was 5-8% slower at 100-200 B).
     if not pair:
         add(5, "if rest > 0:  # stage the tail block with data, the 0x80 byte (and the length)")
         add(6, "t0 = lane * %d" % nw)
