@@ -28,7 +28,6 @@ def hash_rows(values, starts, lengths, rows, iv, out):
     # state words 0..3, then message words 0..15: word i of lane l at buf[i * 32 + l]
     buf = np.zeros(640, np.uint32)
     buf64 = buf.view(np.uint64)  # the same memory, for 2-word stores
-    tail = np.zeros(512, np.uint32)  # each lane's last block with data: 16 words from lane * 16
     row = np.full(32, -1, np.int64)  # row being hashed per lane, -1: idle
     first = np.zeros(32, np.int64)  # its first byte in values
     nfull = np.zeros(32, np.int64)  # its whole blocks, read from values
@@ -74,22 +73,6 @@ def hash_rows(values, starts, lengths, rows, iv, out):
                     blk[lane] = 0
                     for i in range(4):
                         buf[i * 32 + lane] = iv[i]
-                    if rest > 0:  # stage the tail block with data, the 0x80 byte (and the length)
-                        t0 = lane * 16
-                        q = np.uint64(start_of(starts, r) + nf * 64)
-                        nd = rest // 4  # whole data words in the tail
-                        for j in range(16):  # fixed count: vector stores, no memset call
-                            tail[t0 + j] = 0
-                        for j in range(nd):
-                            tail[t0 + j] = _word(values, q + np.uint64(4 * j))
-                        q += np.uint64(nd * 4)
-                        v = np.uint32(0x80) << np.uint32(8 * (rest - nd * 4))
-                        for k in range(rest - nd * 4):  # the word with the 0x80 byte
-                            v |= np.uint32(values[q + np.uint64(k)]) << np.uint32(8 * k)
-                        tail[t0 + nd] = v
-                        if nt == 16:  # room for the length too
-                            tail[t0 + 14] = np.uint32((n + pre) << 3)
-                            tail[t0 + 15] = np.uint32((n + pre) >> 29)
             if row[lane] >= 0:  # load the lane's next block into its column
                 b = blk[lane]
                 blk[lane] = b + 1
@@ -112,8 +95,24 @@ def hash_rows(values, starts, lengths, rows, iv, out):
                         buf[576 + 2 * lane] = np.uint32((n + pre) << 3)
                         buf[577 + 2 * lane] = np.uint32((n + pre) >> 29)
                     else:
-                        for j in range(16):
-                            buf[128 + (j >> 1) * 64 + 2 * lane + (j & 1)] = tail[lane * 16 + j]
+                        q = np.uint64(first[lane] + b * 64)
+                        rest = n - b * 64  # bytes in the block, 1 .. 63
+                        nd = rest // 4  # whole data words
+                        for j in range(8):
+                            buf64[64 + j * 32 + lane] = 0
+                        for j in range(nd >> 1):
+                            buf64[64 + j * 32 + lane] = _dword(values, q + np.uint64(8 * j))
+                        if nd & 1:
+                            buf[128 + ((nd - 1) >> 1) * 64 + 2 * lane +
+                                ((nd - 1) & 1)] = _word(values, q + np.uint64(4 * (nd - 1)))
+                        q += np.uint64(nd * 4)
+                        v = np.uint32(0x80) << np.uint32(8 * (rest - nd * 4))
+                        for k in range(rest - nd * 4):  # the word with the 0x80 byte
+                            v |= np.uint32(values[q + np.uint64(k)]) << np.uint32(8 * k)
+                        buf[128 + (nd >> 1) * 64 + 2 * lane + (nd & 1)] = v
+                        if rest < 56:  # room for the length
+                            buf[576 + 2 * lane] = np.uint32((n + pre) << 3)
+                            buf[577 + 2 * lane] = np.uint32((n + pre) >> 29)
         if busy == 0:
             break
         # the block function: lanes l + 16 * g of the 2 groups g side by side

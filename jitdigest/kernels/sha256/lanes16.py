@@ -61,7 +61,6 @@ def hash_rows(values, starts, lengths, rows, iv, out):
     kwn = -1
     late = np.full(16, -1, np.int64)  # length of a pad-only block not written
     buf64 = buf.view(np.uint64)  # the same memory, for 2-word stores
-    tail = np.zeros(256, np.uint32)  # each lane's last block with data: 16 words from lane * 16
     row = np.full(16, -1, np.int64)  # row being hashed per lane, -1: idle
     first = np.zeros(16, np.int64)  # its first byte in values
     nfull = np.zeros(16, np.int64)  # its whole blocks, read from values
@@ -109,22 +108,6 @@ def hash_rows(values, starts, lengths, rows, iv, out):
                     blk[lane] = 0
                     for i in range(8):
                         buf[i * 16 + lane] = iv[i]
-                    if rest > 0:  # stage the tail block with data, the 0x80 byte (and the length)
-                        t0 = lane * 16
-                        q = np.uint64(start_of(starts, r) + nf * 64)
-                        nd = rest // 4  # whole data words in the tail
-                        for j in range(16):  # fixed count: vector stores, no memset call
-                            tail[t0 + j] = 0
-                        for j in range(nd):
-                            tail[t0 + j] = _word(values, q + np.uint64(4 * j))
-                        q += np.uint64(nd * 4)
-                        v = np.uint32(0x80) << np.uint32(24 - 8 * (rest - nd * 4))
-                        for k in range(rest - nd * 4):  # the word with the 0x80 byte
-                            v |= np.uint32(values[q + np.uint64(k)]) << np.uint32(24 - 8 * k)
-                        tail[t0 + nd] = v
-                        if nt == 16:  # room for the length too
-                            tail[t0 + 14] = np.uint32((n + pre) >> 29)
-                            tail[t0 + 15] = np.uint32((n + pre) << 3)
             if row[lane] >= 0:  # load the lane's next block into its column
                 b = blk[lane]
                 blk[lane] = b + 1
@@ -145,8 +128,24 @@ def hash_rows(values, starts, lengths, rows, iv, out):
                         late[lane] = n  # written below only if the lanes' blocks differ
                     else:
                         uni = -1
-                        for j in range(16):
-                            buf[128 + (j >> 1) * 32 + 2 * lane + 1 - (j & 1)] = tail[lane * 16 + j]
+                        q = np.uint64(first[lane] + b * 64)
+                        rest = n - b * 64  # bytes in the block, 1 .. 63
+                        nd = rest // 4  # whole data words
+                        for j in range(8):
+                            buf64[64 + j * 16 + lane] = 0
+                        for j in range(nd >> 1):
+                            buf64[64 + j * 16 + lane] = _dword(values, q + np.uint64(8 * j))
+                        if nd & 1:
+                            buf[128 + ((nd - 1) >> 1) * 32 + 2 * lane +
+                                1 - ((nd - 1) & 1)] = _word(values, q + np.uint64(4 * (nd - 1)))
+                        q += np.uint64(nd * 4)
+                        v = np.uint32(0x80) << np.uint32(24 - 8 * (rest - nd * 4))
+                        for k in range(rest - nd * 4):  # the word with the 0x80 byte
+                            v |= np.uint32(values[q + np.uint64(k)]) << np.uint32(24 - 8 * k)
+                        buf[128 + (nd >> 1) * 32 + 2 * lane + 1 - (nd & 1)] = v
+                        if rest < 56:  # room for the length
+                            buf[353 + 2 * lane] = np.uint32((n + pre) >> 29)
+                            buf[352 + 2 * lane] = np.uint32((n + pre) << 3)
         if busy == 0:
             break
         if uni >= 0:  # one message schedule for all lanes
