@@ -103,7 +103,7 @@ class Hasher:
         pending_bytes = 0
         for item in items:
             kind = item.kind
-            if kind == FILE:
+            if kind == FILE and item.digest is None:
                 try:
                     fd = os.open(item.path, os.O_RDONLY | os.O_CLOEXEC)
                 except OSError as exc:
@@ -156,9 +156,11 @@ class Hasher:
         unit = []
         unit_bytes = 0
         for item in items:
-            if item.kind == FILE:
+            if item.kind == FILE and item.digest is not None:
+                pass                            # from --cache: nothing to read
+            elif item.kind == FILE:
                 try:
-                    size = os.stat(item.path).st_size
+                    size = item.stat.st_size if item.stat else os.stat(item.path).st_size
                 except OSError:
                     size = 0
                 if size > SMALL:
