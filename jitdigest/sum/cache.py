@@ -20,11 +20,12 @@ from .walk import FILE
 RACY_MARGIN_NS = 2_000_000_000      # 2 s: FAT's granularity, and clocks a little apart (NFS)
 BUSY_TIMEOUT_S = 2.0                # how long to wait for another run's write lock
 COMMIT_FILES = 2000                 # rows per transaction
-SCHEMA_VERSION = 1                  # PRAGMA user_version of a database this module made
+SCHEMA_VERSION = 2                  # PRAGMA user_version of a database this module made
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS digests (
-    path BLOB NOT NULL,
+    dir BLOB NOT NULL,
+    name BLOB NOT NULL,
     algo TEXT NOT NULL,
     dev INTEGER NOT NULL,
     ino INTEGER NOT NULL,
@@ -33,17 +34,14 @@ CREATE TABLE IF NOT EXISTS digests (
     ctime_ns INTEGER NOT NULL,
     run_start_ns INTEGER NOT NULL,
     digest BLOB NOT NULL,
-    PRIMARY KEY (path, algo)
+    PRIMARY KEY (dir, algo, name)
 ) WITHOUT ROWID
 """
-_SELECT = ("SELECT dev, ino, size, mtime_ns, ctime_ns, run_start_ns, digest FROM digests "
-           "WHERE path = ? AND algo = ?")
-_UPSERT = "INSERT OR REPLACE INTO digests VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-
-
-def _key(path):
-    """The path as stored: absolute, so that runs from other directories share rows."""
-    return os.path.abspath(path)
+# A directory's rows in one query: runs look files up folder by folder, as -r walks them.
+_SELECT_DIR = ("SELECT name, dev, ino, size, mtime_ns, ctime_ns, run_start_ns, digest "
+               "FROM digests WHERE dir = ? AND algo = ?")
+_UPSERT = "INSERT OR REPLACE INTO digests VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+DIRS_KEPT = 256                     # directories' rows held in memory at once
 
 
 def algo_key(algo):
@@ -65,6 +63,9 @@ class Cache:
         self._rows = []
         self._unstored = 0                  # rows given up on (locked database)
         self._db = None
+        self._cwd = os.getcwdb()
+        self._dirs = {}                     # (dir, algo key): {name: row}
+        self._folders = {}                  # directory as given: absolute, normalised
         try:
             self._db = self._open(path)
         except sqlite3.Error as exc:
@@ -102,6 +103,17 @@ class Cache:
         name = os.fsdecode(self.path) if isinstance(self.path, bytes) else str(self.path)
         self.warn(f"{name}: cache not used: {exc}")
 
+    def _split(self, path):
+        """(absolute directory, name): runs from other directories share rows."""
+        folder, _, name = path.rpartition(b"/")
+        full = self._folders.get(folder)
+        if full is None:
+            full = os.path.normpath(os.path.join(self._cwd, folder or b"."))
+            if len(self._folders) >= DIRS_KEPT:
+                self._folders.clear()
+            self._folders[folder] = full
+        return full, name
+
     @property
     def usable(self):
         return self._db is not None
@@ -116,13 +128,21 @@ class Cache:
         item.stat = st
         if not self.read or self._db is None:
             return False
-        try:
-            row = self._db.execute(_SELECT, (_key(item.path), algo_key(item.algo))).fetchone()
-        except sqlite3.OperationalError:
-            return False                    # locked or busy: hash it
-        except sqlite3.DatabaseError as exc:
-            self._give_up(exc)
-            return False
+        folder, name = self._split(item.path)
+        key = (folder, algo_key(item.algo))
+        rows = self._dirs.get(key)
+        if rows is None:
+            try:
+                rows = {r[0]: r[1:] for r in self._db.execute(_SELECT_DIR, key)}
+            except sqlite3.OperationalError:
+                return False                # locked or busy: hash it
+            except sqlite3.DatabaseError as exc:
+                self._give_up(exc)
+                return False
+            if len(self._dirs) >= DIRS_KEPT:
+                self._dirs.clear()
+            self._dirs[key] = rows
+        row = rows.get(name)
         if row is None:
             return False
         dev, ino, size, mtime_ns, ctime_ns, run_start_ns, digest = row
@@ -146,7 +166,8 @@ class Cache:
             return
         if st.st_size != item.size:
             return                          # it changed while being read
-        self._rows.append((_key(item.path), algo_key(item.algo), st.st_dev, st.st_ino,
+        folder, name = self._split(item.path)
+        self._rows.append((folder, name, algo_key(item.algo), st.st_dev, st.st_ino,
                            st.st_size, st.st_mtime_ns, st.st_ctime_ns, self.start_ns,
                            bytes(item.digest)))
         if len(self._rows) >= COMMIT_FILES:
