@@ -300,6 +300,13 @@ def test_audit_categories(tmp_path, capsysbinary, monkeypatch, tagged):
     db = tmp_path / "a.db"
     assert _run(capsysbinary, *argv, "--cache", db)[:2] == (1, out)
     assert _run(capsysbinary, *argv, "--cache", db)[:2] == (1, out)
+    # file operands: the others listed are missing; a listed operand that is gone too
+    status, out, err = _run(capsysbinary, "--audit", "MANIFEST", "t/keep1", "./t/gone",
+                            *argv[4:])
+    assert (status, err) == (1, b"")
+    assert out.splitlines() == [b"MATCHED: t/keep1"] + [
+        b"MISSING: " + n for n in files if n != b"t/keep1"] + [
+        b"TOTAL: 1 matched, 0 changed, 0 new, 0 moved, 5 missing, 0 unreadable"]
     assert _run(capsysbinary, "--audit", "MANIFEST")[0] == 2
     assert _run(capsysbinary, *argv, "--json")[0] == 2
 

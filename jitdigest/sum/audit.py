@@ -14,8 +14,10 @@ Output, one line per file, names escaped as in checksum lines (backslash, newlin
 
 Lines for the tree come in its order (as -r walks it), then MISSING lines in the manifest's
 order, then TOTAL. Names are compared after normalisation (``./a//b`` is ``a/b``). Files that
-cannot be read are reported on stderr and counted as unreadable."""
+cannot be read are reported on stderr and counted as unreadable (a listed file operand that
+does not exist is MISSING)."""
 import binascii
+import errno
 import os
 
 from .check import CheckState, _read_lines, parse_check_line
@@ -108,6 +110,9 @@ def audit(manifest, operands, args, default, hashed, out):
 
     for item in hashed(items()):
         if item.error is not None:
+            entry = entries.get(_norm(item.name))
+            if entry is not None and item.error.errno == errno.ENOENT:
+                continue                # a listed file operand that is gone: MISSING
             out.file_error(item.name, item.error)
             counts["unreadable"] += 1
             entry = entries.get(_norm(item.name))

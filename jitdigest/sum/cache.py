@@ -114,10 +114,6 @@ class Cache:
             self._folders[folder] = full
         return full, name
 
-    @property
-    def usable(self):
-        return self._db is not None
-
     def lookup(self, item):
         """Fill in ``item``'s digest and size if the database holds them for this very file
         (and they can be trusted); remember its stat for ``store`` otherwise."""
