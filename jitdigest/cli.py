@@ -74,6 +74,18 @@ output: "HASH  NAME" lines (" *" before NAME with -b); --tag: "SHA256 (NAME) = H
   hashing regular files and symlinks to files; symlinks to directories below an operand are
   not followed (so links cannot loop), special files are skipped. Without -r a directory is an error ("Is a directory"), as in coreutils.
 
+--cache DB: output is the same as without it. A file counts as unchanged when device, inode,
+  size, mtime and ctime (ns) equal the stored ones for the same algorithm and length; one whose
+  mtime or ctime is within 2 s of the start of the run that stored it is read again (racy, as
+  in git). A database that is damaged or locked costs hashing and a warning, never the run.
+
+--audit MANIFEST: one line per file, names escaped as in checksum lines:
+  "MATCHED: NAME", "CHANGED: NAME" (other digest), "NEW: NAME" (not in MANIFEST),
+  "MOVED: OLD -> NEW" (a new name with the digest of a missing one), "MISSING: NAME"
+  (listed, not found), then "TOTAL: N matched, N changed, N new, N moved, N missing,
+  N unreadable". Tree lines in walk order, then MISSING lines in MANIFEST order; names
+  compared normalised (./a is a). Exit status 0 if all matched, 1 if not, 2 on a usage error.
+
 Errors (a missing or unreadable file, a directory) are reported on stderr and the run goes on.
 Exit status: 0 if every file was read (and, with --check, every checksum matched), else 1."""
 
@@ -119,6 +131,16 @@ def _configure_sum(p):
     g.add_argument("--no-progress", action="store_true",
                    help="never show the progress line (shown on a terminal's stderr once a run "
                         "has taken over a second)")
+    g = p.add_argument_group("incremental runs")
+    g.add_argument("--cache", metavar="DB",
+                   help="keep digests in SQLite database DB (made if missing): a file whose "
+                        "device, inode, size, mtime and ctime are those stored is not read "
+                        "again (see below)")
+    g.add_argument("--no-cache-read", action="store_true",
+                   help="with --cache: read every file, but still update DB")
+    g.add_argument("--audit", metavar="MANIFEST",
+                   help="compare the files (with -r, the trees) with MANIFEST, a list of "
+                        "checksums as --check reads, and report each file (see below)")
     g = p.add_argument_group("checking")
     g.add_argument("-c", "--check", action="store_true",
                    help="read checksums from the FILEs and check them")
@@ -154,7 +176,7 @@ def _cmd_sum(args):
         return engine.run(args)
     except engine.UsageError as exc:
         _say(f"{PROG}: {exc}\nTry '{PROG} sum --help' for more information.\n")
-        return 1
+        return 2 if args.audit is not None else 1
     except engine.FatalError as exc:
         _say("".join(f"{PROG}: {line}\n" for line in str(exc).split("\n")))
         return 1

@@ -24,7 +24,7 @@ def run(args):
     _check_options(args)
     _dispatch.COMPILE_BATCH = False     # lane kernels when cached ("jitdigest warmup"), else
                                         # the per-message ones: no minute-long first run
-    algo = algos.from_option(args.algorithm, args.length, args.check)
+    algo = algos.from_option(args.algorithm, args.length, args.check or args.audit is not None)
     operands = [os.fsencode(f) for f in args.files] or [b"-"]
     cpus = os.cpu_count() or 1
     jobs = min(args.jobs or cpus, _config.SUM_JOBS_PER_CPU * cpus)
@@ -39,18 +39,30 @@ def run(args):
         progress = _progress.Progress(sys.stderr, total)
     out = Output(progress)
     hasher = Hasher(jobs, batch=not args.no_batch, progress=progress)
+    cache = None
+    if args.cache is not None:
+        from .cache import Cache
+        cache = Cache(os.fsencode(args.cache), out.error, read=not args.no_cache_read)
+    hashed = hasher.run if cache is None else (lambda items: cache.run(hasher, items))
     try:
         if args.check:
             state = CheckState()
             ok = all([check_file(cf, args, algo, hasher, out, state) for cf in operands])
+        elif args.audit is not None:
+            from .audit import audit
+            ok = audit(os.fsencode(args.audit), operands, args, algo, hashed, out)
         else:
-            ok = write_sums(operands, args, algo, hasher, out)
+            ok = write_sums(operands, args, algo, hashed, out)
     except BaseException:
         hasher.close(wait=False)
+        if cache is not None:
+            cache.close()
         if progress is not None:
             progress.close()
         raise
     hasher.close()
+    if cache is not None:
+        cache.close()
     if progress is not None:
         progress.close()
     out.finish()
@@ -81,5 +93,15 @@ def _check_options(args):
         raise UsageError("--json cannot be combined with --check, --tag or --zero")
     if args.recursive and check:
         raise UsageError("the --recursive option is meaningless when verifying checksums")
+    if args.cache is not None and check:
+        raise UsageError("the --cache option is meaningless when verifying checksums")
+    if args.no_cache_read and args.cache is None:
+        raise UsageError("the --no-cache-read option is meaningful only with --cache")
+    if args.audit is not None:
+        if check or args.tag or args.zero or args.json or args.binary is not None:
+            raise UsageError("--audit cannot be combined with --check, --tag, --zero, --json, "
+                             "--binary or --text")
+        if not args.files or b"-" in [os.fsencode(f) for f in args.files]:
+            raise UsageError("--audit needs FILE or DIR operands (not standard input)")
     if args.jobs < 0:
         raise UsageError(f"invalid number of jobs: {quote(args.jobs)}")

@@ -103,7 +103,7 @@ class Hasher:
         pending_bytes = 0
         for item in items:
             kind = item.kind
-            if kind == FILE:
+            if kind == FILE and item.digest is None:
                 try:
                     fd = os.open(item.path, os.O_RDONLY | os.O_CLOEXEC)
                 except OSError as exc:
@@ -156,9 +156,11 @@ class Hasher:
         unit = []
         unit_bytes = 0
         for item in items:
-            if item.kind == FILE:
+            if item.kind == FILE and item.digest is not None:
+                pass                            # from --cache: nothing to read
+            elif item.kind == FILE:
                 try:
-                    size = os.stat(item.path).st_size
+                    size = item.stat.st_size if item.stat else os.stat(item.path).st_size
                 except OSError:
                     size = 0
                 if size > SMALL:
@@ -189,17 +191,31 @@ class Hasher:
         window = deque()
         limit = 2 * self.jobs + 2
         work = lambda unit: list(self._process(unit))   # noqa: E731
+        primed = False
         for unit in self._units(items):
             if isinstance(unit, Item):          # stdin: here, in order with other stdin reads
                 fut = Future()
                 fut.set_result(work([unit]))
             else:
+                if not primed:
+                    primed = self._prime(unit)
                 fut = self._pool.submit(work, unit)
             window.append(fut)
             while len(window) >= limit or window and window[0].done():
                 yield from window.popleft().result()
         while window:
             yield from window.popleft().result()
+
+    @staticmethod
+    def _prime(unit):
+        """Load the first kernel a unit needs here, before the workers do: the first import
+        of Numba's modules from several threads at once can fail half-initialised. False if
+        the unit needs no kernel (its files all came from --cache)."""
+        for item in unit:
+            if item.kind == FILE and item.digest is None and item.algo is not None:
+                item.algo.oneshot(b"")
+                return True
+        return False
 
     def close(self, wait=True):
         """Stop the pool; ``wait=False`` (on an exception) abandons the work in flight."""

@@ -68,22 +68,23 @@ class Output:
         self.error(quotef(name) + b": " + (exc.strerror or str(exc)).encode())
 
 
-def write_sums(operands, args, algo, hasher, out):
+def write_sums(operands, args, algo, hashed, out):
     """Hash the operands and write a line for each (plain, --tag, -z or --json); errors go to
-    stderr. True if every file was read."""
+    stderr. True if every file was read. ``hashed(items)`` is the Hasher's run (with --cache
+    in front when asked)."""
     ok = True
     delim = b"\0" if args.zero else b"\n"
     marker = b" *" if args.binary else b"  "
     tag = args.tag
     as_json = args.json
-    progress = hasher.progress
+    progress = out.progress
 
     def items():
         for item in expand_operands(operands, args.recursive):
             item.algo = algo
             yield item
 
-    for item in hasher.run(items()):
+    for item in hashed(items()):
         if progress is not None:
             progress.files += 1
         if item.error is not None:

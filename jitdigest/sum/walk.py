@@ -10,7 +10,8 @@ FILE, STDIN, ERROR, NOTE = range(4)
 class Item:
     """One line of output to come: a file (or stdin) to hash, a walk error, or a check note."""
 
-    __slots__ = ("kind", "path", "name", "algo", "expected", "error", "size", "digest")
+    __slots__ = ("kind", "path", "name", "algo", "expected", "error", "size", "digest",
+                 "stat")
 
     def __init__(self, kind, name, path=None, algo=None, expected=None, error=None):
         self.kind = kind
@@ -21,6 +22,7 @@ class Item:
         self.error = error              # OSError (FILE/ERROR), the line number (NOTE)
         self.size = 0
         self.digest = None
+        self.stat = None                # --cache: os.stat before reading
 
 
 def _walk(top):
