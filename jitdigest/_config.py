@@ -56,6 +56,16 @@ SUM_BATCH_BYTES = 4 * 1024 * 1024
 # 3,000 files of 32 KiB: 338 MB at -j 100000 before the cap, 210 MB after, 147 MB at -j 1).
 SUM_JOBS_PER_CPU = 4
 
+# jitdigest sum --cache: a file changed within this long (ns) of the start of the run that stored
+# it is read again (git's "racy" rule: 2 s is FAT's timestamp granularity and covers clocks a little
+# apart, as on NFS); another run's write lock is waited for this long (s) before hashing goes on
+# without storing; rows are committed every so many files (a killed run keeps those); the rows
+# of so many directories are held in memory at once.
+SUM_CACHE_RACY_NS = 2_000_000_000
+SUM_CACHE_BUSY_S = 2.0
+SUM_CACHE_COMMIT_FILES = 2000
+SUM_CACHE_DIRS_KEPT = 256
+
 # jitdigest tune: every batch kernel this CPU can run is timed at these message lengths, on this
 # many bytes of rows per length (a quarter with --quick), each turn repeating the call for at
 # least TUNE_MIN_SECONDS (single calls of under a millisecond were too noisy to rank kernels on

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from jitdigest import cli
+from jitdigest import _config, cli
 from jitdigest.sum import cache as cache_mod
 
 SIZES = [0, 1, 55, 64, 1000, 4096, 16384, 65536, 65537, 100_000, 7, 300]
@@ -72,7 +72,7 @@ def _tree_reads(opened, root):
 
 def test_cache_output_and_second_run_reads_nothing(tree, tmp_path, reads, capsysbinary,
                                                    monkeypatch):
-    monkeypatch.setattr(cache_mod, "RACY_MARGIN_NS", 0)    # files made just now: trust them
+    monkeypatch.setattr(_config, "SUM_CACHE_RACY_NS", 0)    # files made just now: trust them
     root, files = tree
     db = tmp_path / "sums.db"
     status, plain, err = _run(capsysbinary, "-r", root)
@@ -95,7 +95,7 @@ def test_cache_output_and_second_run_reads_nothing(tree, tmp_path, reads, capsys
 
 def test_changed_and_touched_files_are_read_again(tree, tmp_path, reads, capsysbinary,
                                                   monkeypatch):
-    monkeypatch.setattr(cache_mod, "RACY_MARGIN_NS", 0)
+    monkeypatch.setattr(_config, "SUM_CACHE_RACY_NS", 0)
     root, files = tree
     db = tmp_path / "sums.db"
     assert _run(capsysbinary, "-r", root, "--cache", db)[0] == 0
@@ -129,7 +129,7 @@ def test_racy_files_are_read_again(tree, tmp_path, reads, capsysbinary, monkeypa
     assert len(_tree_reads(reads, root)) == len(SIZES)
     # no margin, but the storing run "started" before the files changed: racy, read again;
     # stored with a later start, they are trusted afterwards
-    monkeypatch.setattr(cache_mod, "RACY_MARGIN_NS", 0)
+    monkeypatch.setattr(_config, "SUM_CACHE_RACY_NS", 0)
     real_ns = cache_mod.time.time_ns
     monkeypatch.setattr(cache_mod.time, "time_ns", lambda: real_ns() - 60 * 10**9)
     db2 = tmp_path / "racy.db"
@@ -145,7 +145,7 @@ def test_racy_files_are_read_again(tree, tmp_path, reads, capsysbinary, monkeypa
 
 
 def test_algorithm_and_length_are_part_of_the_key(tree, tmp_path, capsysbinary, monkeypatch):
-    monkeypatch.setattr(cache_mod, "RACY_MARGIN_NS", 0)
+    monkeypatch.setattr(_config, "SUM_CACHE_RACY_NS", 0)
     root, files = tree
     db = tmp_path / "sums.db"
     checked = 0
@@ -172,8 +172,8 @@ def test_damaged_database_warns_once_and_runs(tree, tmp_path, capsysbinary):
 
 
 def test_locked_database_degrades_to_hashing(tree, tmp_path, capsysbinary, monkeypatch):
-    monkeypatch.setattr(cache_mod, "RACY_MARGIN_NS", 0)
-    monkeypatch.setattr(cache_mod, "BUSY_TIMEOUT_S", 0.05)
+    monkeypatch.setattr(_config, "SUM_CACHE_RACY_NS", 0)
+    monkeypatch.setattr(_config, "SUM_CACHE_BUSY_S", 0.05)
     root, files = tree
     db = tmp_path / "sums.db"
     assert _run(capsysbinary, "-r", root, "--cache", db)[0] == 0
@@ -221,8 +221,8 @@ def test_locked_database_degrades_to_hashing(tree, tmp_path, capsysbinary, monke
 
 
 def test_interrupted_run_leaves_a_usable_database(tree, tmp_path, capsysbinary, monkeypatch):
-    monkeypatch.setattr(cache_mod, "RACY_MARGIN_NS", 0)
-    monkeypatch.setattr(cache_mod, "COMMIT_FILES", 3)
+    monkeypatch.setattr(_config, "SUM_CACHE_RACY_NS", 0)
+    monkeypatch.setattr(_config, "SUM_CACHE_COMMIT_FILES", 3)
     root, files = tree
     db = tmp_path / "sums.db"
     real = os.open

@@ -3,23 +3,23 @@ since a past run is not read again. A file counts as unchanged when its device, 
 mtime and ctime (nanoseconds) all equal the stored ones, for the same algorithm and length.
 
 Racy files are handled as git handles them: a file whose mtime or ctime is not older than the
-start of the run that stored it (less RACY_MARGIN_NS, for coarse file system clocks and
-timestamp granularity) could have changed again within the same tick after it was read, so its
-stored digest is never trusted; it is read again, and stored with the new run's start.
+start of the run that stored it (less ``_config.SUM_CACHE_RACY_NS``, for coarse file system
+clocks and timestamp granularity) could have changed again within the same tick after it was
+read, so its stored digest is never trusted; it is read again, and stored with the new run's
+start.
 
 The database is only ever a help: one that cannot be opened, is damaged, is not a database or
-is locked by another run for longer than BUSY_TIMEOUT_S costs hashing (and at most one warning),
-never a failed run. Rows are committed every COMMIT_FILES files and at the end (WAL mode), so a
-run that is killed leaves a usable database with the digests committed so far."""
+is locked by another run for longer than ``_config.SUM_CACHE_BUSY_S`` costs hashing (and at
+most one warning), never a failed run. Rows are committed every
+``_config.SUM_CACHE_COMMIT_FILES`` files and at the end (WAL mode), so a run that is killed
+leaves a usable database with the digests committed so far."""
 import os
 import sqlite3
 import time
 
+from .. import _config
 from .walk import FILE
 
-RACY_MARGIN_NS = 2_000_000_000      # 2 s: FAT's granularity, and clocks a little apart (NFS)
-BUSY_TIMEOUT_S = 2.0                # how long to wait for another run's write lock
-COMMIT_FILES = 2000                 # rows per transaction
 SCHEMA_VERSION = 2                  # PRAGMA user_version of a database this module made
 
 _SCHEMA = """
@@ -41,7 +41,6 @@ CREATE TABLE IF NOT EXISTS digests (
 _SELECT_DIR = ("SELECT name, dev, ino, size, mtime_ns, ctime_ns, run_start_ns, digest "
                "FROM digests WHERE dir = ? AND algo = ?")
 _UPSERT = "INSERT OR REPLACE INTO digests VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-DIRS_KEPT = 256                     # directories' rows held in memory at once
 
 
 def algo_key(algo):
@@ -72,7 +71,7 @@ class Cache:
             self._give_up(exc)
 
     def _open(self, path):
-        db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None,
+        db = sqlite3.connect(path, timeout=_config.SUM_CACHE_BUSY_S, isolation_level=None,
                              check_same_thread=False)
         try:
             version = db.execute("PRAGMA user_version").fetchone()[0]
@@ -109,7 +108,7 @@ class Cache:
         full = self._folders.get(folder)
         if full is None:
             full = os.path.normpath(os.path.join(self._cwd, folder or b"."))
-            if len(self._folders) >= DIRS_KEPT:
+            if len(self._folders) >= _config.SUM_CACHE_DIRS_KEPT:
                 self._folders.clear()
             self._folders[folder] = full
         return full, name
@@ -135,7 +134,7 @@ class Cache:
             except sqlite3.DatabaseError as exc:
                 self._give_up(exc)
                 return False
-            if len(self._dirs) >= DIRS_KEPT:
+            if len(self._dirs) >= _config.SUM_CACHE_DIRS_KEPT:
                 self._dirs.clear()
             self._dirs[key] = rows
         row = rows.get(name)
@@ -145,7 +144,7 @@ class Cache:
         if (dev != st.st_dev or ino != st.st_ino or size != st.st_size
                 or mtime_ns != st.st_mtime_ns or ctime_ns != st.st_ctime_ns):
             return False
-        if max(mtime_ns, ctime_ns) >= run_start_ns - RACY_MARGIN_NS:
+        if max(mtime_ns, ctime_ns) >= run_start_ns - _config.SUM_CACHE_RACY_NS:
             return False                    # racy: it may have changed after it was read
         if len(digest) != item.algo.size:
             return False
@@ -166,7 +165,7 @@ class Cache:
         self._rows.append((folder, name, algo_key(item.algo), st.st_dev, st.st_ino,
                            st.st_size, st.st_mtime_ns, st.st_ctime_ns, self.start_ns,
                            bytes(item.digest)))
-        if len(self._rows) >= COMMIT_FILES:
+        if len(self._rows) >= _config.SUM_CACHE_COMMIT_FILES:
             self._commit()
 
     def _commit(self):
@@ -184,7 +183,7 @@ class Cache:
                 raise
         except sqlite3.OperationalError:
             # locked by another run past the timeout: keep the rows for the next commit
-            if len(rows) >= 4 * COMMIT_FILES:
+            if len(rows) >= 4 * _config.SUM_CACHE_COMMIT_FILES:
                 self._unstored += len(rows)
                 self._rows = []
             return
