@@ -40,8 +40,8 @@ def path():
 
 
 def table():
-    """The stored table's algorithms for this CPU ({} when there is none or it is unreadable:
-    a damaged file is ignored with one warning)."""
+    """The stored table's algorithms for this CPU ({} when there is none, or no cache folder
+    to hold one, or it is unreadable: a damaged file is ignored with one warning)."""
     where = path()
     if where not in _TABLE:
         found = {}
@@ -49,8 +49,8 @@ def table():
             with open(where, encoding="utf-8") as f:
                 data = json.load(f)
             found = _valid(data)
-        except FileNotFoundError:
-            pass
+        except (FileNotFoundError, NotADirectoryError):
+            pass    # no table (or no cache folder at all: that was said once already)
         except (OSError, ValueError, TypeError, KeyError) as exc:
             warnings.warn(f"ignoring the calibration table {where}: {exc}",
                           _cachedir.CacheWarning, stacklevel=2)
