@@ -163,7 +163,8 @@ def candidates(spec, every=True):
 
 def tune(names, quick=False, every=True, report=None):
     """Measure and store the table for ``names`` (``every``: each lane width, else the kernels
-    ``jitdigest warmup`` compiles: the widest and the per-message one); returns the table."""
+    ``jitdigest warmup`` compiles: the widest and the per-message one); returns the table
+    and whether it could be stored."""
     lengths = list(_config.TUNE_LENGTHS)
     budget = _config.TUNE_BYTES // (4 if quick else 1)
     repeats = _config.TUNE_REPEATS
@@ -177,17 +178,25 @@ def tune(names, quick=False, every=True, report=None):
         algos[spec.name] = {"lengths": lengths, "best": best, "seconds": seconds}
         if report is not None:
             report(spec.name, lengths, best, seconds)
-    _store(algos)
-    return algos
+    stored = _store(algos)
+    return algos, stored
 
 
 def _store(algos):
+    """Write the table (atomically) and use it in this process; where the cache folder
+    cannot be written, say so once and use it in this process only."""
     where = path()
+    _TABLE[where] = algos
     data = {"cpu": _cpu.host_cpu_name(), "features": sorted(_cpu.target_features()),
             "made": time.strftime("%Y-%m-%dT%H:%M:%S"), "algorithms": algos}
-    os.makedirs(os.path.dirname(where), exist_ok=True)
     temporary = f"{where}.{os.getpid()}.tmp"
-    with open(temporary, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=1, sort_keys=True)
-    os.replace(temporary, where)
-    _TABLE[where] = algos
+    try:
+        os.makedirs(os.path.dirname(where), exist_ok=True)
+        with open(temporary, "w", encoding="utf-8") as f:
+            json.dump(data, f, indent=1, sort_keys=True)
+        os.replace(temporary, where)
+    except OSError as exc:
+        warnings.warn(f"cannot store the calibration table {where} ({exc.strerror or exc}); "
+                      "it is used by this process only", _cachedir.CacheWarning, stacklevel=3)
+        return False
+    return True

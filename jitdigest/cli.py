@@ -247,9 +247,9 @@ def _tune(names, quick, every):
 
     def report(name, lengths, best, seconds):
         print(f"{name}: " + ", ".join(f"{n} B {b}" for n, b in zip(lengths, best)), flush=True)
-    _calibration.tune(names, quick=quick, every=every, report=report)
-    print(f"batch kernels timed in {time.perf_counter() - start:.1f} s; table: "
-          f"{_calibration.path()}")
+    _, stored = _calibration.tune(names, quick=quick, every=every, report=report)
+    where = _calibration.path() if stored else "not stored (see the warning above)"
+    print(f"batch kernels timed in {time.perf_counter() - start:.1f} s; table: {where}")
 
 
 def _configure_cache(p):

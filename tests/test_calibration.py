@@ -98,3 +98,24 @@ def test_tune_measures_and_stores(table_file, monkeypatch, capsys):
         len(t) == 2 and min(t) > 0 for t in stored["seconds"].values())
     info = jitdigest.info()
     assert info["calibration"].endswith(table_file) and info["tuned"]["md5"][64] in names
+
+
+def test_no_cache_folder_means_no_table_and_tune_keeps_it_in_memory(monkeypatch, capsys):
+    import os
+    where = os.devnull + "/jitdigest/calibration-test.json"    # below a file: never a folder
+    monkeypatch.setattr(_calibration, "path", lambda: where)
+    monkeypatch.setattr(_calibration, "_TABLE", {})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert _calibration.table() == {}                      # the cache said so already
+    assert caught == []
+    monkeypatch.setattr(_config, "TUNE_LENGTHS", (64,))
+    monkeypatch.setattr(_config, "TUNE_BYTES", 1 << 16)
+    monkeypatch.setattr(_config, "TUNE_REPEATS", 1)
+    monkeypatch.setattr(_config, "TUNE_MIN_SECONDS", 0.001)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cli._tune(["md5"], quick=True, every=False)
+    assert [w.category for w in caught] == [_cachedir.CacheWarning]
+    assert "not stored" in capsys.readouterr().out
+    assert _calibration.table()["md5"]["lengths"] == [64]     # used by this process
