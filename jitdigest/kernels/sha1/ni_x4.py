@@ -65,7 +65,8 @@ def put_digest(state, out, r):
 
 
 @kernel
-def compress_x4(state_0, src_0, pos_0, state_1, src_1, pos_1, state_2, src_2, pos_2, state_3, src_3, pos_3, nblocks):
+def compress_x4(state_0, src_0, pos_0, state_1, src_1, pos_1, state_2, src_2, pos_2, state_3,
+                src_3, pos_3, nblocks):
     """Compress ``nblocks`` 64-byte blocks into each of 4 states, slot ``k`` reading
     ``src_k`` from byte ``pos_k``, the rounds of the slots interleaved."""
     clear_upper_vectors()  # no AVX-SSE transitions in the SHA rounds
@@ -623,7 +624,8 @@ def hash_rows(values, starts, lengths, rows, iv, out):
         s_3, nf_3, nt_3 = start_row(values, starts, lengths, r_3, iv, state_3, pad_3)
         both = min(nf_0, nf_1, nf_2, nf_3)
         if both > 0:
-            compress_x4(state_0, values, s_0, state_1, values, s_1, state_2, values, s_2, state_3, values, s_3, both)
+            compress_x4(state_0, values, s_0, state_1, values, s_1, state_2, values, s_2, state_3,
+                        values, s_3, both)
         if nf_0 > both:
             compress(state_0, values, s_0 + 64 * both, nf_0 - both)
         if nf_1 > both:
@@ -633,7 +635,8 @@ def hash_rows(values, starts, lengths, rows, iv, out):
         if nf_3 > both:
             compress(state_3, values, s_3 + 64 * both, nf_3 - both)
         tails = min(nt_0, nt_1, nt_2, nt_3)
-        compress_x4(state_0, pad_0, 0, state_1, pad_1, 0, state_2, pad_2, 0, state_3, pad_3, 0, tails)
+        compress_x4(state_0, pad_0, 0, state_1, pad_1, 0, state_2, pad_2, 0, state_3, pad_3, 0,
+                    tails)
         if nt_0 > tails:
             compress(state_0, pad_0, 64, 1)
         if nt_1 > tails:
