@@ -102,6 +102,7 @@ without ``sha``). Importing this module compiles nothing.
 import numpy as np
 
 from .._jit import inline_kernel, kernel, new_words, parallel_kernel
+from .._lanes import PF_MIN, prefetch
 from .._rows import length_of, over_chunks, row_at, row_count, start_of
 from .x86 import compress
 {simd}
@@ -173,7 +174,12 @@ def hash_rows(family, ways):
         a.append("    pad_%d = new_words(128, np.uint8)" % k)
     a.append("    nrows = row_count(rows)")
     a.append("    whole = nrows - nrows %% %d" % ways)
+    a.append("    pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches")
     a.append("    for g in range(0, whole, %d):" % ways)
+    a.append("        if pf and g + %d <= nrows:  # the first block of each row of the next group"
+             % (2 * ways))
+    a.append("            for k in range(%d):" % ways)
+    a.append("                prefetch(values, start_of(starts, row_at(rows, g + %d + k)))" % ways)
     for k in ks:
         a.append("        r_%d = row_at(rows, g + %d)" % (k, k))
         a.append("        s_%d, nf_%d, nt_%d = start_row(values, starts, lengths, r_%d, iv, "

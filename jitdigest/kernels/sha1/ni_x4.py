@@ -16,6 +16,7 @@ without ``sha``). Importing this module compiles nothing.
 import numpy as np
 
 from .._jit import inline_kernel, kernel, new_words, parallel_kernel
+from .._lanes import PF_MIN, prefetch
 from .._rows import length_of, over_chunks, row_at, row_count, start_of
 from .x86 import compress
 from .._simd import (clear_upper_vectors, pshufd, sha1msg1, sha1msg2, sha1nexte, sha1rnds4,
@@ -613,7 +614,11 @@ def hash_rows(values, starts, lengths, rows, iv, out):
     pad_3 = new_words(128, np.uint8)
     nrows = row_count(rows)
     whole = nrows - nrows % 4
+    pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches
     for g in range(0, whole, 4):
+        if pf and g + 8 <= nrows:  # the first block of each row of the next group
+            for k in range(4):
+                prefetch(values, start_of(starts, row_at(rows, g + 4 + k)))
         r_0 = row_at(rows, g + 0)
         s_0, nf_0, nt_0 = start_row(values, starts, lengths, r_0, iv, state_0, pad_0)
         r_1 = row_at(rows, g + 1)
