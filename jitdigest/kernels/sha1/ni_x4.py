@@ -61,7 +61,14 @@ def start_row(values, starts, lengths, r, iv, state, pad):
 @inline_kernel
 def put_digest(state, out, r):
     """The first ``out.shape[1]`` bytes of ``state`` (big-endian words) into ``out[r]``."""
-    for i in range(min(out.shape[1], 20)):
+    nout = min(out.shape[1], 20)
+    for i in range(nout // 4):  # whole words: constant shifts
+        v = state[i]
+        out[r, 4 * i] = (v >> 24) & 0xFF
+        out[r, 4 * i + 1] = (v >> 16) & 0xFF
+        out[r, 4 * i + 2] = (v >> 8) & 0xFF
+        out[r, 4 * i + 3] = v & 0xFF
+    for i in range(nout - nout % 4, nout):
         out[r, i] = (state[i // 4] >> (8 * (3 - i % 4))) & 0xFF
 
 
