@@ -19,12 +19,12 @@ import jitdigest
 from jitdigest import _algorithms, _cpu, _dispatch
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
-GENERATOR = REPO / "tools" / "gen_lanes.py"
+GENERATORS = [REPO / "tools" / "gen_lanes.py", REPO / "tools" / "gen_sha_ni_batch.py"]
 SHAKE_LENGTH = 200          # > the SHAKE128 rate: the squeeze permutes again
 
 
-def _load_generator():
-    spec = importlib.util.spec_from_file_location("gen_lanes", GENERATOR)
+def _load_generator(path):
+    spec = importlib.util.spec_from_file_location(path.stem, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -35,8 +35,8 @@ BATCH_BACKENDS = [b for family in _dispatch.FAMILIES for b in _dispatch.batch_ba
 
 def test_every_generated_module_is_registered():
     registered = {pathlib.Path(b.module.__file__).resolve() for b in BATCH_BACKENDS}
-    generated = {(REPO / rel).resolve() for rel in _load_generator().render()}
-    assert len(generated) == 14
+    generated = {(REPO / rel).resolve() for g in GENERATORS for rel in _load_generator(g).render()}
+    assert len(generated) == 16                 # lane kernels (14), interleaved SHA-NI (2)
     assert registered == generated
 
 
@@ -195,7 +195,8 @@ def test_backends_name_entries_that_exist():
     for backend in BATCH_BACKENDS:
         module = backend.module
         assert callable(module.hash_rows), backend
-        assert module.IN_FLIGHT % module.LANES == 0 and module.NAME == f"lanes{module.LANES}"
+        assert module.IN_FLIGHT % module.LANES == 0
+        assert module.NAME in (f"lanes{module.LANES}", f"sha_ni_x{module.LANES}"), backend
         assert backend.switch in _cpu.SWITCHES and backend.feature, backend
 
 
@@ -219,7 +220,8 @@ def test_batch_kernels_for_prefers_usable_lanes_and_honours_switches(name):
         else:
             assert chosen not in lanes
     with _cpu.disabled("avx512", "avx2"):
-        assert _dispatch.batch_kernels_for(spec).backend not in lanes
+        chosen = _dispatch.batch_kernels_for(spec).backend
+        assert chosen.switch not in ("avx512", "avx2")     # at most the interleaved SHA-NI one
     with _cpu.disabled("avx512"):
         chosen = _dispatch.batch_kernels_for(spec).backend
         assert chosen.switch != "avx512"

@@ -1,0 +1,108 @@
+"""The interleaved SHA-NI batch kernels (``sha256/ni_x2.py``, ``sha1/ni_x4.py``, made by
+tools/gen_sha_ni_batch.py) against NIST's answers and hashlib, through all four batch entries.
+
+They hash rows two or four at a time and split a group whose rows differ in length (whole
+blocks interleaved while every row has one, the rest one by one, tails interleaved again), so
+the cases here are unsorted ragged rows of 0..3000 bytes, groups cut short at the end of a
+chunk, and the grid form. The generic batch tests (test_batch_kernels.py, test_lanes.py) run
+these backends too, as every registered one."""
+import hashlib
+
+import numpy as np
+import pytest
+
+from jitdigest import _algorithms, _dispatch, batch
+
+from vectors import messages
+
+NAMES = ["sha1", "sha224", "sha256"]
+
+
+def _params():
+    params = []
+    for name in NAMES:
+        spec = _algorithms.SPECS[name]
+        for backend in _dispatch.batch_backends(spec.family):
+            if not backend.name.startswith("sha_ni_x"):
+                continue
+            marks = () if backend.usable() else (
+                pytest.mark.skip(reason=f"{backend.name} not usable on this CPU/target"),)
+            ks = _dispatch._kernel_set(backend, spec.word)
+            params.append(pytest.param(name, ks, id=f"{name}-{backend.name}", marks=marks))
+    return params
+
+
+def test_each_sha_family_has_one():
+    assert [p.id for p in _params()] == ["sha1-sha_ni_x4", "sha224-sha_ni_x2",
+                                         "sha256-sha_ni_x2"]
+
+
+def _pack(msgs, gap=3):
+    """values, starts, lengths for ``msgs`` laid out with ``gap`` bytes between them."""
+    lengths = np.array([len(m) for m in msgs], np.int64)
+    starts = np.zeros(len(msgs), np.int64)
+    buf = bytearray(b"\x5a")
+    for i, m in enumerate(msgs):
+        starts[i] = len(buf)
+        buf += m + b"\xc3" * gap
+    values = np.frombuffer(bytes(buf), np.uint8)
+    return values, starts, lengths
+
+
+def _check(name, msgs, out, rows):
+    bad = [int(r) for r in rows if out[r].tobytes() != hashlib.new(name, msgs[r]).digest()]
+    assert not bad, f"{len(bad)} wrong digests, rows {bad[:8]}"
+    return len(rows)
+
+
+@pytest.mark.parametrize("name, kernels", _params())
+def test_nist_messages_in_one_shuffled_batch(name, kernels):
+    cases = messages(name, "ShortMsg") + messages(name, "LongMsg")
+    values, starts, lengths = _pack([m for m, _, _ in cases])
+    rows = np.random.default_rng(1).permutation(len(cases)).astype(np.int64)
+    out = np.zeros((len(cases), _algorithms.SPECS[name].digest_size), np.uint8)
+    kernels.hash_rows(values, starts, lengths, rows, batch.initial_state(_algorithms.SPECS[name]),
+                      out)
+    bad = [i for i, (_, want, _) in enumerate(cases) if out[i].tobytes() != want]
+    assert not bad and len(cases) > 100, f"{len(bad)} of {len(cases)} wrong: {bad[:8]}"
+
+
+@pytest.mark.parametrize("name, kernels", _params())
+def test_ragged_rows_and_chunks(name, kernels):
+    rng = np.random.default_rng(7)
+    n = 203                                     # not a multiple of 2 or 4
+    lens = rng.integers(0, 3001, n)
+    lens[:12] = [0, 55, 56, 63, 64, 119, 120, 128, 3000, 1, 2999, 0]
+    msgs = [rng.integers(0, 256, k, dtype=np.uint8).tobytes() for k in lens]
+    values, starts, lengths = _pack(msgs)
+    iv = batch.initial_state(_algorithms.SPECS[name])
+    width = _algorithms.SPECS[name].digest_size
+    rows = rng.permutation(n).astype(np.int64)  # unsorted: each group mixes lengths
+    checked = 0
+    out = np.zeros((n, width), np.uint8)
+    kernels.hash_rows(values, starts, lengths, rows, iv, out)
+    checked += _check(name, msgs, out, rows)
+    bounds = np.array([0, 3, 3, 70, 131, n], np.int64)     # odd chunks, one empty
+    out = np.zeros((n, width), np.uint8)
+    kernels.hash_chunks(values, starts, lengths, rows, bounds, iv, out)
+    checked += _check(name, msgs, out, rows)
+    assert checked == 2 * n
+
+
+@pytest.mark.parametrize("name, kernels", _params())
+def test_grid_and_grid_chunks(name, kernels):
+    iv = batch.initial_state(_algorithms.SPECS[name])
+    width = _algorithms.SPECS[name].digest_size
+    checked = 0
+    for size, n in ((0, 9), (55, 9), (119, 11), (1000, 7)):
+        grid = np.random.default_rng(size).integers(0, 256, (n, size), dtype=np.uint8)
+        msgs = [r.tobytes() for r in grid]
+        out = np.zeros((n, width), np.uint8)
+        kernels.hash_grid(grid.reshape(-1), size, size, (1, n), iv, out)
+        assert not out[0].any()                 # row 0 not asked for
+        checked += _check(name, msgs, out, range(1, n))
+        out = np.zeros((n, width), np.uint8)
+        kernels.grid_chunks(grid.reshape(-1), size, size, (0, n),
+                            np.array([0, 5, n], np.int64), iv, out)
+        checked += _check(name, msgs, out, range(n))
+    assert checked == 2 * (9 + 9 + 11 + 7) - 4
