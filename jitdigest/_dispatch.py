@@ -28,7 +28,7 @@ _FUNCTION = {"hash_grid": "hash_rows", "grid_chunks": "hash_chunks"}
 class Backend:
     """One backend module of one family, with what it declares about itself."""
 
-    __slots__ = ("module", "family", "name", "feature", "switch", "lanes")
+    __slots__ = ("module", "family", "name", "feature", "switch", "lanes", "by_default")
 
     def __init__(self, module, family):
         self.module = module
@@ -37,6 +37,9 @@ class Backend:
         self.feature = getattr(module, "FEATURE", None)  # host and Numba's target must have it
         self.switch = getattr(module, "SWITCH", None)    # JITDIGEST_DISABLE name turning it off
         self.lanes = getattr(module, "LANES", 1)         # messages side by side in one SIMD group
+        # False: the built-in rule never picks it (a win on some CPUs and lengths only, found
+        # by 'jitdigest tune'); calibration and jitdigest.backend() still can
+        self.by_default = getattr(module, "BY_DEFAULT", True)
 
     def usable(self):
         if self.feature is None:
@@ -250,6 +253,7 @@ def default_batch_kernels(spec, rows=None):
     sets = batch_kernel_sets(spec)
     if FORCED is not None:
         return sets[0]
+    sets = [ks for ks in sets if ks.backend.by_default]
     lanes = sets[0].backend.lanes
     if rows is not None and lanes > 1:
         single = usable_kernel_sets(spec)[0]

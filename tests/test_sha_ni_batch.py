@@ -106,3 +106,20 @@ def test_grid_and_grid_chunks(name, kernels):
                             np.array([0, 5, n], np.int64), iv, out)
         checked += _check(name, msgs, out, range(n))
     assert checked == 2 * (9 + 9 + 11 + 7) - 4
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("off", [(), ("avx512",), ("avx2", "avx512")])
+def test_the_built_in_rule_never_picks_them(name, off):
+    """Interleaved SHA-NI wins on some CPUs at some lengths only: without a calibration table
+    the choice stays the lane kernel or the per-message SHA-NI one, whichever SIMD is off."""
+    from jitdigest import _cpu
+    spec = _algorithms.SPECS[name]
+    with _cpu.disabled(*off):
+        for rows in (None, 1, 3, 1000):
+            ks = _dispatch.default_batch_kernels(spec, rows)
+            assert ks.backend.by_default and not ks.name.startswith("sha_ni_x")
+        names = [ks.name for ks in _dispatch.batch_kernel_sets(spec)]
+        usable = [b.name for b in _dispatch.batch_backends(spec.family) if b.usable()]
+    assert [n for n in names if n.startswith("sha_ni_x")] == \
+        [n for n in usable if n.startswith("sha_ni_x")]

@@ -17,6 +17,6 @@ def backends():
 
 def batch_backends():
     """The multi-buffer backends (``hash_rows`` only): the SIMD lane kernels widest first, then
-    the interleaved SHA-NI one (served when forced, or when no lane kernel can run)."""
+    the interleaved SHA-NI one (served where a calibration table picks it, or forced)."""
     from . import lanes8, lanes16, ni_x2
     return (lanes16, lanes8, ni_x2)
