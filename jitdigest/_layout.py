@@ -198,7 +198,7 @@ def _sequence(items):
     fast = _pyobjects.join(items)
     if fast is not None:
         values, starts, lengths = fast
-        return Segment(0, values, starts, lengths)
+        return Segment(0, values, starts[:-1], lengths)
     if isinstance(items, np.ndarray):
         items = items.tolist()
     elif not isinstance(items, (list, tuple)):

@@ -177,6 +177,32 @@ def test_exact_bytes_joined_in_one_compiled_pass():
     assert "checked" in out and int(out.split("checked")[1]) > 0
 
 
+def test_joined_into_reused_scratch_buffers():
+    """``join(..., scratch=True)`` (jitdigest.dask's partitions) fills this thread's kept
+    buffers: growing and shrinking containers, a container that outgrows them, a non-bytes item
+    after a grown one, and a nested take (it gets its own buffers) all give hashlib's rows."""
+    out = run_child("""
+        from jitdigest.kernels import _pyobjects
+        rng = np.random.default_rng(3)
+        checked = 0
+        for n in (10, 3000, 0, 7, 5000, 1, 4000):
+            msgs = [rng.bytes(int(k)) for k in rng.integers(0, 300, n)]
+            joined = _pyobjects.join(msgs, scratch=True)
+            values, offsets, lengths = joined
+            inner = _pyobjects.join(msgs[:3], scratch=True)             # nested: own buffers
+            assert not np.shares_memory(inner[0], values) or n == 0
+            _pyobjects.release(inner)
+            assert offsets.shape[0] == n + 1 and offsets[n] == values.shape[0]
+            assert rows(hash_many("sha256", values, offsets)) == want("sha256", msgs)
+            assert lengths.tolist() == [len(m) for m in msgs]
+            _pyobjects.release(joined)
+            assert _pyobjects.join(msgs + [bytearray(b"x")], scratch=True) is None
+            checked += n
+        print("checked", checked)
+    """)
+    assert "checked" in out and int(out.split("checked")[1]) == 10 + 3000 + 7 + 5000 + 1 + 4000
+
+
 def test_out_subclass_with_a_larger_shape():
     out = run_child("""
         class Liar(np.ndarray):

@@ -23,6 +23,7 @@ Safety rests on three facts, each checked before this path is used:
 import ctypes
 import sys
 import sysconfig
+import threading
 
 from ._jit import JIT_ENABLED, gil_kernel  # first: it imports Numba once, safely (_cpu)
 
@@ -30,6 +31,8 @@ import numpy as np  # noqa: E402
 from llvmlite import ir  # noqa: E402
 from numba.core import cgutils, types  # noqa: E402
 from numba.extending import intrinsic  # noqa: E402
+
+from .. import _config  # noqa: E402
 
 WORD = ctypes.sizeof(ctypes.c_void_p)
 
@@ -63,9 +66,12 @@ def _copy_from(typingctx, dest, pos, address, size):
 
 
 @gil_kernel
-def join_exact_bytes(base, n, items_offset, indirect, bytes_type, off_type, off_size, off_data):
-    """Join the ``bytes`` items of a container: ``(values, starts, lengths, -1)``, or
-    ``(empty, empty, empty, i)`` when item ``i`` is not exactly ``bytes``.
+def join_exact_bytes(base, n, items_offset, indirect, bytes_type, off_type, off_size, off_data,
+                     values, starts, lengths):
+    """Join the ``bytes`` items of a container into ``values`` (the bytes), ``starts`` (item i
+    starts at ``starts[i]``; ``starts[n]`` is the total) and ``lengths``: returns ``(n, total,
+    -1)``; ``(n, total, -2)`` with nothing written when a buffer is too small for them; ``(n,
+    total, i)`` when item ``i`` is not exactly ``bytes``.
 
     ``base``: the container's address; its item pointers start at ``base + items_offset``, or at
     the pointer stored there when ``indirect`` (a list). ``n < 0``: the count is the container's
@@ -78,12 +84,10 @@ def join_exact_bytes(base, n, items_offset, indirect, bytes_type, off_type, off_
     for i in range(n):
         item = _peek(items + 8 * i)
         if _peek(item + off_type) != bytes_type:
-            empty = np.empty(0, np.int64)
-            return np.empty(0, np.uint8), empty, empty, i
+            return n, total, i
         total += _peek(item + off_size)
-    values = np.empty(total, np.uint8)
-    starts = np.empty(n, np.int64)
-    lengths = np.empty(n, np.int64)
+    if total > values.shape[0] or n + 1 > starts.shape[0] or n > lengths.shape[0]:
+        return n, total, -2
     pos = 0
     for i in range(n):
         item = _peek(items + 8 * i)
@@ -92,7 +96,8 @@ def join_exact_bytes(base, n, items_offset, indirect, bytes_type, off_type, off_
         starts[i] = pos
         lengths[i] = size
         pos += size
-    return values, starts, lengths, -1
+    starts[n] = pos
+    return n, total, -1
 
 
 _LAYOUT = []
@@ -138,9 +143,15 @@ def layout():
     return _LAYOUT[0]
 
 
-def join(items):
+def join(items, scratch=False):
     """``(values, starts, lengths)`` of a list, tuple or 1-D object ndarray whose items are all
-    exactly ``bytes``; None when any is not, or where the layout is not proved."""
+    exactly ``bytes`` (``starts`` has one more entry, the total: offsets for ``hash_many``);
+    None when any is not, or where the layout is not proved.
+
+    ``scratch``: into this thread's reusable buffers (up to ``_config.JOIN_SCRATCH_BYTES``),
+    which the caller must hand back with ``release()`` once it is done with the result. Where
+    malloc hands large blocks straight back to the system (Dask's workers set
+    ``MALLOC_TRIM_THRESHOLD_``), a fresh buffer costs a page fault every 4 KiB: 3x the join."""
     found = layout()
     if found is None:
         return None
@@ -155,6 +166,49 @@ def join(items):
         args = (items.ctypes.data, items.shape[0], 0, False)
     else:
         return None
-    values, starts, lengths, bad = join_exact_bytes(*args, id(bytes), off_type, off_size,
-                                                    off_data)
-    return None if bad >= 0 else (values, starts, lengths)
+    buffers = _take() if scratch else None
+    if buffers is None:
+        buffers = (_EMPTY_BYTES, _EMPTY_INDEX, _EMPTY_INDEX)
+    while True:              # at most twice, unless other threads keep growing the container
+        n, total, bad = join_exact_bytes(*args, id(bytes), off_type, off_size, off_data,
+                                         *buffers)
+        if bad != -2:
+            break
+        buffers = _grown(buffers, n, total, scratch)
+    if bad >= 0:
+        if scratch:
+            release(buffers)
+        return None
+    values, starts, lengths = buffers
+    return values[:total], starts[:n + 1], lengths[:n]
+
+
+_EMPTY_BYTES = np.empty(0, np.uint8)
+_EMPTY_INDEX = np.empty(0, np.int64)
+_SCRATCH = threading.local()
+
+
+def _take():
+    """This thread's scratch buffers, taken out so that a nested call cannot share them."""
+    held = getattr(_SCRATCH, "buffers", None)
+    _SCRATCH.buffers = None
+    return held
+
+
+def _grown(buffers, n, total, scratch):
+    values, starts, lengths = buffers
+    if total > values.shape[0]:
+        # scratch: with room to spare, so that the next, slightly larger partition fits
+        values = np.empty(total + (total >> 3 if scratch else 0), np.uint8)
+    if n + 1 > starts.shape[0]:
+        starts = np.empty(n + 1 + (n >> 3 if scratch else 0), np.int64)
+        lengths = np.empty(starts.shape[0] - 1, np.int64)
+    return values, starts, lengths
+
+
+def release(buffers):
+    """Hand back the buffers of a ``join(..., scratch=True)`` result (its arrays' bases) for
+    this thread's next call, unless they are over ``_config.JOIN_SCRATCH_BYTES``."""
+    values, starts, lengths = (b if b.base is None else b.base for b in buffers)
+    if values.nbytes + starts.nbytes + lengths.nbytes <= _config.JOIN_SCRATCH_BYTES:
+        _SCRATCH.buffers = (values, starts, lengths)
