@@ -17,6 +17,8 @@ import pathlib
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+import emit  # noqa: E402
 sys.path.insert(0, str(ROOT))
 from jitdigest._algorithms import SPECS  # noqa: E402
 from jitdigest.kernels._blake2 import SIGMA as _SIGMA  # noqa: E402
@@ -149,16 +151,7 @@ def render():
 
 
 def main(argv):
-    stale = 0
-    for rel, text in render().items():
-        path = ROOT / rel
-        if "--check" in argv:
-            if not path.exists() or path.read_text(encoding="utf-8") != text:
-                print(f"{rel} is stale: run python tools/gen_blake2.py", file=sys.stderr)
-                stale += 1
-        else:
-            path.write_text(text, encoding="utf-8")
-    return 1 if stale else 0
+    return emit.write_or_check(render(), argv, "gen_blake2.py")
 
 
 if __name__ == "__main__":

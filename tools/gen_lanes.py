@@ -60,15 +60,13 @@ prefetch statements, each file's preamble), ``lanes_md.py`` (MD5, SHA-1, SHA-2),
     python tools/gen_lanes.py            rewrite the files
     python tools/gen_lanes.py --check    exit 1 if a committed file differs from a fresh one
 """
-import argparse
-import difflib
 import os
 import sys
 
 TOOLS = os.path.dirname(os.path.abspath(__file__))
 if TOOLS not in sys.path:
     sys.path.insert(0, TOOLS)
-from lanes_common import ROOT  # noqa: E402
+import emit  # noqa: E402
 from lanes_blake2 import render_blake2  # noqa: E402
 from lanes_keccak import render_keccak  # noqa: E402
 from lanes_md import FAMILIES, render_md  # noqa: E402
@@ -84,27 +82,9 @@ def render():
     return files
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--check", action="store_true",
-                    help="exit 1 if a committed file differs from a fresh one")
-    args = ap.parse_args(argv)
-    stale = 0
-    for rel, text in render().items():
-        path = os.path.join(ROOT, rel)
-        old = open(path, encoding="utf-8").read() if os.path.exists(path) else ""
-        if old == text:
-            continue
-        if args.check:
-            stale += 1
-            sys.stdout.writelines(difflib.unified_diff(
-                old.splitlines(True), text.splitlines(True), rel, rel + " (fresh)", n=1))
-        else:
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(text)
-            print("wrote", rel)
-    return 1 if stale else 0
+def main(argv):
+    return emit.write_or_check(render(), argv, "gen_lanes.py")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -17,6 +17,8 @@ import re
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+import emit  # noqa: E402
 # Messages interleaved per family: what won, one core of an AMD EPYC (Zen, 16 XMM registers for
 # the legacy-SSE SHA instructions). SHA-256 x4 spills ~30 vectors a block and lost to x2 at
 # 256 B-16 KiB (16 KiB: x2 1.83x a hashlib loop, x4 1.56x, per-message 1.11x); SHA-1 keeps
@@ -251,16 +253,7 @@ def render():
 
 
 def main(argv):
-    stale = 0
-    for rel, text in render().items():
-        path = ROOT / rel
-        if "--check" in argv:
-            if not path.exists() or path.read_text() != text:
-                print("%s is stale: run python tools/gen_sha_ni_batch.py" % rel)
-                stale += 1
-        else:
-            path.write_text(text)
-    return 1 if stale else 0
+    return emit.write_or_check(render(), argv, "gen_sha_ni_batch.py")
 
 
 if __name__ == "__main__":

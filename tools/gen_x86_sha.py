@@ -12,6 +12,8 @@ import sys
 import textwrap
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+import emit  # noqa: E402
 KERNELS = ROOT / "jitdigest" / "kernels"
 
 sys.path.insert(0, str(ROOT))
@@ -168,16 +170,7 @@ def render():
 
 
 def main(argv):
-    stale = 0
-    for rel, text in render().items():
-        path = ROOT / rel
-        if "--check" in argv:
-            if not path.exists() or path.read_text() != text:
-                print("%s is stale: run python tools/gen_x86_sha.py" % rel)
-                stale += 1
-        else:
-            path.write_text(text)
-    return 1 if stale else 0
+    return emit.write_or_check(render(), argv, "gen_x86_sha.py")
 
 
 if __name__ == "__main__":
