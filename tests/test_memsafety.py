@@ -147,19 +147,26 @@ def test_exact_bytes_joined_in_one_compiled_pass():
         shared = list(msgs[:500])
         allowed = {hashlib.md5(m).digest() for m in msgs} | {hashlib.md5(b"n" * 9).digest()}
         stop = threading.Event()
-        def churn():
-            rng = random.Random(1)
+        def churn(seed):
+            rng = random.Random(seed)
             while not stop.is_set():
-                k = rng.randrange(4)
-                if k == 0:
+                k = rng.randrange(10)
+                if k < 3:
                     shared.extend(msgs[rng.randrange(3000):][:300])
-                elif k == 1:
+                elif k < 6:
                     del shared[rng.randrange(len(shared) + 1):]
-                elif k == 2:
-                    shared.sort(key=lambda m: (m[:1], len(m)))
-                else:
+                elif k < 8:
                     shared[:] = [b"n" * 9] * rng.randrange(600)
-        workers = [threading.Thread(target=churn) for _ in range(2)]
+                elif k == 8:
+                    shared[:] = sorted(shared, key=lambda m: (m[:1], len(m)))
+                else:
+                    # list.sort empties the list while its key function runs (others then
+                    # see no items): rare here, or most calls would hash nothing
+                    try:
+                        shared.sort(key=lambda m: (m[:1], len(m)))
+                    except ValueError:          # "list modified during sort"
+                        pass
+        workers = [threading.Thread(target=churn, args=(i,)) for i in range(2)]
         for w in workers:
             w.start()
         seen = 0
@@ -174,7 +181,7 @@ def test_exact_bytes_joined_in_one_compiled_pass():
                 w.join()
         print("checked", seen)
     """, timeout=300)
-    assert "checked" in out and int(out.split("checked")[1]) > 0
+    assert "checked" in out and int(out.split("checked")[1]) > 4000    # rows seen over 400 calls
 
 
 def test_joined_into_reused_scratch_buffers():

@@ -13,7 +13,7 @@ import pytest
 
 from jitdigest import _algorithms, _dispatch, batch
 
-from vectors import messages
+from vectors import messages, source_of, vector_path
 
 NAMES = ["sha1", "sha224", "sha256"]
 
@@ -64,7 +64,9 @@ def test_nist_messages_in_one_shuffled_batch(name, kernels):
     kernels.hash_rows(values, starts, lengths, rows, batch.initial_state(_algorithms.SPECS[name]),
                       out)
     bad = [i for i, (_, want, _) in enumerate(cases) if out[i].tobytes() != want]
-    assert not bad and len(cases) > 100, f"{len(bad)} of {len(cases)} wrong: {bad[:8]}"
+    full = all(source_of(vector_path(name, k)) == "full" for k in ("ShortMsg", "LongMsg"))
+    least = 100 if full else 10                     # NIST's files, or the subset in tests/data
+    assert not bad and len(cases) > least, f"{len(bad)} of {len(cases)} wrong: {bad[:8]}"
 
 
 @pytest.mark.parametrize("name, kernels", _params())
