@@ -54,13 +54,13 @@ def _signatures():
 
 class _Kernels:
     """The entry points of the first backend, each compiled (or loaded from the cache) on first
-    use and then called through Numba's compiled wrapper (no type resolution per call)."""
-
-    def __init__(self, module):
-        self.module = module
+    use and then called through Numba's compiled wrapper (no type resolution per call). The
+    backend module, and with it Numba, is imported on first use too."""
 
     def __getattr__(self, entry):
-        func = getattr(self.module, entry)
+        if entry not in ("update", "final", "oneshot"):
+            raise AttributeError(entry)
+        func = getattr(backends()[0], entry)
         if _cpu.jit_enabled():
             with _notice.compiling("blake3"):
                 func = func.compile(_signatures()[entry])
@@ -68,13 +68,7 @@ class _Kernels:
         return func
 
 
-_KERNELS = []
-
-
-def _kernels():
-    if not _KERNELS:
-        _KERNELS.append(_Kernels(backends()[0]))
-    return _KERNELS[0]
+_KERNELS = _Kernels()
 
 
 # --- parameters ------------------------------------------------------------------------------
@@ -101,7 +95,7 @@ def _derive_key_params(context):
     context_params = _IV_PARAMS.copy()
     context_params[PARAMS - 1] = DERIVE_KEY_CONTEXT
     out = bytearray(KEY_LEN)
-    _kernels().oneshot(context_params, context.encode("utf-8"), 0, 0, out)
+    _KERNELS.oneshot(context_params, context.encode("utf-8"), 0, 0, out)
     return _params(bytes(out), DERIVE_KEY_MATERIAL)
 
 
@@ -220,7 +214,7 @@ class blake3(metaclass=_Blake3Type):
         self._buflen = 0
         pending = self._pending
         if pending:
-            self._buflen = _kernels().update(state, self._buf, 0, np.frombuffer(pending, np.uint8))
+            self._buflen = _KERNELS.update(state, self._buf, 0, np.frombuffer(pending, np.uint8))
         self._state = state               # published last: seen set, the others are too
         self._pending = None
 
@@ -233,7 +227,7 @@ class blake3(metaclass=_Blake3Type):
         with self._lock or self._streaming_lock():
             if self._state is None:
                 self._materialise()
-            self._buflen = _kernels().update(self._state, self._buf, self._buflen, view)
+            self._buflen = _KERNELS.update(self._state, self._buf, self._buflen, view)
         return self
 
     def update_mmap(self, path):
@@ -255,21 +249,23 @@ class blake3(metaclass=_Blake3Type):
     def digest(self, length=32, *, seek=0):
         """``length`` bytes of output (default 32) from byte ``seek`` of the output stream, for
         the input so far; the object stays usable."""
-        length = _unsigned(length)
-        seek = _unsigned(seek)
-        if length > _ISIZE_MAX:
-            raise OverflowError("length overflows isize")
+        if not (type(length) is int and type(seek) is int and 0 <= length <= _ISIZE_MAX
+                and 0 <= seek <= _U64_MAX):
+            length = _unsigned(length)
+            seek = _unsigned(seek)
+            if length > _ISIZE_MAX:
+                raise OverflowError("length overflows isize")
         out = bytearray(length)
         if length:
             pending = self._pending       # read before _lock: see _hashobj's docstring
             lock = self._lock
             if lock is None:
-                _kernels().oneshot(self._params, pending, seek >> 6, seek & 63, out)
+                _KERNELS.oneshot(self._params, pending, seek >> 6, seek & 63, out)
             else:
                 with lock:
                     if self._state is None:
                         self._materialise()
-                    _kernels().final(self._state, self._buf, self._buflen, seek >> 6, seek & 63,
+                    _KERNELS.final(self._state, self._buf, self._buflen, seek >> 6, seek & 63,
                                      out)
         return bytes(out)
 

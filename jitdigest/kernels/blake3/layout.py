@@ -20,7 +20,8 @@ DERIVE_KEY_CONTEXT = 1 << 5
 DERIVE_KEY_MATERIAL = 1 << 6
 
 BLOCK_LEN = 64          # bytes per compression
-CHUNK_LEN = 1024        # bytes per chunk (leaf): 16 blocks
+CHUNK_LEN = 1024        # bytes per chunk (leaf)
+CHUNK_BLOCKS = CHUNK_LEN // BLOCK_LEN
 KEY_LEN = 32            # bytes of a key, a chaining value and the default output
 # Completed subtrees waiting for a right sibling: at most one per bit of the chunk count, and
 # an input is under 2**64 bytes, so under 2**54 chunks.

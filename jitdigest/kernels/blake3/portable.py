@@ -10,14 +10,20 @@ once input has arrived; a chunk is closed, and its chaining value pushed onto th
 when input after its sixteenth block has arrived. Completed subtrees are merged as soon as they
 are whole (a full subtree with more input after it is never the root), so the stack holds one
 value per set bit of the chunk count.
+
+``compress`` and ``_chunk_blocks`` are inlined into their callers at Numba IR level
+(``inline_kernel``): left as calls between compiled kernels, the chunk loop ran at 410-420
+MB/s against 700 for a bare loop of compressions; inlined, 540 (``_chunk_blocks``) and about
+10% more (``compress`` too), one core, 1 MiB. Cold compile of the three entries: about 11 s
+either way.
 """
 import numpy as np
 
 from ..._algorithms import SPECS
-from .._jit import (GIL_MINSIZE, add32, const_words, gil_kernel, kernel, load_le32, new_words,
-                   reacquire_gil, release_gil_if, rotr32, scratch, u32)
-from .layout import (BLOCK_LEN, BLOCKS, CHUNK_END, CHUNK_START, COUNTER, CV, DEPTH, FLAGS, KEY,
-                     PARAMS, PARENT, ROOT, STACK, STATE_WORDS)
+from .._jit import (GIL_MINSIZE, add32, const_words, gil_kernel, inline_kernel, kernel, load_le32,
+                   new_words, reacquire_gil, release_gil_if, rotr32, scratch, u32)
+from .layout import (BLOCK_LEN, BLOCKS, CHUNK_BLOCKS, CHUNK_END, CHUNK_START, COUNTER, CV, DEPTH,
+                     FLAGS, KEY, PARAMS, PARENT, ROOT, STACK, STATE_WORDS)
 
 # BLAKE3's IV is SHA-256's initial state (as BLAKE2s's is).
 IV = const_words(SPECS["sha256"].iv, np.uint32)
@@ -54,7 +60,7 @@ def _g(a, b, c, d, x, y):
     return a, b, c, d
 
 
-@kernel
+@inline_kernel
 def compress(cv, m, t0, t1, block_len, flags, out, wide):
     """One compression of the 16 message words ``m`` under the chaining value ``cv[0:8]``, with
     the counter ``t1:t0`` (two words, low first), ``block_len`` and ``flags``. ``out[0:8]`` gets
@@ -145,26 +151,34 @@ def _push_chunk(state, m):
     state[DEPTH] = depth + 1
 
 
-@kernel
-def _chunk_block(state, data, pos, m):
-    """Compress the 64 bytes of ``data`` at ``pos`` into the current chunk: a block more input
-    follows, so never the root's. The chunk's sixteenth block closes the chunk."""
-    load_le32(data, pos, m, 16)
+@inline_kernel
+def _chunk_blocks(state, data, pos, nblocks, m):
+    """Compress ``nblocks`` 64-byte blocks of ``data`` from ``pos`` into the current chunk,
+    its chaining value in a local meanwhile: blocks more input follows, so never the root's, and
+    not past the chunk's end (its sixteenth block closes the chunk)."""
+    cv = new_words(8, np.uint32)
     blocks = u32(state[BLOCKS])
-    flags = u32(state[FLAGS])
-    if blocks == 0:
-        flags = u32(flags | CHUNK_START)
-        start = state[KEY:KEY + 8]
-    else:
-        start = state[CV:CV + 8]
-    if blocks == 15:
-        flags = u32(flags | CHUNK_END)
-    compress(start, m, state[COUNTER], state[COUNTER + 1], BLOCK_LEN, flags, state[CV:CV + 8],
-             False)
-    if blocks == 15:
+    at = KEY if blocks == 0 else CV
+    for i in range(8):
+        cv[i] = u32(state[at + i])
+    base = u32(state[FLAGS])
+    t0 = u32(state[COUNTER])
+    t1 = u32(state[COUNTER + 1])
+    for b in range(nblocks):
+        load_le32(data, pos + BLOCK_LEN * b, m, 16)
+        flags = base
+        if blocks == 0:
+            flags = u32(flags | CHUNK_START)
+        if blocks == CHUNK_BLOCKS - 1:
+            flags = u32(flags | CHUNK_END)
+        compress(cv, m, t0, t1, BLOCK_LEN, flags, cv, False)
+        blocks = u32(blocks + 1)
+    for i in range(8):
+        state[CV + i] = cv[i]
+    if blocks == CHUNK_BLOCKS:
         _push_chunk(state, m)
     else:
-        state[BLOCKS] = blocks + 1
+        state[BLOCKS] = blocks
 
 
 @kernel
@@ -184,10 +198,11 @@ def b3_update(state, buf, buflen, data):
         pos = take
         if pos == n:                      # a full buffer stays: it may be the last block
             return buflen
-        _chunk_block(state, buf, 0, m)
-    while n - pos > BLOCK_LEN:
-        _chunk_block(state, data, pos, m)
-        pos += BLOCK_LEN
+        _chunk_blocks(state, buf, 0, 1, m)
+    while n - pos > BLOCK_LEN:            # whole blocks with more input after them
+        count = min(CHUNK_BLOCKS - u32(state[BLOCKS]), (n - pos - 1) // BLOCK_LEN)
+        _chunk_blocks(state, data, pos, count, m)
+        pos += BLOCK_LEN * count
     rest = n - pos
     for i in range(rest):
         buf[i] = data[pos + i]
