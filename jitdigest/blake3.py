@@ -132,6 +132,30 @@ def _unsigned(value):
     return value
 
 
+def _checked_params(key, derive_key_context, max_threads, usedforsecurity):
+    """The parameters (key words and flags) the arguments ask for, checked as the package
+    checks them: conversions first, in its order, then the checks across arguments."""
+    if derive_key_context is not None and type(derive_key_context) is not str:
+        raise TypeError(f"'{_type_name(derive_key_context)}' object is not an instance of 'str'")
+    max_threads = operator.index(max_threads)
+    if not -_C_LONG <= max_threads < _C_LONG:
+        raise OverflowError("Python int too large to convert to C long")
+    if type(usedforsecurity) is not bool:
+        what = "'None'" if usedforsecurity is None else f"'{_type_name(usedforsecurity)}' object"
+        raise TypeError(f"{what} is not an instance of 'bool'")
+    if key is not None and derive_key_context is not None:
+        raise ValueError("cannot use key and derive_key_context at the same time")
+    if key is not None:
+        params = _keyed_params(_key_bytes(key))
+    elif derive_key_context is not None:
+        params = _derive_key_params(derive_key_context)
+    else:
+        params = _IV_PARAMS
+    if max_threads < 1 and max_threads != blake3.AUTO:
+        raise ValueError("not a valid number of threads")
+    return params
+
+
 _LOCK_MAKING = threading.Lock()     # makes objects' locks one at a time (never two per object)
 
 
@@ -168,32 +192,20 @@ class blake3(metaclass=_Blake3Type):
 
     def __init__(self, data=None, /, *, key=None, derive_key_context=None, max_threads=1,
                  usedforsecurity=True):
-        # Conversions first, in the package's order; then the checks across arguments.
-        if derive_key_context is not None and type(derive_key_context) is not str:
-            raise TypeError(f"'{_type_name(derive_key_context)}' object is not an instance "
-                            "of 'str'")
-        max_threads = operator.index(max_threads)
-        if not -_C_LONG <= max_threads < _C_LONG:
-            raise OverflowError("Python int too large to convert to C long")
-        if type(usedforsecurity) is not bool:
-            what = "'None'" if usedforsecurity is None else \
-                f"'{_type_name(usedforsecurity)}' object"
-            raise TypeError(f"{what} is not an instance of 'bool'")
-        if key is not None and derive_key_context is not None:
-            raise ValueError("cannot use key and derive_key_context at the same time")
-        if key is not None:
-            self._params = _keyed_params(_key_bytes(key))
-        elif derive_key_context is not None:
-            self._params = _derive_key_params(derive_key_context)
+        if (key is None and derive_key_context is None and type(max_threads) is int
+                and max_threads == 1 and usedforsecurity is True):
+            self._params = _IV_PARAMS     # the defaults (the usual call): nothing to check
         else:
-            self._params = _IV_PARAMS
-        if max_threads < 1 and max_threads != self.AUTO:
-            raise ValueError("not a valid number of threads")
-        self._pending = b""               # immutable bytes not yet hashed (the one-shot path)
+            self._params = _checked_params(key, derive_key_context, max_threads,
+                                           usedforsecurity)
         self._state = None                # state, buf, buflen: made when the object streams
         self._lock = None                 # made with them (see _hashobj's docstring)
-        if data is not None:
-            self.update(data)
+        if type(data) is bytes:
+            self._pending = data          # immutable bytes not yet hashed (the one-shot path)
+        else:
+            self._pending = b""
+            if data is not None:
+                self.update(data)
 
     # --- streaming ---------------------------------------------------------------------------
 
