@@ -268,6 +268,31 @@ def test_importing_the_module_compiles_nothing():
     assert proc.stdout.splitlines() == ["[]", "[]"]
 
 
+def test_nothing_allocated_or_compiled_after_warm_up():
+    """update() allocates nothing per call, and varied inputs, lengths and positions compile
+    nothing new: the object calls each entry's one compiled form."""
+    import numpy as np
+    from test_allocation import JIT_ENABLED, allocated_per_update, compiles_seen
+    data = np.frombuffer(bytes(range(256)) * 16, np.uint8)
+    h = blake3(key=KEY)
+    per_update, peak = allocated_per_update(h, data)
+    assert per_update == 0 and peak < len(data) // 2
+    blake3(b"abc").digest()
+    h.digest()
+    if not JIT_ENABLED:
+        return
+    with compiles_seen() as seen:
+        for piece in (np.arange(77, dtype=np.int16), memoryview(b"abc"), b"z" * 5000,
+                      bytearray(1), b""):
+            h.update(piece)
+            g = blake3(bytes(piece), derive_key_context="c")
+            g.copy().digest(3, seek=2 ** 64 - 5)
+            g.hexdigest(1000)
+        for length in (0, 1, 64, 1000):
+            h.digest(length, seek=length)
+    assert seen == [], f"compiled after warm-up: {seen}"
+
+
 # --- interpreted ---------------------------------------------------------------------------
 
 INTERPRETED = r"""
