@@ -62,18 +62,27 @@ KEY = bytes(range(100, 132))
 BIG = random.Random(3).randbytes(300 * 1024 + 77)
 
 
+def tiered(draw, tiers):
+    """An int from one of ``tiers`` ((low, high) ranges) chosen evenly: hypothesis alone draws
+    mostly small ints, and the long inputs and far positions are the point here."""
+    low, high = draw(st.sampled_from(tiers))
+    return draw(st.integers(low, high))
+
+
 @st.composite
 def examples(draw):
     """(data, cut points, mode arguments, output length, seek, copy index)."""
-    n = draw(st.one_of(st.integers(0, 2100), st.integers(0, len(BIG))))
+    n = tiered(draw, [(0, 2100), (2100, 40_000)])
+    if draw(st.booleans()):              # a long input: some chunks of 1 KiB, and a bit more
+        n = 1024 * draw(st.sampled_from([40, 63, 64, 100, 128, 129, 200, 255, 256, 298])) + n % 2048
     start = draw(st.integers(0, 64))
     data = BIG[start:start + n]
     cuts = sorted(draw(st.lists(st.integers(0, len(data)), max_size=6)))
     mode = draw(st.sampled_from(MODES))
     args = mode_args(mode, draw(st.binary(min_size=32, max_size=32)),
                      draw(st.text(max_size=40)))
-    length = draw(st.one_of(st.just(32), st.integers(0, 300), st.integers(0, 5000)))
-    seek = draw(st.one_of(st.just(0), st.integers(0, 5000), st.integers(0, 2 ** 64 - 1)))
+    length = tiered(draw, [(32, 32), (0, 300), (300, 5000)])
+    seek = tiered(draw, [(0, 0), (0, 5000), (2 ** 32, 2 ** 64 - 1)])
     copy_at = draw(st.integers(0, len(cuts)))
     return data, cuts, args, length, seek, copy_at
 
