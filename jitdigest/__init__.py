@@ -28,7 +28,7 @@ __all__ = [
     "new", "file_digest", "algorithms_guaranteed", "algorithms_available",
     "md5", "sha1", "sha224", "sha256", "sha384", "sha512",
     "sha3_224", "sha3_256", "sha3_384", "sha3_512", "shake_128", "shake_256",
-    "blake2b", "blake2s",
+    "blake2b", "blake2s", "blake3",
     "hash_many", "hexdigests", "uuid3_many", "uuid5_many", "uuid_strings",
     "pbkdf2_hmac", "hmac_many", "CacheWarning", "backend", "backends", "info",
 ]
@@ -89,6 +89,14 @@ from .batch import hash_many, hexdigests, uuid3_many, uuid5_many, uuid_strings  
 from . import hmac  # noqa: E402
 from ._pbkdf2 import pbkdf2_hmac  # noqa: E402
 from .keyed_batch import hmac_many  # noqa: E402
+
+
+def __getattr__(name):
+    """``jitdigest.blake3``, the ``blake3`` package's API, imported on first use."""
+    if name == "blake3":
+        import importlib
+        return importlib.import_module(".blake3", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def new(name, data=b"", **kwargs):

@@ -1,5 +1,6 @@
 """Reading the known answers: the NIST CAVP byte-oriented .rsp files, the RFC 1321 MD5 suite and
-the BLAKE2 examples of RFC 7693, all in the CAVP text format.
+the BLAKE2 examples of RFC 7693, all in the CAVP text format; and BLAKE3's official
+``test_vectors.json``.
 
 Two folders hold them. The full files live beside the repository in ``../shared/vectors``
 (``JITDIGEST_VECTORS`` points elsewhere) and are never copied in; ``tests/data`` holds a small
@@ -9,6 +10,7 @@ clone without the full files still checks known answers for every algorithm. Eve
 counts what it read against the file's answer lines (a plain count, independent of the parser)
 and fails, never skips, when a file is missing or yields no answer.
 """
+import json
 import os
 import pathlib
 import re
@@ -35,6 +37,7 @@ NIST_FILES = {
 }
 MD5_SUITE = "md5/rfc-1321.txt"
 BLAKE2_EXAMPLES = "blake2/rfc-7693.txt"
+BLAKE3_VECTORS = "blake3/test_vectors.json"
 
 _ANSWER = re.compile(r"^\s*(MD|Output)\s*=", re.MULTILINE)
 
@@ -45,6 +48,8 @@ def relative_path(algorithm, kind):
         return MD5_SUITE
     if algorithm.startswith("blake2"):
         return BLAKE2_EXAMPLES
+    if algorithm == "blake3":
+        return BLAKE3_VECTORS
     folder, stem = NIST_FILES[algorithm]
     return f"{folder}/{stem}{kind}.rsp"
 
@@ -72,7 +77,7 @@ def label(algorithm, kind, part=""):
     BLAKE2 files are named by their RFC, with ``part`` added when a test reads only part."""
     source = source_of(vector_path(algorithm, kind))
     if not kind:
-        kind = "RFC 1321" if algorithm == "md5" else "RFC 7693"
+        kind = {"md5": "RFC 1321", "blake3": "test_vectors.json"}.get(algorithm, "RFC 7693")
     return (algorithm, f"{kind} {part}".strip(), source)
 
 
@@ -168,3 +173,26 @@ def blake2_examples(algorithm):
     assert cases and len(selftests) == 1, f"{path}: {algorithm}: {len(cases)} examples, " \
                                           f"{len(selftests)} self-tests"
     return cases, selftests[0]
+
+
+def blake3_input(length):
+    """The input of BLAKE3's official vectors: bytes 0, 1, ..., 250 repeated."""
+    return bytes(range(251)) * (length // 251) + bytes(range(length % 251))
+
+
+def blake3_vectors():
+    """(key bytes, context string, [(input length, {"hash"|"keyed_hash"|"derive_key": expected
+    extended output bytes})]): every case of BLAKE3's test_vectors.json (or of its subset)."""
+    path = vector_path("blake3", "")
+    text = pathlib.Path(path).read_text()
+    doc = json.loads(text)
+    cases = [(case["input_len"], {mode: bytes.fromhex(case[mode])
+                                  for mode in ("hash", "keyed_hash", "derive_key")})
+             for case in doc["cases"]]
+    _counted_cases(path, len(cases), text.count('"input_len"'))
+    return doc["key"].encode("ascii"), doc["context_string"], cases
+
+
+def _counted_cases(path, found, expected):
+    assert found == expected, f"{path}: read {found} cases, the file has {expected}"
+    assert found > 0, f"{path}: no cases"

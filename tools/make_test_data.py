@@ -17,7 +17,8 @@ copies, verbatim and in the same format, a few records per file:
 The RFC 1321 MD5 suite is copied whole, and the BLAKE2 examples of RFC 7693 (Appendix A and B:
 the digest of "abc"; Appendix E: the self-test's grand hash and its parameters), which are not
 among the CAVP files, are written from the values printed in the RFC. Every file starts with a
-line naming the source it was made from.
+line naming the source it was made from. BLAKE3's official ``test_vectors.json`` gives a JSON
+file of the same form holding the cases of a few input lengths (its first key names the source).
 
     python tools/make_test_data.py            (re)write tests/data/
     python tools/make_test_data.py --check    exit 1 if tests/data/ differs from a fresh subset
@@ -25,6 +26,7 @@ line naming the source it was made from.
 import argparse
 import difflib
 import hashlib
+import json
 import os
 import pathlib
 import sys
@@ -54,6 +56,10 @@ STEMS = {
 KINDS = ("ShortMsg", "LongMsg", "Monte")
 MD5_SUITE = "md5/rfc-1321.txt"
 BLAKE2_FILE = "blake2/rfc-7693.txt"
+BLAKE3_FILE = "blake3/test_vectors.json"
+# BLAKE3 input lengths kept: empty, one byte, one block and one more byte, one chunk and one more
+# byte, and the first lengths whose tree needs a parent of parents (3 chunks) and a deeper stack.
+BLAKE3_LENGTHS = (0, 1, 64, 65, 1024, 1025, 2049, 4097)
 
 MONTE_CHECKPOINTS = 3
 LONG_SHORTEST = 3
@@ -190,6 +196,18 @@ def rfc7693_text():
     return "\n".join(out).rstrip("\n") + "\n"
 
 
+def blake3_subset(text, digest):
+    """The BLAKE3 subset: the source's fields and the cases of BLAKE3_LENGTHS, in its order."""
+    doc = json.loads(text)
+    cases = [case for case in doc["cases"] if case["input_len"] in BLAKE3_LENGTHS]
+    if len(cases) != len(BLAKE3_LENGTHS):
+        raise SystemExit(f"{BLAKE3_FILE}: lengths {BLAKE3_LENGTHS} not all found")
+    out = {"_generated": header_line(BLAKE3_FILE, digest, len(cases), len(doc["cases"]))[2:]}
+    out.update((k, v) for k, v in doc.items() if k != "cases")
+    out["cases"] = cases
+    return json.dumps(out, indent=2) + "\n"
+
+
 def manifest(source):
     """{relative path: sha256} from the source's MANIFEST.txt."""
     sums = {}
@@ -224,6 +242,8 @@ def generate(source):
     total = text.count("MD =")
     files[MD5_SUITE] = header_line(MD5_SUITE, digest, total, total) + "\n" + text
     files[BLAKE2_FILE] = rfc7693_text()
+    text, digest = read_source(source, sums, BLAKE3_FILE)
+    files[BLAKE3_FILE] = blake3_subset(text, digest)
     return files
 
 

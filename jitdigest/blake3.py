@@ -1,0 +1,324 @@
+"""The ``blake3`` package's API (``from jitdigest.blake3 import blake3``) over the BLAKE3
+kernels: hashing, keyed hashing and key derivation, with extendable output.
+
+Arguments and errors follow the package (blake3-py 1.0): a 32-byte ``key``, a ``str``
+``derive_key_context``, the two not together, ``max_threads`` a positive int or ``AUTO``,
+``usedforsecurity`` a bool; ``digest(length, *, seek)`` takes any unsigned 64-bit ``length``
+and ``seek``. Unlike the package, any C-contiguous buffer is hashed as its raw bytes (the
+package refuses buffers whose items are not bytes), as everywhere in jitdigest.
+
+Objects are built as ``jitdigest``'s hash objects are (``_hashobj``): one whose whole input is
+one ``bytes`` object keeps it and is digested by one kernel call; once it streams it owns a
+uint32 state array (``kernels/blake3/layout.py``), a 64-byte buffer and a lock taken around
+every step that reads or writes them. Importing this module imports no Numba.
+"""
+import mmap
+import operator
+import os
+import struct
+import threading
+from functools import lru_cache
+
+import numpy as np
+
+from . import _algorithms, _cpu, _notice
+from ._hashobj import HashType
+from .kernels.blake3 import backends
+from .kernels.blake3.layout import (DERIVE_KEY_CONTEXT, DERIVE_KEY_MATERIAL, KEY_LEN, KEYED_HASH,
+                                    PARAMS, STATE_WORDS)
+
+__all__ = ["blake3"]
+
+_U64_MAX = 2 ** 64 - 1
+_ISIZE_MAX = 2 ** 63 - 1
+_C_LONG = 2 ** 63
+
+
+# --- kernels, compiled once per process for one signature each --------------------------------
+
+def _signatures():
+    from numba import types
+    state = types.Array(types.uint32, 1, "C")
+    params = types.Array(types.uint32, 1, "C", readonly=True)
+    buf = types.Array(types.uint8, 1, "C")
+    data = types.Array(types.uint8, 1, "C", readonly=True)
+    message = types.Bytes(types.uint8, 1, "C", readonly=True)
+    out = types.ByteArray(types.uint8, 1, "C")
+    i64 = types.int64
+    return {
+        "update": (state, buf, i64, data),
+        "final": (state, buf, i64, i64, i64, out),       # ..., output block, byte in it, out
+        "oneshot": (params, message, i64, i64, out),
+    }
+
+
+class _Kernels:
+    """The entry points of the first backend, each compiled (or loaded from the cache) on first
+    use and then called through Numba's compiled wrapper (no type resolution per call). The
+    backend module, and with it Numba, is imported on first use too."""
+
+    def __getattr__(self, entry):
+        if entry not in ("update", "final", "oneshot"):
+            raise AttributeError(entry)
+        func = getattr(backends()[0], entry)
+        if _cpu.jit_enabled():
+            with _notice.compiling("blake3"):
+                func = func.compile(_signatures()[entry])
+        setattr(self, entry, func)
+        return func
+
+
+_KERNELS = _Kernels()
+
+
+# --- parameters ------------------------------------------------------------------------------
+
+_IV_PARAMS = np.array(_algorithms.SPECS["sha256"].iv + (0,), np.uint32)   # BLAKE3's IV
+_IV_PARAMS.setflags(write=False)
+
+
+def _params(key_bytes, flags):
+    params = np.array(struct.unpack("<8I", key_bytes) + (flags,), np.uint32)
+    params.setflags(write=False)
+    return params
+
+
+@lru_cache(maxsize=256)
+def _keyed_params(key):
+    return _params(key, KEYED_HASH)
+
+
+@lru_cache(maxsize=256)
+def _derive_key_params(context):
+    """The parameters of key derivation under ``context`` (a str): the context hashed in the
+    DERIVE_KEY_CONTEXT mode gives the key of the DERIVE_KEY_MATERIAL mode."""
+    context_params = _IV_PARAMS.copy()
+    context_params[PARAMS - 1] = DERIVE_KEY_CONTEXT
+    out = bytearray(KEY_LEN)
+    _KERNELS.oneshot(context_params, context.encode("utf-8"), 0, 0, out)
+    return _params(bytes(out), DERIVE_KEY_MATERIAL)
+
+
+def _type_name(value):
+    return type(value).__name__
+
+
+def _bytes_view(data):
+    """A uint8 view of a C-contiguous buffer, with the package's errors for the rest."""
+    try:
+        view = memoryview(data)
+    except TypeError:
+        raise TypeError(f"a bytes-like object is required, not '{_type_name(data)}'") from None
+    if not view.c_contiguous:
+        raise BufferError("buffer is not contiguous")
+    return np.frombuffer(view, np.uint8)
+
+
+def _key_bytes(key):
+    if type(key) is not bytes:
+        key = _bytes_view(key).tobytes()
+    if len(key) != KEY_LEN:
+        raise ValueError(f"expected a {KEY_LEN}-byte key, found {len(key)}")
+    return key
+
+
+def _unsigned(value):
+    """An output length or position as the package takes them: an unsigned 64-bit int."""
+    value = operator.index(value)
+    if value < 0:
+        raise OverflowError("can't convert negative int to unsigned")
+    if value > _U64_MAX:
+        raise OverflowError("int too big to convert")
+    return value
+
+
+def _checked_params(key, derive_key_context, max_threads, usedforsecurity):
+    """The parameters (key words and flags) the arguments ask for, checked as the package
+    checks them: conversions first, in its order, then the checks across arguments."""
+    if derive_key_context is not None and type(derive_key_context) is not str:
+        raise TypeError(f"'{_type_name(derive_key_context)}' object is not an instance of 'str'")
+    max_threads = operator.index(max_threads)
+    if not -_C_LONG <= max_threads < _C_LONG:
+        raise OverflowError("Python int too large to convert to C long")
+    if type(usedforsecurity) is not bool:
+        what = "'None'" if usedforsecurity is None else f"'{_type_name(usedforsecurity)}' object"
+        raise TypeError(f"{what} is not an instance of 'bool'")
+    if key is not None and derive_key_context is not None:
+        raise ValueError("cannot use key and derive_key_context at the same time")
+    if key is not None:
+        params = _keyed_params(_key_bytes(key))
+    elif derive_key_context is not None:
+        params = _derive_key_params(derive_key_context)
+    else:
+        params = _IV_PARAMS
+    if max_threads < 1 and max_threads != blake3.AUTO:
+        raise ValueError("not a valid number of threads")
+    return params
+
+
+_LOCK_MAKING = threading.Lock()     # makes objects' locks one at a time (never two per object)
+
+
+class _Blake3Type(HashType):
+    """Immutable as every hash type, but callable: the class is the constructor."""
+
+    __call__ = type.__call__
+
+
+class blake3(metaclass=_Blake3Type):
+    """An incremental BLAKE3 hasher, with the interface of the ``blake3`` package (and so,
+    mostly, of hashlib's objects).
+
+    - ``data``: input to hash first (as ``update``); None is no input.
+    - ``key``: a 32-byte key (any buffer): the keyed hashing mode.
+    - ``derive_key_context``: a ``str``, hard-coded, globally unique and application-specific:
+      the key derivation mode, ``data`` being the key material. Not together with ``key``.
+    - ``max_threads``: a positive int, or ``blake3.AUTO``. Checked, then ignored: this
+      implementation hashes one input on one thread (the package allows that).
+    - ``usedforsecurity``: a bool, ignored (as hashlib's and the package's).
+
+    ``update`` returns the object; ``digest(length=32, *, seek=0)`` returns ``length`` bytes of
+    the extendable output starting at byte ``seek`` (shorter outputs are prefixes of longer
+    ones) and does not finalise. Thread-safe as hashlib's objects.
+    """
+
+    __slots__ = ("_params", "_pending", "_state", "_buf", "_buflen", "_lock", "__weakref__")
+
+    name = "blake3"
+    digest_size = KEY_LEN
+    block_size = 64
+    key_size = KEY_LEN
+    AUTO = -1
+
+    def __init__(self, data=None, /, *, key=None, derive_key_context=None, max_threads=1,
+                 usedforsecurity=True):
+        if (key is None and derive_key_context is None and type(max_threads) is int
+                and max_threads == 1 and usedforsecurity is True):
+            self._params = _IV_PARAMS     # the defaults (the usual call): nothing to check
+        else:
+            self._params = _checked_params(key, derive_key_context, max_threads,
+                                           usedforsecurity)
+        self._state = None                # state, buf, buflen: made when the object streams
+        self._lock = None                 # made with them (see _hashobj's docstring)
+        if type(data) is bytes:
+            self._pending = data          # immutable bytes not yet hashed (the one-shot path)
+        else:
+            self._pending = b""
+            if data is not None:
+                self.update(data)
+
+    # --- streaming ---------------------------------------------------------------------------
+
+    def _streaming_lock(self):
+        lock = self._lock
+        if lock is None:
+            with _LOCK_MAKING:
+                lock = self._lock
+                if lock is None:
+                    lock = self._lock = threading.Lock()
+        return lock
+
+    def _materialise(self):
+        """Start streaming: the state, from the pending bytes. Called holding ``_lock``."""
+        state = np.zeros(STATE_WORDS, np.uint32)
+        state[:PARAMS] = self._params
+        self._buf = np.zeros(64, np.uint8)
+        self._buflen = 0
+        pending = self._pending
+        if pending:
+            self._buflen = _KERNELS.update(state, self._buf, 0, np.frombuffer(pending, np.uint8))
+        self._state = state               # published last: seen set, the others are too
+        self._pending = None
+
+    def update(self, data, /):
+        """Add input bytes (any C-contiguous buffer); returns the object."""
+        if type(data) is bytes and self._lock is None and not self._pending:
+            self._pending = data
+            return self
+        view = _bytes_view(data)
+        with self._lock or self._streaming_lock():
+            if self._state is None:
+                self._materialise()
+            self._buflen = _KERNELS.update(self._state, self._buf, self._buflen, view)
+        return self
+
+    def update_mmap(self, path):
+        """Add the bytes of the file at ``path`` (a str or os.PathLike), read through a memory
+        map; returns the object."""
+        if isinstance(path, bytes):
+            raise TypeError("'bytes' object is not an instance of 'str'")
+        with open(path, "rb") as f:
+            if os.fstat(f.fileno()).st_size == 0:
+                return self
+            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+                view = memoryview(mapped)
+                try:
+                    self.update(view)
+                finally:
+                    view.release()
+        return self
+
+    def digest(self, length=32, *, seek=0):
+        """``length`` bytes of output (default 32) from byte ``seek`` of the output stream, for
+        the input so far; the object stays usable."""
+        if not (type(length) is int and type(seek) is int and 0 <= length <= _ISIZE_MAX
+                and 0 <= seek <= _U64_MAX):
+            length = _unsigned(length)
+            seek = _unsigned(seek)
+            if length > _ISIZE_MAX:
+                raise OverflowError("length overflows isize")
+        out = bytearray(length)
+        if length:
+            pending = self._pending       # read before _lock: see _hashobj's docstring
+            lock = self._lock
+            if lock is None:
+                _KERNELS.oneshot(self._params, pending, seek >> 6, seek & 63, out)
+            else:
+                with lock:
+                    if self._state is None:
+                        self._materialise()
+                    _KERNELS.final(self._state, self._buf, self._buflen, seek >> 6, seek & 63,
+                                     out)
+        return bytes(out)
+
+    def hexdigest(self, length=32, *, seek=0):
+        """Like digest(), as a string of hexadecimal digits (``length`` counts bytes)."""
+        return self.digest(length, seek=seek).hex()
+
+    def copy(self):
+        """An independent copy of the hasher."""
+        other = object.__new__(type(self))
+        other._params = self._params
+        lock = self._lock
+        if lock is None:
+            other._pending = self._pending
+            other._state = None
+            other._lock = None
+            return other
+        with lock:
+            if self._state is None:
+                self._materialise()
+            other._pending = None
+            other._state = self._state.copy()
+            other._buf = self._buf.copy()
+            other._buflen = self._buflen
+        other._lock = threading.Lock()
+        return other
+
+    def reset(self):
+        """Back to the state before any input (input given to the constructor included)."""
+        lock = self._lock
+        if lock is None:
+            self._pending = b""
+            return
+        with lock:
+            if self._state is None:
+                self._pending = b""
+                return
+            self._state[:] = 0
+            self._state[:PARAMS] = self._params
+            self._buflen = 0
+
+    def __reduce__(self):
+        raise TypeError(f"cannot pickle '{type(self).__module__}.{type(self).__qualname__}' "
+                        "object")
