@@ -1,5 +1,6 @@
 """The hashing behind ``jitdigest sum``: small files read whole and hashed in batches through
-hash_many, large ones streamed through one reused buffer per thread, -j on a thread pool."""
+hash_many, large ones streamed through one reused buffer per thread, -j on a thread pool.
+Several algorithms (algos.Several) are fed from the same buffers: each file is read once."""
 import io
 import os
 import threading
@@ -88,7 +89,11 @@ class Hasher:
             yield item
 
     def _batch(self, algo, datas):
-        """The digests of ``datas``: one hash_many call when it serves this algorithm."""
+        """The digests of ``datas``: one hash_many call when it serves this algorithm; for
+        several algorithms, each over the same buffers, the digests as tuples."""
+        parts = getattr(algo, "parts", None)
+        if parts is not None:
+            return list(zip(*[self._batch(part, datas) for part in parts]))
         if self._hash_many is None or algo.batch_name is None or len(datas) < 2:
             return [algo.oneshot(d) for d in datas]
         # One thread: -j alone decides how many run (with -j N the batches are already spread
