@@ -78,6 +78,8 @@ output: "HASH  NAME" lines (" *" before NAME with -b); --tag: "SHA256 (NAME) = H
   size, mtime and ctime (ns) equal the stored ones for the same algorithm and length; one whose
   mtime or ctime is within 2 s of the start of the run that stored it is read again (racy, as
   in git). A database that is damaged or locked costs hashing and a warning, never the run.
+  With -a LIST each algorithm has its own row; a file is taken from the database only when
+  all of them are there.
 
 --audit MANIFEST: one line per file, names escaped as in checksum lines:
   "MATCHED: NAME", "CHANGED: NAME" (other digest), "NEW: NAME" (not in MANIFEST),
@@ -102,7 +104,7 @@ def _configure_sum(p):
                         "this algorithm are checked; 'auto' checks BSD-tagged lines of any "
                         "algorithm (as cksum -c). A comma-separated list (-a sha256,md5,sha1) "
                         "reads each file once and writes a line per algorithm, in that order "
-                        "(not with -c, --audit or --cache). Default: sha256")
+                        "(not with -c or --audit). Default: sha256")
     g.add_argument("-l", "--length", metavar="BITS",
                    help="digest length in bits for BLAKE2 and SHAKE, as b2sum -l: a multiple "
                         "of 8, at most 512 for blake2b and 256 for blake2s (0 or absent: the "

@@ -1,9 +1,11 @@
 """``jitdigest sum -a sha256,md5,sha1``: several digests from one read of each file. Expected
 lines are built with hashlib (names escaped here as coreutils escapes them), for plain, --tag,
--z and --json output, with -j 3; each file is opened once (os.open counted); the usage errors."""
+-z and --json output, with -j 3; each file is opened once (os.open counted); --cache with a
+row per algorithm; the usage errors."""
 import hashlib
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 
@@ -177,7 +179,6 @@ def test_standard_input_once(tree):
     (["-a", "md5,sha256", "-c"], "several algorithms cannot be combined with --check"),
     (["-a", "md5,sha256", "--audit", "MANIFEST"],
      "several algorithms cannot be combined with --audit"),
-    (["-a", "md5,sha256", "--cache", "DB"], "several algorithms cannot be combined with --cache"),
     (["-a", "md5,"], "for "),
     (["-a", "md5,sha1", "-l", "128"], "--length is only supported with"),
 ])
@@ -186,3 +187,32 @@ def test_usage_errors(tree, capsysbinary, argv, message):
     status, out, err = _run(capsysbinary, *argv, os.path.join(root, b"one"))
     assert status in (1, 2) and out == b""
     assert message.encode() in err and err.startswith(b"jitdigest: ")
+
+
+def test_cache_keeps_a_row_per_algorithm(tree, tmp_path, capsysbinary, opened, monkeypatch):
+    from jitdigest import _config
+    monkeypatch.setattr(_config, "SUM_CACHE_RACY_NS", 0)    # files made before: trust them
+    root, files = tree
+    db = tmp_path / "sums.db"
+    want = _expected(files)
+    assert _run(capsysbinary, "-r", "-a", "sha256,md5,sha1", "--cache", db, root) == (
+        0, b"".join(want), b"")
+    assert len([p for p in opened if p.startswith(root)]) == len(files)
+    with sqlite3.connect(db) as con:
+        keys = sorted(r[0] for r in con.execute("SELECT DISTINCT algo FROM digests"))
+        rows = con.execute("SELECT COUNT(*) FROM digests").fetchone()[0]
+    assert keys == ["md5:128", "sha1:160", "sha256:256"] and rows == 3 * len(files)
+    # all three stored: nothing read; the same lines, also with -j 3
+    opened.clear()
+    for extra in ([], ["-j", "3"]):
+        assert _run(capsysbinary, "-r", "-a", "sha256,md5,sha1", "--cache", db, *extra,
+                    root) == (0, b"".join(want), b"")
+    assert [p for p in opened if p.startswith(root)] == []
+    # one more algorithm: every file read again, then its rows are there too
+    want = _expected(files, ["sha1", "sha512"])
+    assert _run(capsysbinary, "-r", "-a", "sha1,sha512", "--cache", db, root) == (
+        0, b"".join(want), b"")
+    assert len([p for p in opened if p.startswith(root)]) == len(files)
+    opened.clear()
+    assert _run(capsysbinary, "-r", "-a", "sha512,md5", "--cache", db, root)[0] == 0
+    assert [p for p in opened if p.startswith(root)] == []

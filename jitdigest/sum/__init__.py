@@ -24,8 +24,7 @@ def run(args):
     _check_options(args)
     _dispatch.COMPILE_BATCH = False     # lane kernels when cached ("jitdigest warmup"), else
                                         # the per-message ones: no minute-long first run
-    algo = algos.from_list(args.algorithm, args.length, args.check, args.audit is not None,
-                           args.cache is not None)
+    algo = algos.from_list(args.algorithm, args.length, args.check, args.audit is not None)
     operands = [os.fsencode(f) for f in args.files] or [b"-"]
     cpus = os.cpu_count() or 1
     jobs = min(args.jobs or cpus, _config.SUM_JOBS_PER_CPU * cpus)

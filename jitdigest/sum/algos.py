@@ -211,15 +211,14 @@ def _takes_length(name):
         return True
 
 
-def from_list(text, length, check=False, audit=False, cache=False):
+def from_list(text, length, check=False, audit=False):
     """The Algo for ``-a TEXT`` (as from_option), or a Several for a comma-separated list:
     -l applies to its members that take a length (an error, as today, if none does); a
-    name given twice (in any spelling) and lists with --check, --audit or --cache are usage
-    errors."""
+    name given twice (in any spelling) and lists with --check or --audit are usage errors."""
     names = text.split(",")
     if len(names) == 1:
         return from_option(text, length, check or audit)
-    for option, used in (("--check", check), ("--audit", audit), ("--cache", cache)):
+    for option, used in (("--check", check), ("--audit", audit)):
         if used:
             raise UsageError(f"several algorithms cannot be combined with {option}")
     if length is not None and not any(_takes_length(n) for n in names):
