@@ -2,6 +2,7 @@
 hash_many, large ones streamed through one reused buffer per thread, -j on a thread pool.
 Several algorithms (algos.Several) are fed from the same buffers: each file is read once."""
 import io
+import itertools
 import os
 import threading
 
@@ -90,16 +91,25 @@ class Hasher:
 
     def _batch(self, algo, datas):
         """The digests of ``datas``: one hash_many call when it serves this algorithm; for
-        several algorithms, each over the same buffers, the digests as tuples."""
+        several algorithms, each over one joined copy of ``datas``, the digests as tuples."""
         parts = getattr(algo, "parts", None)
-        if parts is not None:
-            return list(zip(*[self._batch(part, datas) for part in parts]))
-        if self._hash_many is None or algo.batch_name is None or len(datas) < 2:
+        batched = self._hash_many is not None and len(datas) >= 2
+        if parts is None:
+            if not batched or algo.batch_name is None:
+                return [algo.oneshot(d) for d in datas]
+            return self._many(algo, datas)
+        if not batched or not any(part.batch_name for part in parts):
             return [algo.oneshot(d) for d in datas]
+        joined = _joined(datas)
+        return list(zip(*[self._many(part, *joined) if part.batch_name
+                          else [part.oneshot(d) for d in datas] for part in parts]))
+
+    def _many(self, algo, messages, offsets=None):
         # One thread: -j alone decides how many run (with -j N the batches are already spread
         # over N workers; hash_many's own threads only contended with them).
-        out = self._hash_many(algo.batch_name, datas, length=algo.size if algo.xof else None,
-                              threads=1)
+        kw = {} if offsets is None else {"offsets": offsets}
+        out = self._hash_many(algo.batch_name, messages, length=algo.size if algo.xof else None,
+                              threads=1, **kw)
         return [row.tobytes() for row in out]
 
     def _process(self, items):
@@ -227,6 +237,14 @@ class Hasher:
         if self._pool is not None:
             self._pool.shutdown(wait=wait, cancel_futures=not wait)
             self._pool = None
+
+
+def _joined(datas):
+    """``datas`` as one bytes object and the offsets of each (n + 1 of them)."""
+    import numpy as np
+    offsets = np.fromiter(itertools.accumulate(map(len, datas), initial=0), np.int64,
+                          len(datas) + 1)
+    return b"".join(datas), offsets
 
 
 def _readinto(fd):
