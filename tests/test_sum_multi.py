@@ -99,6 +99,19 @@ def test_lines_match_hashlib_and_each_file_is_read_once(tree, capsysbinary, open
     assert ours == sorted(files) and len(ours) == len(SIZES)
 
 
+def test_many_batches_keep_their_order(tree, capsysbinary, monkeypatch):
+    """Batches of 2 files: with -j 1 each is hashed while the next is read; -j 3 as well."""
+    from jitdigest.sum import hasher
+    monkeypatch.setattr(hasher, "BATCH_FILES", 2)
+    root, files = tree
+    want = _expected(files, ["sha1", "sha256", "md5"])
+    assert len(want) == 45
+    for extra in ([], ["-j", "3"]):
+        status, out, err = _run(capsysbinary, "-r", "-a", "sha1,sha256,md5", *extra, root)
+        assert (status, err) == (0, b"")
+        assert _lines(out) == want
+
+
 def test_tag_and_zero(tree, capsysbinary):
     root, files = tree
     status, out, err = _run(capsysbinary, "-r", "--tag", "-a", "md5,sha256,sha1", root)

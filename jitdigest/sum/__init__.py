@@ -38,7 +38,8 @@ def run(args):
                 total = None
         progress = _progress.Progress(sys.stderr, total)
     out = Output(progress)
-    hasher = Hasher(jobs, batch=not args.no_batch, progress=progress)
+    hasher = Hasher(jobs, batch=not args.no_batch, progress=progress,
+                    overlap=isinstance(algo, algos.Several))
     cache = None
     if args.cache is not None:
         from .cache import Cache

