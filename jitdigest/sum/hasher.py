@@ -130,7 +130,11 @@ class Hasher:
             primed = False
             for pending in self._runs(items):
                 if not primed:
-                    primed = self._prime([item for item, _ in pending])
+                    # Here until a batch was hashed: its kernels load on this thread (see
+                    # _prime), and only those the batches need.
+                    yield from self._flush(pending)
+                    primed = any(data is not None for _, data in pending)
+                    continue
                 fut = pool.submit(work, pending)
                 if ahead is not None:
                     yield from ahead.result()
