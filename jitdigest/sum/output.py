@@ -101,22 +101,22 @@ def write_sums(operands, args, algo, hashed, out):
         escaped = delim == b"\n" and needs_escape(name)
         if escaped:
             name = escape_name(name)
+        start = b"\\" if escaped else b""
         if parts is None:
-            out.line(_line(algo, item.digest, name, escaped, tag, marker, delim))
+            hexd = binascii.hexlify(item.digest)
+            if tag:
+                line = start + algo.tag + b" (" + name + b") = " + hexd + delim
+            else:
+                line = start + hexd + marker + name + delim
+        elif tag:
+            middle = b" (" + name + b") = "
+            line = b"".join([start + part.tag + middle + binascii.hexlify(digest) + delim
+                             for part, digest in zip(parts, item.digest)])
         else:
-            out.line(b"".join(_line(part, digest, name, escaped, tag, marker, delim)
-                              for part, digest in zip(parts, item.digest)))
+            end = marker + name + delim
+            line = b"".join([start + binascii.hexlify(digest) + end for digest in item.digest])
+        out.line(line)
     return ok
-
-
-def _line(algo, digest, name, escaped, tag, marker, delim):
-    """One checksum line (``name`` already escaped when ``escaped``)."""
-    hexd = binascii.hexlify(digest)
-    if tag:
-        line = algo.tag + b" (" + name + b") = " + hexd + delim
-    else:
-        line = hexd + marker + name + delim
-    return b"\\" + line if escaped else line
 
 
 def json_line(item, algo, digest=None):
