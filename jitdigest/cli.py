@@ -78,6 +78,8 @@ output: "HASH  NAME" lines (" *" before NAME with -b); --tag: "SHA256 (NAME) = H
   size, mtime and ctime (ns) equal the stored ones for the same algorithm and length; one whose
   mtime or ctime is within 2 s of the start of the run that stored it is read again (racy, as
   in git). A database that is damaged or locked costs hashing and a warning, never the run.
+  With -a LIST each algorithm has its own row; a file is taken from the database only when
+  all of them are there.
 
 --audit MANIFEST: one line per file, names escaped as in checksum lines:
   "MATCHED: NAME", "CHANGED: NAME" (other digest), "NEW: NAME" (not in MANIFEST),
@@ -100,12 +102,15 @@ def _configure_sum(p):
                         "sha3_512, shake_128, shake_256, blake2b, blake2s, and OpenSSL's "
                         "spellings such as SHA-256), or sha3 with -l. With -c, only lines of "
                         "this algorithm are checked; 'auto' checks BSD-tagged lines of any "
-                        "algorithm (as cksum -c). Default: sha256")
+                        "algorithm (as cksum -c). A comma-separated list (-a sha256,md5,sha1) "
+                        "reads each file once and writes a line per algorithm, in that order "
+                        "(not with -c or --audit). Default: sha256")
     g.add_argument("-l", "--length", metavar="BITS",
                    help="digest length in bits for BLAKE2 and SHAKE, as b2sum -l: a multiple "
                         "of 8, at most 512 for blake2b and 256 for blake2s (0 or absent: the "
                         "maximum). SHAKE default: 256 bits for shake_128, 512 for shake_256. "
-                        "With -a sha3: 224, 256, 384 or 512")
+                        "With -a sha3: 224, 256, 384 or 512. In a list it applies to the "
+                        "algorithms that take a length")
     g = p.add_argument_group("output")
     g.add_argument("-b", "--binary", dest="binary", action="store_const", const=1,
                    help="mark names with '*' (binary mode; no difference on POSIX systems)")
@@ -118,7 +123,9 @@ def _configure_sum(p):
     g.add_argument("--json", action="store_true",
                    help="write one JSON object per line: path, algorithm, bits, hex, size "
                         "(path_b64 when the name is not UTF-8); a file that cannot be read "
-                        "gives an object with 'error' and 'errno' instead of hex and size")
+                        "gives an object with 'error' and 'errno' instead of hex and size. "
+                        "With several algorithms: path, digests (a list of {algorithm, bits, "
+                        "hex}, in -a order), size")
     g = p.add_argument_group("files")
     g.add_argument("-r", "--recursive", action="store_true",
                    help="hash the files under directory operands (sorted; see below)")

@@ -24,7 +24,7 @@ def run(args):
     _check_options(args)
     _dispatch.COMPILE_BATCH = False     # lane kernels when cached ("jitdigest warmup"), else
                                         # the per-message ones: no minute-long first run
-    algo = algos.from_option(args.algorithm, args.length, args.check or args.audit is not None)
+    algo = algos.from_list(args.algorithm, args.length, args.check, args.audit is not None)
     operands = [os.fsencode(f) for f in args.files] or [b"-"]
     cpus = os.cpu_count() or 1
     jobs = min(args.jobs or cpus, _config.SUM_JOBS_PER_CPU * cpus)
@@ -38,7 +38,8 @@ def run(args):
                 total = None
         progress = _progress.Progress(sys.stderr, total)
     out = Output(progress)
-    hasher = Hasher(jobs, batch=not args.no_batch, progress=progress)
+    hasher = Hasher(jobs, batch=not args.no_batch, progress=progress,
+                    overlap=isinstance(algo, algos.Several))
     cache = None
     if args.cache is not None:
         from .cache import Cache

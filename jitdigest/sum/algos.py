@@ -1,5 +1,6 @@
 """Which digest ``jitdigest sum`` computes: ``-a``/``-l`` and BSD tags resolved to an Algo (a
-constructor, an output length and the tag it prints), all read from the table in _algorithms."""
+constructor, an output length and the tag it prints), all read from the table in _algorithms;
+``-a sha256,md5,sha1`` to Several, which hashes the same bytes with each of its Algos."""
 import functools
 import re
 
@@ -165,3 +166,68 @@ def from_tag(base, bits, hex_length):
     if value <= 0 or value % 8 or value > _max_bits(spec):
         return None
     return get(name, value)
+
+
+class _SeveralHash:
+    """One hash object per algorithm, all fed the same bytes."""
+
+    __slots__ = ("hashes",)
+
+    def __init__(self, hashes):
+        self.hashes = hashes
+
+    def update(self, data):
+        for h in self.hashes:
+            h.update(data)
+
+
+class Several:
+    """Several Algos over one read of each file: a digest is a tuple, one per part, in the
+    order the command line gave them. The Hasher treats it as one algorithm (``new``,
+    ``finish``, ``oneshot``); its batch path hashes each part over the same buffers."""
+
+    batch_name = None
+
+    def __init__(self, parts):
+        self.parts = tuple(parts)
+
+    def new(self, data=b""):
+        return _SeveralHash([part.new(data) for part in self.parts])
+
+    def finish(self, h):
+        return tuple(part.finish(p) for part, p in zip(self.parts, h.hashes))
+
+    def oneshot(self, data):
+        return tuple(part.oneshot(data) for part in self.parts)
+
+
+def _takes_length(name):
+    """Whether ``-l`` applies to ``name`` (an unknown name: True, so from_option says so)."""
+    if name.lower() == "sha3":
+        return True
+    try:
+        return _has_length(_algorithms.lookup(name))
+    except ValueError:
+        return True
+
+
+def from_list(text, length, check=False, audit=False):
+    """The Algo for ``-a TEXT`` (as from_option), or a Several for a comma-separated list:
+    -l applies to its members that take a length (an error, as today, if none does); a
+    name given twice (in any spelling) and lists with --check or --audit are usage errors."""
+    names = text.split(",")
+    if len(names) == 1:
+        return from_option(text, length, check or audit)
+    for option, used in (("--check", check), ("--audit", audit)):
+        if used:
+            raise UsageError(f"several algorithms cannot be combined with {option}")
+    if length is not None and not any(_takes_length(n) for n in names):
+        from_option(names[0], length)           # today's error for -l without BLAKE2/SHAKE
+    parts = []
+    for name in names:
+        algo = from_option(name, length if _takes_length(name) else None)
+        if algo in parts:
+            raise UsageError(f"invalid argument {quote(text)} for {quote('--algorithm')}: "
+                             f"{quote(algo.name)} given twice")
+        parts.append(algo)
+    return Several(parts)

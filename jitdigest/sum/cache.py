@@ -1,6 +1,8 @@
 """``jitdigest sum --cache FILE``: digests kept in a SQLite database, so that a file unchanged
 since a past run is not read again. A file counts as unchanged when its device, inode, size,
 mtime and ctime (nanoseconds) all equal the stored ones, for the same algorithm and length.
+With several algorithms (-a sha256,md5) each has its own row, and a file is taken from the
+database only when all of them are there.
 
 Racy files are handled as git handles them: a file whose mtime or ctime is not older than the
 start of the run that stored it (less ``_config.SUM_CACHE_RACY_NS``, for coarse file system
@@ -115,7 +117,8 @@ class Cache:
 
     def lookup(self, item):
         """Fill in ``item``'s digest and size if the database holds them for this very file
-        (and they can be trusted); remember its stat for ``store`` otherwise."""
+        (and they can be trusted; for several algorithms, all of them); remember its stat for
+        ``store`` otherwise."""
         try:
             st = os.stat(item.path)
         except OSError:
@@ -124,47 +127,64 @@ class Cache:
         if not self.read or self._db is None:
             return False
         folder, name = self._split(item.path)
-        key = (folder, algo_key(item.algo))
+        parts = getattr(item.algo, "parts", None)
+        if parts is None:
+            digest = self._stored(folder, name, st, item.algo)
+        else:
+            digest = tuple(self._stored(folder, name, st, part) for part in parts)
+            if None in digest:
+                digest = None
+        if digest is None:
+            return False
+        item.digest = digest
+        item.size = st.st_size
+        item.stat = None                    # nothing to store
+        self.hits += 1
+        return True
+
+    def _stored(self, folder, name, st, algo):
+        """The stored digest of ``algo`` for the file ``st`` describes, or None."""
+        key = (folder, algo_key(algo))
         rows = self._dirs.get(key)
         if rows is None:
             try:
                 rows = {r[0]: r[1:] for r in self._db.execute(_SELECT_DIR, key)}
             except sqlite3.OperationalError:
-                return False                # locked or busy: hash it
+                return None                 # locked or busy: hash it
             except sqlite3.DatabaseError as exc:
                 self._give_up(exc)
-                return False
+                return None
             if len(self._dirs) >= _config.SUM_CACHE_DIRS_KEPT:
                 self._dirs.clear()
             self._dirs[key] = rows
         row = rows.get(name)
         if row is None:
-            return False
+            return None
         dev, ino, size, mtime_ns, ctime_ns, run_start_ns, digest = row
         if (dev != st.st_dev or ino != st.st_ino or size != st.st_size
                 or mtime_ns != st.st_mtime_ns or ctime_ns != st.st_ctime_ns):
-            return False
+            return None
         if max(mtime_ns, ctime_ns) >= run_start_ns - _config.SUM_CACHE_RACY_NS:
-            return False                    # racy: it may have changed after it was read
-        if len(digest) != item.algo.size:
-            return False
-        item.digest = digest
-        item.size = size
-        item.stat = None                    # nothing to store
-        self.hits += 1
-        return True
+            return None                     # racy: it may have changed after it was read
+        if len(digest) != algo.size:
+            return None
+        return digest
 
     def store(self, item):
-        """Remember a freshly hashed item (with the stat taken before it was read)."""
+        """Remember a freshly hashed item (with the stat taken before it was read): a row for
+        each algorithm."""
         st = item.stat
         if self._db is None or st is None or item.error is not None or item.digest is None:
             return
         if st.st_size != item.size:
             return                          # it changed while being read
         folder, name = self._split(item.path)
-        self._rows.append((folder, name, algo_key(item.algo), st.st_dev, st.st_ino,
-                           st.st_size, st.st_mtime_ns, st.st_ctime_ns, self.start_ns,
-                           bytes(item.digest)))
+        parts = getattr(item.algo, "parts", None)
+        pairs = [(item.algo, item.digest)] if parts is None else zip(parts, item.digest)
+        for algo, digest in pairs:
+            self._rows.append((folder, name, algo_key(algo), st.st_dev, st.st_ino,
+                               st.st_size, st.st_mtime_ns, st.st_ctime_ns, self.start_ns,
+                               bytes(digest)))
         if len(self._rows) >= _config.SUM_CACHE_COMMIT_FILES:
             self._commit()
 

@@ -78,6 +78,7 @@ def write_sums(operands, args, algo, hashed, out):
     tag = args.tag
     as_json = args.json
     progress = out.progress
+    parts = getattr(algo, "parts", None)        # several algorithms: a line for each
 
     def items():
         for item in expand_operands(operands, args.recursive):
@@ -93,24 +94,35 @@ def write_sums(operands, args, algo, hashed, out):
             if as_json:
                 out.line(json_line(item, algo))
             continue
-        hexd = binascii.hexlify(item.digest)
         if as_json:
-            out.line(json_line(item, algo, hexd))
+            out.line(json_line(item, algo, item.digest))
             continue
         name = item.name
         escaped = delim == b"\n" and needs_escape(name)
         if escaped:
             name = escape_name(name)
-        if tag:
-            line = algo.tag + b" (" + name + b") = " + hexd + delim
+        start = b"\\" if escaped else b""
+        if parts is None:
+            hexd = binascii.hexlify(item.digest)
+            if tag:
+                line = start + algo.tag + b" (" + name + b") = " + hexd + delim
+            else:
+                line = start + hexd + marker + name + delim
+        elif tag:
+            middle = b" (" + name + b") = "
+            line = b"".join([start + part.tag + middle + binascii.hexlify(digest) + delim
+                             for part, digest in zip(parts, item.digest)])
         else:
-            line = hexd + marker + name + delim
-        out.line(b"\\" + line if escaped else line)
+            end = marker + name + delim
+            line = b"".join([start + binascii.hexlify(digest) + end for digest in item.digest])
+        out.line(line)
     return ok
 
 
-def json_line(item, algo, hexd=None):
-    """The --json object of one file: its digest and size, or the error that stopped it."""
+def json_line(item, algo, digest=None):
+    """The --json object of one file: its digest and size, or the error that stopped it. For
+    several algorithms "digests" lists, in order, what one algorithm's object holds at its
+    top level ("algorithm", "bits" and, when read, "hex")."""
     import json
     name = item.name
     try:
@@ -122,13 +134,24 @@ def json_line(item, algo, hexd=None):
     obj = {"path": path}
     if extra is not None:
         obj["path_b64"] = extra
-    obj["algorithm"] = algo.name
-    obj["bits"] = algo.bits
-    if hexd is not None:
-        obj["hex"] = hexd.decode()
+    parts = getattr(algo, "parts", None)
+    if parts is None:
+        _json_digest(obj, algo, digest)
+    else:
+        digests = [None] * len(parts) if digest is None else digest
+        obj["digests"] = [_json_digest({}, part, d) for part, d in zip(parts, digests)]
+    if digest is not None:
         obj["size"] = item.size
     else:
         exc = item.error
         obj["error"] = exc.strerror or str(exc)
         obj["errno"] = exc.errno
     return json.dumps(obj, ensure_ascii=extra is not None).encode() + b"\n"
+
+
+def _json_digest(obj, algo, digest):
+    obj["algorithm"] = algo.name
+    obj["bits"] = algo.bits
+    if digest is not None:
+        obj["hex"] = binascii.hexlify(digest).decode()
+    return obj
