@@ -191,7 +191,7 @@ def _cmd_sum(args):
         # No SIGPIPE here: stop quietly, without flushing into the closed pipe at exit.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
-    except OSError as exc:
+    except OSError:
         # Files that cannot be read are reported inside; what gets here failed to write.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         _say(f"{PROG}: write error\n")          # as coreutils 9.1 says it
