@@ -53,14 +53,16 @@ def _signatures():
 
 
 class _Kernels:
-    """The entry points of the first backend, each compiled (or loaded from the cache) on first
-    use and then called through Numba's compiled wrapper (no type resolution per call). The
-    backend module, and with it Numba, is imported on first use too."""
+    """The entry points of one backend module, each compiled (or loaded from the cache) on
+    first use and then called through Numba's compiled wrapper (no type resolution per call)."""
+
+    def __init__(self, module):
+        self._module = module
 
     def __getattr__(self, entry):
         if entry not in ("update", "final", "oneshot"):
             raise AttributeError(entry)
-        func = getattr(backends()[0], entry)
+        func = getattr(self._module, entry)
         if _cpu.jit_enabled():
             with _notice.compiling("blake3"):
                 func = func.compile(_signatures()[entry])
@@ -68,7 +70,33 @@ class _Kernels:
         return func
 
 
-_KERNELS = _Kernels()
+_SETS = {}                  # backend name: its _Kernels
+_CHOICE = (None, None)      # the _cpu.DISABLED object the choice was made under, the choice
+
+
+def _kernels():
+    """The kernels of the first backend usable now (``_cpu.usable``: the CPU, the JIT, the
+    JITDIGEST_DISABLE switches). Every backend keeps the same state, so an object may be served
+    by one and then another. The backend modules, and with them Numba, are imported on first
+    use; the choice is made again only when the set of disabled switches is replaced."""
+    global _CHOICE
+    disabled = _cpu.DISABLED
+    made_under, chosen = _CHOICE
+    if made_under is not disabled:
+        for module in backends():
+            feature = getattr(module, "FEATURE", None)
+            if feature is None or _cpu.usable(feature, module.SWITCH):
+                break
+        chosen = _SETS.get(module.__name__)
+        if chosen is None:
+            chosen = _SETS[module.__name__] = _Kernels(module)
+        _CHOICE = (disabled, chosen)
+    return chosen
+
+
+def backend_name():
+    """The name of the backend that serves BLAKE3 now ("lanes16", "lanes8" or "portable")."""
+    return _kernels()._module.__name__.rsplit(".", 1)[1]
 
 
 # --- parameters ------------------------------------------------------------------------------
@@ -95,7 +123,7 @@ def _derive_key_params(context):
     context_params = _IV_PARAMS.copy()
     context_params[PARAMS - 1] = DERIVE_KEY_CONTEXT
     out = bytearray(KEY_LEN)
-    _KERNELS.oneshot(context_params, context.encode("utf-8"), 0, 0, out)
+    _kernels().oneshot(context_params, context.encode("utf-8"), 0, 0, out)
     return _params(bytes(out), DERIVE_KEY_MATERIAL)
 
 
@@ -226,7 +254,8 @@ class blake3(metaclass=_Blake3Type):
         self._buflen = 0
         pending = self._pending
         if pending:
-            self._buflen = _KERNELS.update(state, self._buf, 0, np.frombuffer(pending, np.uint8))
+            self._buflen = _kernels().update(state, self._buf, 0,
+                                             np.frombuffer(pending, np.uint8))
         self._state = state               # published last: seen set, the others are too
         self._pending = None
 
@@ -239,7 +268,7 @@ class blake3(metaclass=_Blake3Type):
         with self._lock or self._streaming_lock():
             if self._state is None:
                 self._materialise()
-            self._buflen = _KERNELS.update(self._state, self._buf, self._buflen, view)
+            self._buflen = _kernels().update(self._state, self._buf, self._buflen, view)
         return self
 
     def update_mmap(self, path):
@@ -272,12 +301,12 @@ class blake3(metaclass=_Blake3Type):
             pending = self._pending       # read before _lock: see _hashobj's docstring
             lock = self._lock
             if lock is None:
-                _KERNELS.oneshot(self._params, pending, seek >> 6, seek & 63, out)
+                _kernels().oneshot(self._params, pending, seek >> 6, seek & 63, out)
             else:
                 with lock:
                     if self._state is None:
                         self._materialise()
-                    _KERNELS.final(self._state, self._buf, self._buflen, seek >> 6, seek & 63,
+                    _kernels().final(self._state, self._buf, self._buflen, seek >> 6, seek & 63,
                                      out)
         return bytes(out)
 

@@ -1,0 +1,220 @@
+"""BLAKE3 for the lanes-kernel generator (tools/gen_lanes.py): chunk-parallel kernels, the shape
+of BLAKE3's own ``hash_many``. Unlike the other families' lanes (one message per lane), these
+hash ONE input: lane ``l`` compresses chunk ``l`` of a group of LANES consecutive chunks, the
+chaining values of all lanes kept transposed in ``buf`` across a chunk's 16 blocks (word ``i``
+of lane ``l`` at ``buf[i * LANES + l]``, as the other lanes kernels keep theirs), then the
+parent nodes of the group's subtree are compressed in lanes too (up to LANES parents per pass
+from 2 * LANES child values). Everything else -- the chunk in progress, the chaining-value
+stack, the root and its output -- is the portable kernel's (``kernels/blake3/portable.py``),
+whose state layout the lanes share; the generated ``b3_update`` is the portable one with the
+group path added."""
+from lanes_common import HEADER, NEEDS, wrap
+from lanes_blake2 import BLAKE2S, blake2_rounds
+
+# The message schedule from the kernel that owns it (lanes_common, imported first, put the
+# repository on sys.path).
+from jitdigest.kernels.blake3.portable import ROUNDS, _schedule
+
+SCHEDULE = _schedule()
+STRIDE = 26         # words per lane in buf: cv (8), counter (2), message (16)
+GROUPS = 2          # groups hashed per pass of the parent stage (2 * LANES children)
+
+
+def blake3_kernel(lw, wide):
+    """Source lines of the block function, the group kernel and the entries for ``lw`` lanes."""
+    L = []
+    level = lw.bit_length() - 1
+
+    def add(indent, text):
+        L.extend(wrap(" " * (4 * indent) + text))
+
+    add(0, "@inline_kernel")
+    add(0, "def _compress(buf, block_len, flags):")
+    add(1, '"""One compression per lane, in place: the chaining values buf[0:%d] (word i of lane'
+        % (8 * lw))
+    add(1, "l at buf[i * %d + l]), the counters' low and high words after them, then the" % lw)
+    add(1, '16 message words; ``block_len`` and ``flags`` are the same for every lane."""')
+    add(1, "bl = np.uint32(block_len)")
+    add(1, "fl = np.uint32(flags)")
+    add(1, "for l in range(%d):" % lw)
+    for i in range(8):
+        add(2, "v%d = buf[%d + l]" % (i, i * lw))
+    for i in range(4):
+        add(2, "v%d = %s" % (8 + i, BLAKE2S.W.c(BLAKE2S.iv[i])))
+    add(2, "v12 = buf[%d + l]" % (8 * lw))
+    add(2, "v13 = buf[%d + l]" % (9 * lw))
+    add(2, "v14 = bl")
+    add(2, "v15 = fl")
+    for j in range(16):
+        add(2, "x%d = buf[%d + l]" % (j, (10 + j) * lw))
+    for st in blake2_rounds(BLAKE2S, ROUNDS, lambda k, i: "x%d" % SCHEDULE[16 * k + i]):
+        add(2, st)
+    for i in range(8):
+        add(2, "buf[%d + l] = v%d ^ v%d" % (i * lw, i, i + 8))
+    L.append("")
+    L.append("")
+
+    add(0, "@kernel")
+    add(0, "def groups(state, data, pos, ngroups, m):")
+    add(1, '"""Hash ``ngroups`` groups of %d whole chunks of ``data`` from byte ``pos`` and push'
+        % lw)
+    add(1, "each group's subtree onto the stack (``push_subtree``). The state is at a group")
+    add(1, "boundary (chunk count a multiple of %d, no chunk begun) and input follows the" % lw)
+    add(1, 'groups; ``m``: 16 scratch words."""')
+    if wide:
+        add(1, "_wide_vectors()")
+    add(1, "buf = np.zeros(%d, np.uint32)" % (STRIDE * lw))
+    add(1, "cvs = np.zeros(%d, np.uint32)  # chaining values, 8 words each, one after another"
+        % (8 * GROUPS * lw))
+    add(1, "mode = np.uint32(state[FLAGS])")
+    add(1, "g = 0")
+    add(1, "while g < ngroups:")
+    add(2, "nb = min(%d, ngroups - g)" % GROUPS)
+    add(2, "count = np.uint64(state[COUNTER + 1]) << np.uint64(32) | np.uint64(state[COUNTER])")
+    add(2, "for h in range(nb):  # the chunks: lane l hashes chunk l of the group")
+    add(3, "base = pos + (g + h) * %d" % (lw * 1024))
+    add(3, "for l in range(%d):" % lw)
+    add(4, "for i in range(8):")
+    add(5, "buf[i * %d + l] = state[KEY + i]" % lw)
+    add(4, "c = count + np.uint64(h * %d + l)" % lw)
+    add(4, "buf[%d + l] = np.uint32(c & np.uint64(0xFFFFFFFF))" % (8 * lw))
+    add(4, "buf[%d + l] = np.uint32(c >> np.uint64(32))" % (9 * lw))
+    add(3, "for b in range(CHUNK_BLOCKS):")
+    add(4, "for l in range(%d):" % lw)
+    add(5, "q = np.uint64(base + l * CHUNK_LEN + b * BLOCK_LEN)")
+    for j in range(8):
+        add(5, "w = _word(data, q + np.uint64(%d))" % (8 * j))
+        add(5, "buf[%d + l] = np.uint32(w & np.uint64(0xFFFFFFFF))" % ((10 + 2 * j) * lw))
+        add(5, "buf[%d + l] = np.uint32(w >> np.uint64(32))" % ((11 + 2 * j) * lw))
+    add(4, "flags = mode")
+    add(4, "if b == 0:")
+    add(5, "flags = np.uint32(flags | CHUNK_START)")
+    add(4, "if b == CHUNK_BLOCKS - 1:")
+    add(5, "flags = np.uint32(flags | CHUNK_END)")
+    add(4, "_compress(buf, BLOCK_LEN, flags)")
+    add(3, "for l in range(%d):" % lw)
+    add(4, "for i in range(8):")
+    add(5, "cvs[(h * %d + l) * 8 + i] = buf[i * %d + l]" % (lw, lw))
+    add(2, "n = nb * %d" % lw)
+    add(2, "while n > nb:  # the parents, a level at a time, in place: parent j of j*2, j*2+1")
+    add(3, "n //= 2")
+    add(3, "for p0 in range(0, n, %d):" % lw)
+    add(4, "for l in range(%d):" % lw)
+    add(5, "j = min(p0 + l, n - 1)  # lanes past the level's end repeat its last parent")
+    add(5, "for i in range(8):")
+    add(6, "buf[i * %d + l] = state[KEY + i]" % lw)
+    add(5, "buf[%d + l] = 0" % (8 * lw))
+    add(5, "buf[%d + l] = 0" % (9 * lw))
+    add(5, "for k in range(16):")
+    add(6, "buf[(10 + k) * %d + l] = cvs[16 * j + k]" % lw)
+    add(4, "_compress(buf, BLOCK_LEN, mode | PARENT)")
+    add(4, "for l in range(min(%d, n - p0)):" % lw)
+    add(5, "for i in range(8):")
+    add(6, "cvs[(p0 + l) * 8 + i] = buf[i * %d + l]" % lw)
+    add(2, "for h in range(nb):")
+    add(3, "push_subtree(state, cvs, 8 * h, %d, m)" % level)
+    add(2, "g += nb")
+    L.append("")
+    L.append("")
+
+    add(0, "@kernel")
+    add(0, "def b3_update(state, buf, buflen, data):")
+    add(1, '"""``portable.b3_update`` with whole groups of %d chunks, where the state is at a'
+        % lw)
+    add(1, "group boundary and input follows them, hashed by ``groups``; the rest (a group's")
+    add(1, 'head and tail, the held-back bytes) as there. Returns the new ``buflen``."""')
+    add(1, "n = len(data)")
+    add(1, "if n == 0:")
+    add(2, "return buflen")
+    add(1, "m = new_words(16, np.uint32)")
+    add(1, "pos = 0")
+    add(1, "if buflen > 0:")
+    add(2, "take = min(BLOCK_LEN - buflen, n)")
+    add(2, "for i in range(take):")
+    add(3, "buf[buflen + i] = data[i]")
+    add(2, "buflen += take")
+    add(2, "pos = take")
+    add(2, "if pos == n:  # a full buffer stays: it may be the last block")
+    add(3, "return buflen")
+    add(2, "_chunk_blocks(state, buf, 0, 1, m)")
+    add(1, "while n - pos > BLOCK_LEN:  # whole blocks with more input after them")
+    add(2, "blocks = np.uint32(state[BLOCKS])")
+    add(2, "if blocks == 0 and state[COUNTER] %% %d == 0 and n - pos > %d:"
+        % (lw, lw * 1024))
+    add(3, "ngroups = (n - pos - 1) // %d" % (lw * 1024))
+    add(3, "groups(state, data, pos, ngroups, m)")
+    add(3, "pos += ngroups * %d" % (lw * 1024))
+    add(3, "continue")
+    add(2, "count = min(CHUNK_BLOCKS - blocks, (n - pos - 1) // BLOCK_LEN)")
+    add(2, "_chunk_blocks(state, data, pos, count, m)")
+    add(2, "pos += BLOCK_LEN * count")
+    add(1, "rest = n - pos")
+    add(1, "for i in range(rest):")
+    add(2, "buf[i] = data[pos + i]")
+    add(1, "return rest")
+    L.append("")
+    L.append("")
+
+    add(0, "@gil_kernel")
+    add(0, "def update(state, buf, buflen, data):")
+    add(1, "token = release_gil_if(len(data) >= GIL_MINSIZE)")
+    add(1, "buflen = b3_update(state, buf, buflen, data)")
+    add(1, "reacquire_gil(token)")
+    add(1, "return buflen")
+    L.append("")
+    L.append("")
+
+    add(0, "@gil_kernel")
+    add(0, "def oneshot(params, data, block_index, skip, out):")
+    add(1, '"""Output for the message ``data`` alone, from the parameters ``params`` (key words')
+    add(1, 'and flags), in one call."""')
+    add(1, "token = release_gil_if(len(data) + len(out) >= GIL_MINSIZE)")
+    add(1, "state = scratch(STATE_WORDS, np.uint32, STATE_WORDS)")
+    add(1, "for i in range(PARAMS):")
+    add(2, "state[i] = params[i]")
+    add(1, "buf = scratch(BLOCK_LEN, np.uint8, BLOCK_LEN)")
+    add(1, "buflen = b3_update(state, buf, 0, data)")
+    add(1, "b3_output(state, buf, buflen, block_index, skip, out)")
+    add(1, "reacquire_gil(token)")
+    return L
+
+
+def preamble(lw, wide):
+    feature, switch = NEEDS[wide]
+    L = [HEADER.rstrip("\n")]
+    L.append('"""BLAKE3, chunk-parallel: %d chunks of one input side by side, one per SIMD lane'
+             % lw)
+    L.append("(uint32), then their subtree's parents in lanes too; the tree around the groups is")
+    L.append("the portable kernel's. Entries ``update``, ``final``, ``oneshot`` as")
+    L.append("``portable``'s (``jitdigest/blake3.py``'s signatures). Compiled only (plain Numba")
+    L.append("code that LLVM vectorises). Edit tools/gen_lanes.py, not this file.")
+    L.append('"""')
+    L.append("import numpy as np")
+    L.append("")
+    L.extend(wrap("from .._jit import (GIL_MINSIZE, gil_kernel, inline_kernel, kernel, new_words, "
+                  "reacquire_gil, release_gil_if, scratch)"))
+    L.append("from .._lanes import le64 as _word%s" % (", wide_vectors as _wide_vectors"
+                                                       if wide else ""))
+    L.extend(wrap("from .layout import (BLOCK_LEN, BLOCKS, CHUNK_BLOCKS, CHUNK_END, CHUNK_LEN, "
+                  "CHUNK_START, COUNTER, FLAGS, KEY, PARAMS, PARENT, STATE_WORDS)"))
+    L.append("from .portable import _chunk_blocks, b3_output, final, push_subtree  # noqa: F401")
+    L.append("")
+    L.append("NAME = \"lanes%d\"" % lw)
+    L.append("FEATURE = %s" % feature)
+    L.append("SWITCH = \"%s\"" % switch)
+    L.append("LANES = %d  # chunks side by side in one SIMD group" % lw)
+    L.append("")
+    L.append("")
+    return L
+
+
+# lanes: wide
+BLAKE3 = {16: True, 8: False}
+
+
+def render_blake3():
+    files = {}
+    for lw, wide in BLAKE3.items():
+        lines = preamble(lw, wide) + blake3_kernel(lw, wide)
+        files["jitdigest/kernels/blake3/lanes%d.py" % lw] = "\n".join(lines) + "\n"
+    return files
