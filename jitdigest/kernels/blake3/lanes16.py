@@ -7,8 +7,8 @@ code that LLVM vectorises). Edit tools/gen_lanes.py, not this file.
 """
 import numpy as np
 
-from .._jit import (GIL_MINSIZE, gil_kernel, inline_kernel, kernel, new_words, reacquire_gil,
-    release_gil_if, scratch)
+from .._jit import (GIL_MINSIZE, gil_kernel, kernel, new_words, reacquire_gil, release_gil_if,
+    scratch)
 from .._lanes import le64 as _word, wide_vectors as _wide_vectors
 from .layout import (BLOCK_LEN, BLOCKS, CHUNK_BLOCKS, CHUNK_END, CHUNK_LEN, CHUNK_START, COUNTER,
     FLAGS, KEY, PARAMS, PARENT, STATE_WORDS)
@@ -20,11 +20,14 @@ SWITCH = "avx512"
 LANES = 16  # chunks side by side in one SIMD group
 
 
-@inline_kernel
+@kernel
 def _compress(buf, block_len, flags):
     """One compression per lane, in place: the chaining values buf[0:128] (word i of lane
     l at buf[i * 16 + l]), the counters' low and high words after them, then the
-    16 message words; ``block_len`` and ``flags`` are the same for every lane."""
+    16 message words; ``block_len`` and ``flags`` are the same for every lane. A kernel of
+    its own, not inlined: the chunks and the parents call it, and each entry's group
+    kernel compiles once per input type (measured: no slower than inlined)."""
+    _wide_vectors()
     bl = np.uint32(block_len)
     fl = np.uint32(flags)
     for l in range(16):
@@ -748,7 +751,6 @@ def groups(state, data, pos, ngroups, m):
     each group's subtree onto the stack (``push_subtree``). The state is at a group
     boundary (chunk count a multiple of 16, no chunk begun) and input follows the
     groups; ``m``: 16 scratch words."""
-    _wide_vectors()
     buf = np.zeros(416, np.uint32)
     cvs = np.zeros(256, np.uint32)  # chaining values, 8 words each, one after another
     mode = np.uint32(state[FLAGS])
