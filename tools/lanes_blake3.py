@@ -8,8 +8,8 @@ from 2 * LANES child values). Everything else -- the chunk in progress, the chai
 stack, the root and its output -- is the portable kernel's (``kernels/blake3/portable.py``),
 whose state layout the lanes share; the generated ``b3_update`` is the portable one with the
 group path added."""
-from lanes_common import HEADER, NEEDS, wrap
-from lanes_blake2 import BLAKE2S, blake2_rounds
+from lanes_common import HEADER, NEEDS, PF_BLOCKS, wrap
+from lanes_blake2 import BLAKE2S
 
 # The message schedule from the kernel that owns it (lanes_common, imported first, put the
 # repository on sys.path).
@@ -18,6 +18,24 @@ from jitdigest.kernels.blake3.portable import ROUNDS, _schedule
 SCHEDULE = _schedule()
 STRIDE = 26         # words per lane in buf: cv (8), counter (2), message (16)
 GROUPS = 2          # groups hashed per pass of the parent stage (2 * LANES children)
+
+
+def g_rounds(msg):
+    """Statements of BLAKE3's 7 rounds on v0..v15 (BLAKE2s's G, its rotations as ``_rotr``:
+    one funnel shift each); ``msg(k, i)`` is the expression of round k's i-th message word."""
+    W = BLAKE2S.W
+    st = []
+    for rnd in range(ROUNDS):
+        for k, (a, b, c, d) in enumerate([(0, 4, 8, 12), (1, 5, 9, 13), (2, 6, 10, 14),
+                                         (3, 7, 11, 15), (0, 5, 10, 15), (1, 6, 11, 12),
+                                         (2, 7, 8, 13), (3, 4, 9, 14)]):
+            a, b, c, d = ("v%d" % i for i in (a, b, c, d))
+            for m, (rd, rb) in ((msg(rnd, 2 * k), (16, 12)), (msg(rnd, 2 * k + 1), (8, 7))):
+                st.append("%s = %s" % (a, W.add(a, b, m)))
+                st.append("%s = _rotr(%s ^ %s, %d)" % (d, d, a, rd))
+                st.append("%s = %s" % (c, W.add(c, d)))
+                st.append("%s = _rotr(%s ^ %s, %d)" % (b, b, c, rb))
+    return st
 
 
 def blake3_kernel(lw, wide):
@@ -33,7 +51,10 @@ def blake3_kernel(lw, wide):
     add(1, '"""One compression per lane, in place: the chaining values buf[0:%d] (word i of lane'
         % (8 * lw))
     add(1, "l at buf[i * %d + l]), the counters' low and high words after them, then the" % lw)
-    add(1, '16 message words; ``block_len`` and ``flags`` are the same for every lane. A kernel of')
+    add(1, "16 message words in pairs (words 2j, 2j + 1 of lane l side by side at")
+    add(1, "buf[%d + %d * j + 2 * l]: one 64-bit store each, the vectoriser splits them);"
+        % (10 * lw, 2 * lw))
+    add(1, '``block_len`` and ``flags`` are the same for every lane. A kernel of')
     add(1, "its own, not inlined: the chunks and the parents call it, and each entry's group")
     add(1, 'kernel compiles once per input type (measured: no slower than inlined)."""')
     if wide:
@@ -50,8 +71,8 @@ def blake3_kernel(lw, wide):
     add(2, "v14 = bl")
     add(2, "v15 = fl")
     for j in range(16):
-        add(2, "x%d = buf[%d + l]" % (j, (10 + j) * lw))
-    for st in blake2_rounds(BLAKE2S, ROUNDS, lambda k, i: "x%d" % SCHEDULE[16 * k + i]):
+        add(2, "x%d = buf[%d + 2 * l + %d]" % (j, (10 + j - j % 2) * lw, j % 2))
+    for st in g_rounds(lambda k, i: "x%d" % SCHEDULE[16 * k + i]):
         add(2, st)
     for i in range(8):
         add(2, "buf[%d + l] = v%d ^ v%d" % (i * lw, i, i + 8))
@@ -66,6 +87,8 @@ def blake3_kernel(lw, wide):
     add(1, "boundary (chunk count a multiple of %d, no chunk begun) and input follows the" % lw)
     add(1, 'groups; ``m``: 16 scratch words."""')
     add(1, "buf = np.zeros(%d, np.uint32)" % (STRIDE * lw))
+    add(1, "# message words 2j, 2j + 1 of lane l: pairs[%d + %d * j + l]" % (5 * lw, lw))
+    add(1, "pairs = buf.view(np.uint64)")
     add(1, "cvs = np.zeros(%d, np.uint32)  # chaining values, 8 words each, one after another"
         % (8 * GROUPS * lw))
     add(1, "mode = np.uint32(state[FLAGS])")
@@ -85,9 +108,11 @@ def blake3_kernel(lw, wide):
     add(4, "for l in range(%d):" % lw)
     add(5, "q = np.uint64(base + l * CHUNK_LEN + b * BLOCK_LEN)")
     for j in range(8):
-        add(5, "w = _word(data, q + np.uint64(%d))" % (8 * j))
-        add(5, "buf[%d + l] = np.uint32(w & np.uint64(0xFFFFFFFF))" % ((10 + 2 * j) * lw))
-        add(5, "buf[%d + l] = np.uint32(w >> np.uint64(32))" % ((11 + 2 * j) * lw))
+        if j == 0:
+            add(5, "_prefetch(data, q + np.uint64(%d))  # %d blocks ahead: as many streams as"
+                % (PF_BLOCKS * 64, PF_BLOCKS))
+            add(5, "# lanes, which the hardware prefetchers do not follow")
+        add(5, "pairs[%d + l] = _word(data, q + np.uint64(%d))" % ((5 + j) * lw, 8 * j))
     add(4, "flags = mode")
     add(4, "if b == 0:")
     add(5, "flags = np.uint32(flags | CHUNK_START)")
@@ -108,7 +133,7 @@ def blake3_kernel(lw, wide):
     add(5, "buf[%d + l] = 0" % (8 * lw))
     add(5, "buf[%d + l] = 0" % (9 * lw))
     add(5, "for k in range(16):")
-    add(6, "buf[(10 + k) * %d + l] = cvs[16 * j + k]" % lw)
+    add(6, "buf[(10 + k - k %% 2) * %d + 2 * l + k %% 2] = cvs[16 * j + k]" % lw)
     add(4, "_compress(buf, BLOCK_LEN, mode | PARENT)")
     add(4, "for l in range(min(%d, n - p0)):" % lw)
     add(5, "for i in range(8):")
@@ -195,8 +220,8 @@ def preamble(lw, wide):
     L.append("")
     L.extend(wrap("from .._jit import (GIL_MINSIZE, gil_kernel, kernel, new_words, "
                   "reacquire_gil, release_gil_if, scratch)"))
-    L.append("from .._lanes import le64 as _word%s" % (", wide_vectors as _wide_vectors"
-                                                       if wide else ""))
+    L.extend(wrap("from .._lanes import (le64 as _word, prefetch as _prefetch, rotr32 as _rotr%s)"
+                  % (", wide_vectors as _wide_vectors" if wide else "")))
     L.extend(wrap("from .layout import (BLOCK_LEN, BLOCKS, CHUNK_BLOCKS, CHUNK_END, CHUNK_LEN, "
                   "CHUNK_START, COUNTER, FLAGS, KEY, PARAMS, PARENT, STATE_WORDS)"))
     L.append("from .portable import _chunk_blocks, b3_output, final, push_subtree  # noqa: F401")
