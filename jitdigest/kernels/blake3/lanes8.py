@@ -523,11 +523,12 @@ def _compress(buf, block_len, flags):
 
 
 @kernel
-def groups(state, data, pos, ngroups, m):
-    """Hash ``ngroups`` groups of 8 whole chunks of ``data`` from byte ``pos`` and push
-    each group's subtree onto the stack (``push_subtree``). The state is at a group
-    boundary (chunk count a multiple of 8, no chunk begun) and input follows the
-    groups; ``m``: 16 scratch words."""
+def groups(state, data, pos, ngroups, level, m):
+    """Hash ``ngroups`` groups of ``2 ** level`` (at most 8) whole chunks of ``data``
+    from byte ``pos`` and push each group's subtree onto the stack (``push_subtree``).
+    The state is at a group boundary (chunk count a multiple of the group's size, no
+    chunk begun) and input follows the groups; in groups under 8 chunks the lanes past
+    them repeat the last chunk, unread. ``m``: 16 scratch words."""
     buf = np.zeros(208, np.uint32)
     # message words 2j, 2j + 1 of lane l: pairs[40 + 8 * j + l]
     pairs = buf.view(np.uint64)
@@ -536,18 +537,19 @@ def groups(state, data, pos, ngroups, m):
     g = 0
     while g < ngroups:
         nb = min(2, ngroups - g)
+        size = 1 << level
         count = np.uint64(state[COUNTER + 1]) << np.uint64(32) | np.uint64(state[COUNTER])
         for h in range(nb):  # the chunks: lane l hashes chunk l of the group
-            base = pos + (g + h) * 8192
+            base = pos + (g + h) * size * CHUNK_LEN
             for l in range(8):
                 for i in range(8):
                     buf[i * 8 + l] = state[KEY + i]
-                c = count + np.uint64(h * 8 + l)
+                c = count + np.uint64(h * size + l)
                 buf[64 + l] = np.uint32(c & np.uint64(0xFFFFFFFF))
                 buf[72 + l] = np.uint32(c >> np.uint64(32))
             for b in range(CHUNK_BLOCKS):
                 for l in range(8):
-                    q = np.uint64(base + l * CHUNK_LEN + b * BLOCK_LEN)
+                    q = np.uint64(base + min(l, size - 1) * CHUNK_LEN + b * BLOCK_LEN)
                     _prefetch(data, q + np.uint64(256))  # 4 blocks ahead: as many streams as
                     # lanes, which the hardware prefetchers do not follow
                     pairs[40 + l] = _word(data, q + np.uint64(0))
@@ -564,10 +566,10 @@ def groups(state, data, pos, ngroups, m):
                 if b == CHUNK_BLOCKS - 1:
                     flags = np.uint32(flags | CHUNK_END)
                 _compress(buf, BLOCK_LEN, flags)
-            for l in range(8):
+            for l in range(size):
                 for i in range(8):
-                    cvs[(h * 8 + l) * 8 + i] = buf[i * 8 + l]
-        n = nb * 8
+                    cvs[(h * size + l) * 8 + i] = buf[i * 8 + l]
+        n = nb * size
         while n > nb:  # the parents, a level at a time, in place: parent j of j*2, j*2+1
             n //= 2
             for p0 in range(0, n, 8):
@@ -584,15 +586,16 @@ def groups(state, data, pos, ngroups, m):
                     for i in range(8):
                         cvs[(p0 + l) * 8 + i] = buf[i * 8 + l]
         for h in range(nb):
-            push_subtree(state, cvs, 8 * h, 3, m)
+            push_subtree(state, cvs, 8 * h, level, m)
         g += nb
 
 
 @kernel
 def b3_update(state, buf, buflen, data):
-    """``portable.b3_update`` with whole groups of 8 chunks, where the state is at a
-    group boundary and input follows them, hashed by ``groups``; the rest (a group's
-    head and tail, the held-back bytes) as there. Returns the new ``buflen``."""
+    """``portable.b3_update`` with whole groups of 8 chunks (or one of 4 or 2), where
+    the state is at a group boundary and input follows them, hashed by ``groups``; the
+    rest (a group's head, the tail, the held-back bytes) as there. Returns the new
+    ``buflen``."""
     n = len(data)
     if n == 0:
         return buflen
@@ -609,11 +612,17 @@ def b3_update(state, buf, buflen, data):
         _chunk_blocks(state, buf, 0, 1, m)
     while n - pos > BLOCK_LEN:  # whole blocks with more input after them
         blocks = np.uint32(state[BLOCKS])
-        if blocks == 0 and state[COUNTER] % 8 == 0 and n - pos > 8192:
-            ngroups = (n - pos - 1) // 8192
-            groups(state, data, pos, ngroups, m)
-            pos += ngroups * 8192
-            continue
+        whole = (n - pos - 1) // CHUNK_LEN  # whole chunks with input after them
+        if blocks == 0 and whole >= 2:
+            # the largest subtree that starts here, fits and fills a quarter of the lanes
+            level = 3
+            while level > 1 and ((1 << level) > whole or state[COUNTER] & ((1 << level) - 1)):
+                level -= 1
+            if (1 << level) <= whole and state[COUNTER] & ((1 << level) - 1) == 0:
+                ngroups = whole >> level if level == 3 else 1
+                groups(state, data, pos, ngroups, level, m)
+                pos += (ngroups << level) * CHUNK_LEN
+                continue
         count = min(CHUNK_BLOCKS - blocks, (n - pos - 1) // BLOCK_LEN)
         _chunk_blocks(state, data, pos, count, m)
         pos += BLOCK_LEN * count
