@@ -49,6 +49,7 @@ def _signatures():
         "update": (state, buf, i64, data),
         "final": (state, buf, i64, i64, i64, out),       # ..., output block, byte in it, out
         "oneshot": (params, message, i64, i64, out),
+        "oneshot_array": (params, data, i64, i64, out),
     }
 
 
@@ -58,9 +59,11 @@ class _Kernels:
 
     def __init__(self, module):
         self._module = module
+        # one-shot inputs of this many bytes or more go to the lanes' ``oneshot_array``
+        self.array_from = getattr(module, "GROUP_MIN", _U64_MAX)
 
     def __getattr__(self, entry):
-        if entry not in ("update", "final", "oneshot"):
+        if entry not in ("update", "final", "oneshot", "oneshot_array"):
             raise AttributeError(entry)
         func = getattr(self._module, entry)
         if _cpu.jit_enabled():
@@ -301,7 +304,12 @@ class blake3(metaclass=_Blake3Type):
             pending = self._pending       # read before _lock: see _hashobj's docstring
             lock = self._lock
             if lock is None:
-                _kernels().oneshot(self._params, pending, seek >> 6, seek & 63, out)
+                kernels = _kernels()
+                if len(pending) < kernels.array_from:
+                    kernels.oneshot(self._params, pending, seek >> 6, seek & 63, out)
+                else:
+                    kernels.oneshot_array(self._params, np.frombuffer(pending, np.uint8),
+                                          seek >> 6, seek & 63, out)
             else:
                 with lock:
                     if self._state is None:
