@@ -1,7 +1,13 @@
 """BLAKE3's chunk-parallel lane kernels (``kernels/blake3/lanes16.py``, ``lanes8.py``): each
 lane width this CPU can run, forced with ``_cpu.disabled`` (and the portable kernel the same
 way), against the official vectors and the ``blake3`` package at the edges of groups of 8, 16
-and 32 chunks, in one call and in updates that split groups, in the three modes."""
+and 32 chunks, in one call and in updates that split groups, in the three modes; the
+JITDIGEST_DISABLE switches, in this process and in a new one."""
+import os
+import pathlib
+import subprocess
+import sys
+
 import pytest
 
 import vectors
@@ -50,6 +56,23 @@ def test_disable_switches_choose_the_backend():
         assert backend_name() == ("lanes8" if "lanes8" in usable else "portable")
     with _cpu.disabled("avx512", "avx2"):
         assert backend_name() == "portable"
+
+
+def test_the_environment_switches_choose_the_backend_in_a_new_process():
+    """JITDIGEST_DISABLE, read at import, does the same (choosing compiles nothing)."""
+    repo = str(pathlib.Path(__file__).resolve().parent.parent)
+    seen = {}
+    for value in ("", "avx512", "avx512,avx2"):
+        env = dict(os.environ, JITDIGEST_DISABLE=value, PYTHONPATH=repo)
+        with _cpu.disabled(*value.split(",")) if value else _nothing():
+            expected = backend_name()
+        proc = subprocess.run([sys.executable, "-c", "from jitdigest.blake3 import backend_name; "
+                               "print(backend_name())"], env=env, capture_output=True, text=True,
+                              timeout=120, cwd=repo)
+        assert proc.returncode == 0, proc.stderr
+        seen[value] = proc.stdout.strip()
+        assert seen[value] == expected, (value, seen)
+    assert seen["avx512,avx2"] == "portable" and len(seen) == 3
 
 
 def group_lengths():
