@@ -2,7 +2,7 @@
 lane width this CPU can run, forced with ``_cpu.disabled`` (and the portable kernel the same
 way), against the official vectors and the ``blake3`` package at the edges of groups of 8, 16
 and 32 chunks, in one call and in updates that split groups, in the three modes; the
-JITDIGEST_DISABLE switches, in this process and in a new one."""
+JITDIGEST_DISABLE switches, in this process and in a new one; ``max_threads`` above 1."""
 import os
 import pathlib
 import subprocess
@@ -138,3 +138,21 @@ def test_official_vectors(width, known_answers):
             checked += 1
     assert checked == 3 * len(cases)
     known_answers(vectors.label("blake3", "", width), checked)
+
+
+def test_threads(width):
+    """``max_threads`` 2 and AUTO: long inputs' whole groups hashed on threads (at least two
+    groups per thread), one-shot and streamed from any position, the rest as usual."""
+    data = BIG + bytes(reversed(BIG))        # 140 KiB: 8 groups of 16 chunks, 17 of 8
+    checked = 0
+    for n in (len(data), 100 * 1024 + 1, 64 * 1024 + 1, 40 * 1024):
+        for args in MODES:
+            expected = ref.blake3(data[:n], **args).digest(40)
+            for threads in (2, blake3.AUTO):
+                assert blake3(data[:n], max_threads=threads, **args).digest(40) == expected
+                for first in (1000, 16 * 1024, 16 * 1024 + 64, 33 * 1024):
+                    h = blake3(data[:first], max_threads=threads, **args)
+                    h.update(bytearray(data[first:n]))
+                    assert h.copy().digest(40) == expected, (width, n, args, threads, first)
+                    checked += 1
+    assert checked == 4 * 3 * 2 * 4

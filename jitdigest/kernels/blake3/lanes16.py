@@ -9,9 +9,10 @@ once, for arrays). Compiled only (plain Numba code that LLVM vectorises). Edit
 tools/gen_lanes.py, not this file.
 """
 import numpy as np
+from numba import prange
 
-from .._jit import (GIL_MINSIZE, gil_kernel, kernel, new_words, reacquire_gil, release_gil_if,
-    scratch)
+from .._jit import (GIL_MINSIZE, gil_kernel, kernel, new_words, parallel_kernel, reacquire_gil,
+    release_gil_if, scratch)
 from .._lanes import (le64 as _word, prefetch as _prefetch, rotr32 as _rotr,
     wide_vectors as _wide_vectors)
 from .layout import (BLOCK_LEN, BLOCKS, CHUNK_BLOCKS, CHUNK_END, CHUNK_LEN, CHUNK_START, COUNTER,
@@ -531,12 +532,12 @@ def _compress(buf, block_len, flags):
 
 
 @kernel
-def groups(state, data, pos, ngroups, level, m):
-    """Hash ``ngroups`` groups of ``2 ** level`` (at most 16) whole chunks of ``data``
-    from byte ``pos`` and push each group's subtree onto the stack (``push_subtree``).
-    The state is at a group boundary (chunk count a multiple of the group's size, no
-    chunk begun) and input follows the groups; in groups under 16 chunks the lanes past
-    them repeat the last chunk, unread. ``m``: 16 scratch words."""
+def subtree_cvs(state, data, pos, ngroups, level, count, out, at):
+    """The chaining values of ``ngroups`` subtrees of ``2 ** level`` (at most 16) whole
+    chunks of ``data`` from byte ``pos``, the first chunk's counter ``count``, into
+    ``out[at:at + 8 * ngroups]``; reads the key words and the mode from ``state``. In
+    subtrees under 16 chunks the lanes past them repeat the last chunk, unread.
+    """
     buf = np.zeros(416, np.uint32)
     # message words 2j, 2j + 1 of lane l: pairs[80 + 16 * j + l]
     pairs = buf.view(np.uint64)
@@ -546,13 +547,12 @@ def groups(state, data, pos, ngroups, level, m):
     while g < ngroups:
         nb = min(2, ngroups - g)
         size = 1 << level
-        count = np.uint64(state[COUNTER + 1]) << np.uint64(32) | np.uint64(state[COUNTER])
         for h in range(nb):  # the chunks: lane l hashes chunk l of the group
             base = pos + (g + h) * size * CHUNK_LEN
             for l in range(16):
                 for i in range(8):
                     buf[i * 16 + l] = state[KEY + i]
-                c = count + np.uint64(h * size + l)
+                c = count + np.uint64((g + h) * size + l)
                 buf[128 + l] = np.uint32(c & np.uint64(0xFFFFFFFF))
                 buf[144 + l] = np.uint32(c >> np.uint64(32))
             for b in range(CHUNK_BLOCKS):
@@ -594,9 +594,57 @@ def groups(state, data, pos, ngroups, level, m):
                 for l in range(min(16, n - p0)):
                     for i in range(8):
                         cvs[(p0 + l) * 8 + i] = buf[i * 16 + l]
+        for h in range(8 * nb):
+            out[at + 8 * g + h] = cvs[h]
+        g += nb
+
+
+@kernel
+def groups(state, data, pos, ngroups, level, m):
+    """Hash ``ngroups`` subtrees of ``2 ** level`` whole chunks of ``data`` from byte
+    ``pos`` (``subtree_cvs``) and push them onto the stack (``push_subtree``): the state
+    is at a boundary of such subtrees (no chunk begun) and input follows them. ``m``: 16
+    scratch words."""
+    cvs = np.zeros(16, np.uint32)
+    g = 0
+    while g < ngroups:
+        nb = min(2, ngroups - g)
+        count = np.uint64(state[COUNTER + 1]) << np.uint64(32) | np.uint64(state[COUNTER])
+        subtree_cvs(state, data, pos + g * (CHUNK_LEN << level), nb, level, count, cvs, 0)
         for h in range(nb):
             push_subtree(state, cvs, 8 * h, level, m)
         g += nb
+
+
+@parallel_kernel
+def parallel_cvs(state, data, pos, ngroups, out):
+    """``subtree_cvs`` of ``ngroups`` whole groups of 16 chunks from byte ``pos`` (the
+    state at a group boundary) into ``out[0:8 * ngroups]``, 2 groups per task, the
+    tasks spread over cores (a ``prange`` loop): pushed afterwards by ``push_cvs``;
+    the state is read only (no block held back: ``flush``)."""
+    count = np.uint64(state[COUNTER + 1]) << np.uint64(32) | np.uint64(state[COUNTER])
+    for t in prange((ngroups + 1) // 2):
+        g = t * 2
+        subtree_cvs(state, data, pos + g * 16384, min(2, ngroups - g), 4,
+            count + np.uint64(g * 16), out, 8 * g)
+
+
+@kernel
+def flush(state, buf, buflen):
+    """Before ``parallel_cvs``: the block held back in ``buf`` (``buflen`` 64, or 0:
+    none) is compressed, input following it. Returns 0, the new ``buflen``."""
+    m = new_words(16, np.uint32)
+    if buflen > 0:
+        _chunk_blocks(state, buf, 0, 1, m)
+    return 0
+
+
+@kernel
+def push_cvs(state, out, ngroups):
+    """After ``parallel_cvs``: its groups' subtrees onto the stack."""
+    m = new_words(16, np.uint32)
+    for g in range(ngroups):
+        push_subtree(state, out, 8 * g, 4, m)
 
 
 @kernel
