@@ -21,11 +21,12 @@ from functools import lru_cache
 
 import numpy as np
 
-from . import _algorithms, _cpu, _notice
+from . import _algorithms, _cpu, _notice, _parallel
 from ._hashobj import HashType
 from .kernels.blake3 import backends
-from .kernels.blake3.layout import (DERIVE_KEY_CONTEXT, DERIVE_KEY_MATERIAL, KEY_LEN, KEYED_HASH,
-                                    PARAMS, STATE_WORDS)
+from .kernels.blake3.layout import (BLOCK_LEN, BLOCKS, CHUNK_LEN, COUNTER, DERIVE_KEY_CONTEXT,
+                                    DERIVE_KEY_MATERIAL, KEY_LEN, KEYED_HASH, PARAMS,
+                                    STATE_WORDS)
 
 __all__ = ["blake3"]
 
@@ -49,18 +50,31 @@ def _signatures():
         "update": (state, buf, i64, data),
         "final": (state, buf, i64, i64, i64, out),       # ..., output block, byte in it, out
         "oneshot": (params, message, i64, i64, out),
+        "oneshot_array": (params, data, i64, i64, out),
+        "flush": (state, buf, i64),
+        "parallel_cvs": (state, data, i64, i64, state),
+        "push_cvs": (state, state, i64),
     }
 
 
+_ENTRIES = ("update", "final", "oneshot", "oneshot_array", "flush", "parallel_cvs", "push_cvs")
+
+
 class _Kernels:
-    """The entry points of the first backend, each compiled (or loaded from the cache) on first
-    use and then called through Numba's compiled wrapper (no type resolution per call). The
-    backend module, and with it Numba, is imported on first use too."""
+    """The entry points of one backend module, each compiled (or loaded from the cache) on
+    first use and then called through Numba's compiled wrapper (no type resolution per call)."""
+
+    def __init__(self, module):
+        self._module = module
+        # one-shot inputs of this many bytes or more go to the lanes' ``oneshot_array``
+        self.array_from = getattr(module, "GROUP_MIN", _U64_MAX)
+        # bytes per group of chunks the lanes hash side by side (0: no lanes, no threads)
+        self.group_len = getattr(module, "LANES", 0) * CHUNK_LEN
 
     def __getattr__(self, entry):
-        if entry not in ("update", "final", "oneshot"):
+        if entry not in _ENTRIES:
             raise AttributeError(entry)
-        func = getattr(backends()[0], entry)
+        func = getattr(self._module, entry)
         if _cpu.jit_enabled():
             with _notice.compiling("blake3"):
                 func = func.compile(_signatures()[entry])
@@ -68,7 +82,33 @@ class _Kernels:
         return func
 
 
-_KERNELS = _Kernels()
+_SETS = {}                  # backend name: its _Kernels
+_CHOICE = (None, None)      # the _cpu.DISABLED object the choice was made under, the choice
+
+
+def _kernels():
+    """The kernels of the first backend usable now (``_cpu.usable``: the CPU, the JIT, the
+    JITDIGEST_DISABLE switches). Every backend keeps the same state, so an object may be served
+    by one and then another. The backend modules, and with them Numba, are imported on first
+    use; the choice is made again only when the set of disabled switches is replaced."""
+    global _CHOICE
+    disabled = _cpu.DISABLED
+    made_under, chosen = _CHOICE
+    if made_under is not disabled:
+        for module in backends():
+            feature = getattr(module, "FEATURE", None)
+            if feature is None or _cpu.usable(feature, module.SWITCH):
+                break
+        chosen = _SETS.get(module.__name__)
+        if chosen is None:
+            chosen = _SETS[module.__name__] = _Kernels(module)
+        _CHOICE = (disabled, chosen)
+    return chosen
+
+
+def backend_name():
+    """The name of the backend that serves BLAKE3 now ("lanes16", "lanes8" or "portable")."""
+    return _kernels()._module.__name__.rsplit(".", 1)[1]
 
 
 # --- parameters ------------------------------------------------------------------------------
@@ -95,7 +135,7 @@ def _derive_key_params(context):
     context_params = _IV_PARAMS.copy()
     context_params[PARAMS - 1] = DERIVE_KEY_CONTEXT
     out = bytearray(KEY_LEN)
-    _KERNELS.oneshot(context_params, context.encode("utf-8"), 0, 0, out)
+    _kernels().oneshot(context_params, context.encode("utf-8"), 0, 0, out)
     return _params(bytes(out), DERIVE_KEY_MATERIAL)
 
 
@@ -156,6 +196,40 @@ def _checked_params(key, derive_key_context, max_threads, usedforsecurity):
     return params
 
 
+def _update(threads, state, buf, buflen, view):
+    """The chosen backend's ``update``, on ``threads`` threads if not 1."""
+    kernels = _kernels()
+    if threads == 1:
+        return kernels.update(state, buf, buflen, view)
+    return _update_threads(kernels, state, buf, buflen, view, threads)
+
+
+def _update_threads(kernels, state, buf, buflen, view, threads):
+    """``kernels.update`` on ``threads`` threads (``max_threads`` above 1, or AUTO: -1): the
+    whole groups of chunks that follow the next group boundary, when there are at least two
+    per thread, are hashed by the lanes' ``prange`` entry and pushed in order; the rest, and
+    everything when there are too few groups, no lanes or no parallel regions, as usual.
+    Returns the new ``buflen``."""
+    group = kernels.group_len
+    if threads == blake3.AUTO:
+        threads = _parallel.max_threads()
+    if group == 0 or threads < 2 or not _parallel.usable():
+        return kernels.update(state, buf, buflen, view)
+    chunks = int(state[COUNTER + 1]) << 32 | int(state[COUNTER])
+    head = -(chunks * CHUNK_LEN + int(state[BLOCKS]) * BLOCK_LEN + buflen) % group
+    ngroups = (len(view) - head - 1) // group if len(view) > head else 0
+    if ngroups < 2 * threads:
+        return kernels.update(state, buf, buflen, view)
+    if head:
+        buflen = kernels.update(state, buf, buflen, view[:head])
+    kernels.flush(state, buf, buflen)         # the state now at the group boundary
+    out = np.empty(8 * ngroups, np.uint32)
+    with _parallel.region(threads):
+        kernels.parallel_cvs(state, view, head, ngroups, out)
+    kernels.push_cvs(state, out, ngroups)
+    return kernels.update(state, buf, 0, view[head + ngroups * group:])
+
+
 _LOCK_MAKING = threading.Lock()     # makes objects' locks one at a time (never two per object)
 
 
@@ -173,8 +247,9 @@ class blake3(metaclass=_Blake3Type):
     - ``key``: a 32-byte key (any buffer): the keyed hashing mode.
     - ``derive_key_context``: a ``str``, hard-coded, globally unique and application-specific:
       the key derivation mode, ``data`` being the key material. Not together with ``key``.
-    - ``max_threads``: a positive int, or ``blake3.AUTO``. Checked, then ignored: this
-      implementation hashes one input on one thread (the package allows that).
+    - ``max_threads``: a positive int, or ``blake3.AUTO`` (Numba's thread count). Above 1, long
+      inputs are hashed on up to that many threads where lane kernels serve (whole groups of
+      chunks, at least two per thread, by their ``prange`` entry); else on one.
     - ``usedforsecurity``: a bool, ignored (as hashlib's and the package's).
 
     ``update`` returns the object; ``digest(length=32, *, seek=0)`` returns ``length`` bytes of
@@ -182,7 +257,8 @@ class blake3(metaclass=_Blake3Type):
     ones) and does not finalise. Thread-safe as hashlib's objects.
     """
 
-    __slots__ = ("_params", "_pending", "_state", "_buf", "_buflen", "_lock", "__weakref__")
+    __slots__ = ("_params", "_threads", "_pending", "_state", "_buf", "_buflen", "_lock",
+                 "__weakref__")
 
     name = "blake3"
     digest_size = KEY_LEN
@@ -195,9 +271,11 @@ class blake3(metaclass=_Blake3Type):
         if (key is None and derive_key_context is None and type(max_threads) is int
                 and max_threads == 1 and usedforsecurity is True):
             self._params = _IV_PARAMS     # the defaults (the usual call): nothing to check
+            self._threads = 1
         else:
             self._params = _checked_params(key, derive_key_context, max_threads,
                                            usedforsecurity)
+            self._threads = operator.index(max_threads)
         self._state = None                # state, buf, buflen: made when the object streams
         self._lock = None                 # made with them (see _hashobj's docstring)
         if type(data) is bytes:
@@ -226,7 +304,8 @@ class blake3(metaclass=_Blake3Type):
         self._buflen = 0
         pending = self._pending
         if pending:
-            self._buflen = _KERNELS.update(state, self._buf, 0, np.frombuffer(pending, np.uint8))
+            self._buflen = _update(self._threads, state, self._buf, 0,
+                                   np.frombuffer(pending, np.uint8))
         self._state = state               # published last: seen set, the others are too
         self._pending = None
 
@@ -239,7 +318,7 @@ class blake3(metaclass=_Blake3Type):
         with self._lock or self._streaming_lock():
             if self._state is None:
                 self._materialise()
-            self._buflen = _KERNELS.update(self._state, self._buf, self._buflen, view)
+            self._buflen = _update(self._threads, self._state, self._buf, self._buflen, view)
         return self
 
     def update_mmap(self, path):
@@ -272,12 +351,24 @@ class blake3(metaclass=_Blake3Type):
             pending = self._pending       # read before _lock: see _hashobj's docstring
             lock = self._lock
             if lock is None:
-                _KERNELS.oneshot(self._params, pending, seek >> 6, seek & 63, out)
+                kernels = _kernels()
+                if self._threads != 1 and kernels.group_len and len(pending) > kernels.group_len:
+                    state = np.zeros(STATE_WORDS, np.uint32)
+                    state[:PARAMS] = self._params
+                    buf = np.zeros(BLOCK_LEN, np.uint8)
+                    buflen = _update_threads(kernels, state, buf, 0,
+                                             np.frombuffer(pending, np.uint8), self._threads)
+                    kernels.final(state, buf, buflen, seek >> 6, seek & 63, out)
+                elif len(pending) < kernels.array_from:
+                    kernels.oneshot(self._params, pending, seek >> 6, seek & 63, out)
+                else:
+                    kernels.oneshot_array(self._params, np.frombuffer(pending, np.uint8),
+                                          seek >> 6, seek & 63, out)
             else:
                 with lock:
                     if self._state is None:
                         self._materialise()
-                    _KERNELS.final(self._state, self._buf, self._buflen, seek >> 6, seek & 63,
+                    _kernels().final(self._state, self._buf, self._buflen, seek >> 6, seek & 63,
                                      out)
         return bytes(out)
 
@@ -289,6 +380,7 @@ class blake3(metaclass=_Blake3Type):
         """An independent copy of the hasher."""
         other = object.__new__(type(self))
         other._params = self._params
+        other._threads = self._threads
         lock = self._lock
         if lock is None:
             other._pending = self._pending

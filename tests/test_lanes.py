@@ -34,9 +34,14 @@ BATCH_BACKENDS = [b for family in _dispatch.FAMILIES for b in _dispatch.batch_ba
 
 
 def test_every_generated_module_is_registered():
+    """Batch lane kernels as batch backends; BLAKE3's (chunks of one input, not messages) as
+    backends of ``jitdigest.blake3``."""
+    from jitdigest.kernels.blake3 import backends as blake3_backends
     registered = {pathlib.Path(b.module.__file__).resolve() for b in BATCH_BACKENDS}
+    registered |= {pathlib.Path(m.__file__).resolve() for m in blake3_backends()
+                   if m.__name__.rsplit(".", 1)[1].startswith("lanes")}
     generated = {(REPO / rel).resolve() for g in GENERATORS for rel in _load_generator(g).render()}
-    assert len(generated) == 16                 # lane kernels (14), interleaved SHA-NI (2)
+    assert len(generated) == 18     # lane kernels (14), interleaved SHA-NI (2), BLAKE3 lanes (2)
     assert registered == generated
 
 

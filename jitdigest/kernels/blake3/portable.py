@@ -21,7 +21,7 @@ import numpy as np
 
 from ..._algorithms import SPECS
 from .._jit import (GIL_MINSIZE, add32, const_words, gil_kernel, inline_kernel, kernel, load_le32,
-                   new_words, reacquire_gil, release_gil_if, rotr32, scratch, u32)
+                   new_words, reacquire_gil, release_gil_if, rotr32, scratch, u32, u64)
 from .layout import (BLOCK_LEN, BLOCKS, CHUNK_BLOCKS, CHUNK_END, CHUNK_START, COUNTER, CV, DEPTH,
                      FLAGS, KEY, PARAMS, PARENT, ROOT, STACK, STATE_WORDS)
 
@@ -126,17 +126,10 @@ def _parent_setup(state, depth, cv, m):
 
 
 @kernel
-def _push_chunk(state, m):
-    """The current chunk is complete and more input follows: its chaining value goes onto the
-    stack, merged first with the completed subtrees it makes whole (one per trailing zero bit of
-    the new chunk count), and the next chunk starts empty."""
-    t0 = add32(u32(state[COUNTER]), 1)
-    t1 = u32(state[COUNTER + 1])
-    if t0 == 0:
-        t1 = add32(t1, 1)
-    state[COUNTER] = t0
-    state[COUNTER + 1] = t1
-    state[BLOCKS] = 0
+def _merge_push(state, t0, t1, m):
+    """Push the chaining value in ``state[CV:CV + 8]`` (a completed subtree, more input after
+    it), merged first with the completed subtrees it makes whole: one per trailing zero bit of
+    ``t1:t0``, the new chunk count in units of that subtree's chunks (at least 1)."""
     cv = state[CV:CV + 8]
     depth = u32(state[DEPTH])
     while (t0 & 1) == 0:              # the count is at least 1: some bit is set
@@ -149,6 +142,36 @@ def _push_chunk(state, m):
     for i in range(8):
         state[at + i] = cv[i]
     state[DEPTH] = depth + 1
+
+
+@kernel
+def _push_chunk(state, m):
+    """The current chunk is complete and more input follows: its chaining value goes onto the
+    stack (``_merge_push``) and the next chunk starts empty."""
+    t0 = add32(u32(state[COUNTER]), 1)
+    t1 = u32(state[COUNTER + 1])
+    if t0 == 0:
+        t1 = add32(t1, 1)
+    state[COUNTER] = t0
+    state[COUNTER + 1] = t1
+    state[BLOCKS] = 0
+    _merge_push(state, t0, t1, m)
+
+
+@kernel
+def push_subtree(state, cvs, at, level, m):
+    """A completed subtree of ``2 ** level`` chunks (level 1..31), its chaining value
+    ``cvs[at:at + 8]``, starting at the current chunk count (a multiple of its size, no chunk
+    begun) and with more input after it: onto the stack as ``_push_chunk`` pushes a chunk."""
+    count = (u64(state[COUNTER + 1]) << np.uint64(32) | u64(state[COUNTER])) + \
+        (np.uint64(1) << np.uint64(level))
+    state[COUNTER] = u32(count & np.uint64(0xFFFFFFFF))
+    state[COUNTER + 1] = u32(count >> np.uint64(32))
+    state[BLOCKS] = 0
+    for i in range(8):
+        state[CV + i] = cvs[at + i]
+    units = count >> np.uint64(level)
+    _merge_push(state, u32(units & np.uint64(0xFFFFFFFF)), u32(units >> np.uint64(32)), m)
 
 
 @inline_kernel

@@ -1,0 +1,315 @@
+"""BLAKE3 for the lanes-kernel generator (tools/gen_lanes.py): chunk-parallel kernels, the shape
+of BLAKE3's own ``hash_many``. Unlike the other families' lanes (one message per lane), these
+hash ONE input: lane ``l`` compresses chunk ``l`` of a group of LANES consecutive chunks, the
+chaining values of all lanes kept transposed in ``buf`` across a chunk's 16 blocks (word ``i``
+of lane ``l`` at ``buf[i * LANES + l]``, as the other lanes kernels keep theirs), then the
+parent nodes of the group's subtree are compressed in lanes too (up to LANES parents per pass
+from 2 * LANES child values). Everything else -- the chunk in progress, the chaining-value
+stack, the root and its output -- is the portable kernel's (``kernels/blake3/portable.py``),
+whose state layout the lanes share; the generated ``b3_update`` is the portable one with the
+group path added."""
+from lanes_common import HEADER, NEEDS, PF_BLOCKS, wrap
+from lanes_blake2 import BLAKE2S
+
+# The message schedule from the kernel that owns it (lanes_common, imported first, put the
+# repository on sys.path).
+from jitdigest.kernels.blake3.portable import ROUNDS, _schedule
+
+SCHEDULE = _schedule()
+STRIDE = 26         # words per lane in buf: cv (8), counter (2), message (16)
+GROUPS = 2          # groups hashed per pass of the parent stage (2 * LANES children)
+
+
+def g_rounds(msg):
+    """Statements of BLAKE3's 7 rounds on v0..v15 (BLAKE2s's G, its rotations as ``_rotr``:
+    one funnel shift each); ``msg(k, i)`` is the expression of round k's i-th message word."""
+    W = BLAKE2S.W
+    st = []
+    for rnd in range(ROUNDS):
+        for k, (a, b, c, d) in enumerate([(0, 4, 8, 12), (1, 5, 9, 13), (2, 6, 10, 14),
+                                         (3, 7, 11, 15), (0, 5, 10, 15), (1, 6, 11, 12),
+                                         (2, 7, 8, 13), (3, 4, 9, 14)]):
+            a, b, c, d = ("v%d" % i for i in (a, b, c, d))
+            for m, (rd, rb) in ((msg(rnd, 2 * k), (16, 12)), (msg(rnd, 2 * k + 1), (8, 7))):
+                st.append("%s = %s" % (a, W.add(a, b, m)))
+                st.append("%s = _rotr(%s ^ %s, %d)" % (d, d, a, rd))
+                st.append("%s = %s" % (c, W.add(c, d)))
+                st.append("%s = _rotr(%s ^ %s, %d)" % (b, b, c, rb))
+    return st
+
+
+def blake3_kernel(lw, wide):
+    """Source lines of the block function, the group kernel and the entries for ``lw`` lanes."""
+    L = []
+    level = lw.bit_length() - 1
+
+    def add(indent, text):
+        L.extend(wrap(" " * (4 * indent) + text))
+
+    add(0, "@kernel")
+    add(0, "def _compress(buf, block_len, flags):")
+    add(1, '"""One compression per lane, in place: the chaining values buf[0:%d] (word i of lane'
+        % (8 * lw))
+    add(1, "l at buf[i * %d + l]), the counters' low and high words after them, then the" % lw)
+    add(1, "16 message words in pairs (words 2j, 2j + 1 of lane l side by side at")
+    add(1, "buf[%d + %d * j + 2 * l]: one 64-bit store each, the vectoriser splits them);"
+        % (10 * lw, 2 * lw))
+    add(1, '``block_len`` and ``flags`` are the same for every lane. A kernel of')
+    add(1, "its own, not inlined: the chunks and the parents call it, and each entry's group")
+    add(1, 'kernel compiles once per input type (measured: no slower than inlined)."""')
+    if wide:
+        add(1, "_wide_vectors()")
+    add(1, "bl = np.uint32(block_len)")
+    add(1, "fl = np.uint32(flags)")
+    add(1, "for l in range(%d):" % lw)
+    for i in range(8):
+        add(2, "v%d = buf[%d + l]" % (i, i * lw))
+    for i in range(4):
+        add(2, "v%d = %s" % (8 + i, BLAKE2S.W.c(BLAKE2S.iv[i])))
+    add(2, "v12 = buf[%d + l]" % (8 * lw))
+    add(2, "v13 = buf[%d + l]" % (9 * lw))
+    add(2, "v14 = bl")
+    add(2, "v15 = fl")
+    for j in range(16):
+        add(2, "x%d = buf[%d + 2 * l + %d]" % (j, (10 + j - j % 2) * lw, j % 2))
+    for st in g_rounds(lambda k, i: "x%d" % SCHEDULE[16 * k + i]):
+        add(2, st)
+    for i in range(8):
+        add(2, "buf[%d + l] = v%d ^ v%d" % (i * lw, i, i + 8))
+    L.append("")
+    L.append("")
+
+    add(0, "@kernel")
+    add(0, "def subtree_cvs(state, data, pos, ngroups, level, count, out, at):")
+    add(1, '"""The chaining values of ``ngroups`` subtrees of ``2 ** level`` (at most %d) whole'
+        % lw)
+    add(1, "chunks of ``data`` from byte ``pos``, the first chunk's counter ``count``, into")
+    add(1, "``out[at:at + 8 * ngroups]``; reads the key words and the mode from ``state``. In")
+    add(1, "subtrees under %d chunks the lanes past them repeat the last chunk, unread." % lw)
+    add(1, '"""')
+    add(1, "buf = np.zeros(%d, np.uint32)" % (STRIDE * lw))
+    add(1, "# message words 2j, 2j + 1 of lane l: pairs[%d + %d * j + l]" % (5 * lw, lw))
+    add(1, "pairs = buf.view(np.uint64)")
+    add(1, "cvs = np.zeros(%d, np.uint32)  # chaining values, 8 words each, one after another"
+        % (8 * GROUPS * lw))
+    add(1, "mode = np.uint32(state[FLAGS])")
+    add(1, "g = 0")
+    add(1, "while g < ngroups:")
+    add(2, "nb = min(%d, ngroups - g)" % GROUPS)
+    add(2, "size = 1 << level")
+    add(2, "for h in range(nb):  # the chunks: lane l hashes chunk l of the group")
+    add(3, "base = pos + (g + h) * size * CHUNK_LEN")
+    add(3, "for l in range(%d):" % lw)
+    add(4, "for i in range(8):")
+    add(5, "buf[i * %d + l] = state[KEY + i]" % lw)
+    add(4, "c = count + np.uint64((g + h) * size + l)")
+    add(4, "buf[%d + l] = np.uint32(c & np.uint64(0xFFFFFFFF))" % (8 * lw))
+    add(4, "buf[%d + l] = np.uint32(c >> np.uint64(32))" % (9 * lw))
+    add(3, "for b in range(CHUNK_BLOCKS):")
+    add(4, "for l in range(%d):" % lw)
+    add(5, "q = np.uint64(base + min(l, size - 1) * CHUNK_LEN + b * BLOCK_LEN)")
+    for j in range(8):
+        if j == 0:
+            add(5, "_prefetch(data, q + np.uint64(%d))  # %d blocks ahead: as many streams as"
+                % (PF_BLOCKS * 64, PF_BLOCKS))
+            add(5, "# lanes, which the hardware prefetchers do not follow")
+        add(5, "pairs[%d + l] = _word(data, q + np.uint64(%d))" % ((5 + j) * lw, 8 * j))
+    add(4, "flags = mode")
+    add(4, "if b == 0:")
+    add(5, "flags = np.uint32(flags | CHUNK_START)")
+    add(4, "if b == CHUNK_BLOCKS - 1:")
+    add(5, "flags = np.uint32(flags | CHUNK_END)")
+    add(4, "_compress(buf, BLOCK_LEN, flags)")
+    add(3, "for l in range(size):")
+    add(4, "for i in range(8):")
+    add(5, "cvs[(h * size + l) * 8 + i] = buf[i * %d + l]" % lw)
+    add(2, "n = nb * size")
+    add(2, "while n > nb:  # the parents, a level at a time, in place: parent j of j*2, j*2+1")
+    add(3, "n //= 2")
+    add(3, "for p0 in range(0, n, %d):" % lw)
+    add(4, "for l in range(%d):" % lw)
+    add(5, "j = min(p0 + l, n - 1)  # lanes past the level's end repeat its last parent")
+    add(5, "for i in range(8):")
+    add(6, "buf[i * %d + l] = state[KEY + i]" % lw)
+    add(5, "buf[%d + l] = 0" % (8 * lw))
+    add(5, "buf[%d + l] = 0" % (9 * lw))
+    add(5, "for k in range(16):")
+    add(6, "buf[(10 + k - k %% 2) * %d + 2 * l + k %% 2] = cvs[16 * j + k]" % lw)
+    add(4, "_compress(buf, BLOCK_LEN, np.uint32(mode | PARENT))  # the chunks' types: one compile")
+    add(4, "for l in range(min(%d, n - p0)):" % lw)
+    add(5, "for i in range(8):")
+    add(6, "cvs[(p0 + l) * 8 + i] = buf[i * %d + l]" % lw)
+    add(2, "for h in range(8 * nb):")
+    add(3, "out[at + 8 * g + h] = cvs[h]")
+    add(2, "g += nb")
+    L.append("")
+    L.append("")
+    add(0, "@kernel")
+    add(0, "def groups(state, data, pos, ngroups, level, m):")
+    add(1, '"""Hash ``ngroups`` subtrees of ``2 ** level`` whole chunks of ``data`` from byte')
+    add(1, "``pos`` (``subtree_cvs``) and push them onto the stack (``push_subtree``): the state")
+    add(1, "is at a boundary of such subtrees (no chunk begun) and input follows them. ``m``: 16")
+    add(1, 'scratch words."""')
+    add(1, "cvs = np.zeros(%d, np.uint32)" % (8 * GROUPS))
+    add(1, "g = 0")
+    add(1, "while g < ngroups:")
+    add(2, "nb = min(%d, ngroups - g)" % GROUPS)
+    add(2, "count = np.uint64(state[COUNTER + 1]) << np.uint64(32) | np.uint64(state[COUNTER])")
+    add(2, "subtree_cvs(state, data, pos + g * (CHUNK_LEN << level), nb, level, count, cvs, 0)")
+    add(2, "for h in range(nb):")
+    add(3, "push_subtree(state, cvs, 8 * h, level, m)")
+    add(2, "g += nb")
+    L.append("")
+    L.append("")
+    add(0, "@parallel_kernel")
+    add(0, "def parallel_cvs(state, data, pos, ngroups, out):")
+    add(1, '"""``subtree_cvs`` of ``ngroups`` whole groups of %d chunks from byte ``pos`` (the'
+        % lw)
+    add(1, "state at a group boundary) into ``out[0:8 * ngroups]``, %d groups per task, the"
+        % GROUPS)
+    add(1, "tasks spread over cores (a ``prange`` loop): pushed afterwards by ``push_cvs``;")
+    add(1, 'the state is read only (no block held back: ``flush``)."""')
+    add(1, "count = np.uint64(state[COUNTER + 1]) << np.uint64(32) | np.uint64(state[COUNTER])")
+    add(1, "for t in prange((ngroups + %d) // %d):" % (GROUPS - 1, GROUPS))
+    add(2, "g = t * %d" % GROUPS)
+    add(2, "subtree_cvs(state, data, pos + g * %d, min(%d, ngroups - g), %d," % (
+        lw * 1024, GROUPS, level))
+    add(3, "count + np.uint64(g * %d), out, 8 * g)" % lw)
+    L.append("")
+    L.append("")
+    add(0, "@kernel")
+    add(0, "def flush(state, buf, buflen):")
+    add(1, '"""Before ``parallel_cvs``: the block held back in ``buf`` (``buflen`` 64, or 0:')
+    add(1, 'none) is compressed, input following it. Returns 0, the new ``buflen``."""')
+    add(1, "m = new_words(16, np.uint32)")
+    add(1, "if buflen > 0:")
+    add(2, "_chunk_blocks(state, buf, 0, 1, m)")
+    add(1, "return 0")
+    L.append("")
+    L.append("")
+    add(0, "@kernel")
+    add(0, "def push_cvs(state, out, ngroups):")
+    add(1, '"""After ``parallel_cvs``: its groups\' subtrees onto the stack."""')
+    add(1, "m = new_words(16, np.uint32)")
+    add(1, "for g in range(ngroups):")
+    add(2, "push_subtree(state, out, 8 * g, %d, m)" % level)
+    L.append("")
+    L.append("")
+
+    add(0, "@kernel")
+    add(0, "def b3_update(state, buf, buflen, data):")
+    add(1, '"""``portable.b3_update`` with whole groups of %d chunks (or one of %d or %d), where'
+        % (lw, lw // 2, lw // 4))
+    add(1, "the state is at a group boundary and input follows them, hashed by ``groups``; the")
+    add(1, 'rest (a group\'s head, the tail, the held-back bytes) as there. Returns the new')
+    add(1, '``buflen``."""')
+    add(1, "n = len(data)")
+    add(1, "if n == 0:")
+    add(2, "return buflen")
+    add(1, "m = new_words(16, np.uint32)")
+    add(1, "pos = 0")
+    add(1, "if buflen > 0:")
+    add(2, "take = min(BLOCK_LEN - buflen, n)")
+    add(2, "for i in range(take):")
+    add(3, "buf[buflen + i] = data[i]")
+    add(2, "buflen += take")
+    add(2, "pos = take")
+    add(2, "if pos == n:  # a full buffer stays: it may be the last block")
+    add(3, "return buflen")
+    add(2, "_chunk_blocks(state, buf, 0, 1, m)")
+    add(1, "while n - pos > BLOCK_LEN:  # whole blocks with more input after them")
+    add(2, "blocks = np.uint32(state[BLOCKS])")
+    add(2, "whole = (n - pos - 1) // CHUNK_LEN  # whole chunks with input after them")
+    add(2, "if blocks == 0 and whole >= %d:" % (lw // 4))
+    add(3, "# the largest subtree that starts here, fits and fills a quarter of the lanes")
+    add(3, "level = %d" % level)
+    add(3, "while level > %d and ((1 << level) > whole or state[COUNTER] & ((1 << level) - 1)):"
+        % (level - 2))
+    add(4, "level -= 1")
+    add(3, "if (1 << level) <= whole and state[COUNTER] & ((1 << level) - 1) == 0:")
+    add(4, "ngroups = whole >> level if level == %d else 1" % level)
+    add(4, "groups(state, data, pos, ngroups, level, m)")
+    add(4, "pos += (ngroups << level) * CHUNK_LEN")
+    add(4, "continue")
+    add(2, "count = min(CHUNK_BLOCKS - blocks, (n - pos - 1) // BLOCK_LEN)")
+    add(2, "_chunk_blocks(state, data, pos, count, m)")
+    add(2, "pos += BLOCK_LEN * count")
+    add(1, "rest = n - pos")
+    add(1, "for i in range(rest):")
+    add(2, "buf[i] = data[pos + i]")
+    add(1, "return rest")
+    L.append("")
+    L.append("")
+
+    add(0, "@gil_kernel")
+    add(0, "def update(state, buf, buflen, data):")
+    add(1, "token = release_gil_if(len(data) >= GIL_MINSIZE)")
+    add(1, "buflen = b3_update(state, buf, buflen, data)")
+    add(1, "reacquire_gil(token)")
+    add(1, "return buflen")
+    L.append("")
+    L.append("")
+
+    add(0, "@gil_kernel")
+    add(0, "def oneshot_array(params, data, block_index, skip, out):")
+    add(1, '"""``oneshot`` for a uint8 array: what ``jitdigest.blake3`` calls for one-shot inputs')
+    add(1, "of GROUP_MIN bytes or more (``b3_update`` is then the compiled form ``update`` uses:")
+    add(1, 'the lanes compile once, for arrays)."""')
+    add(1, "token = release_gil_if(len(data) + len(out) >= GIL_MINSIZE)")
+    add(1, "state = scratch(STATE_WORDS, np.uint32, STATE_WORDS)")
+    add(1, "for i in range(PARAMS):")
+    add(2, "state[i] = params[i]")
+    add(1, "buf = scratch(BLOCK_LEN, np.uint8, BLOCK_LEN)")
+    add(1, "buflen = b3_update(state, buf, np.int64(0), data)  # update's types: one compile")
+    add(1, "b3_output(state, buf, buflen, block_index, skip, out)")
+    add(1, "reacquire_gil(token)")
+    return L
+
+
+def preamble(lw, wide):
+    feature, switch = NEEDS[wide]
+    L = [HEADER.rstrip("\n")]
+    L.append('"""BLAKE3, chunk-parallel: %d chunks of one input side by side, one per SIMD lane'
+             % lw)
+    L.append("(uint32), then their subtree's parents in lanes too; the tree around the groups is")
+    L.append("the portable kernel's. Entries ``update``, ``final``, ``oneshot`` with")
+    L.append("``portable``'s signatures (``jitdigest/blake3.py``): ``update`` has the group path,")
+    L.append("``final`` and ``oneshot`` are portable's; ``jitdigest.blake3`` streams one-shot")
+    L.append("inputs of ``GROUP_MIN`` bytes or more to ``oneshot_array`` (so the lanes compile")
+    L.append("once, for arrays). Compiled only (plain Numba code that LLVM vectorises). Edit")
+    L.append("tools/gen_lanes.py, not this file.")
+    L.append('"""')
+    L.append("import numpy as np")
+    L.append("from numba import prange")
+    L.append("")
+    L.extend(wrap("from .._jit import (GIL_MINSIZE, gil_kernel, kernel, new_words, "
+                  "parallel_kernel, "
+                  "reacquire_gil, release_gil_if, scratch)"))
+    L.extend(wrap("from .._lanes import (le64 as _word, prefetch as _prefetch, rotr32 as _rotr%s)"
+                  % (", wide_vectors as _wide_vectors" if wide else "")))
+    L.extend(wrap("from .layout import (BLOCK_LEN, BLOCKS, CHUNK_BLOCKS, CHUNK_END, CHUNK_LEN, "
+                  "CHUNK_START, COUNTER, FLAGS, KEY, PARAMS, PARENT, STATE_WORDS)"))
+    L.append("from .portable import (_chunk_blocks, b3_output, final, oneshot,  # noqa: F401")
+    L.append("    push_subtree)")
+    L.append("")
+    L.append("NAME = \"lanes%d\"" % lw)
+    L.append("FEATURE = %s" % feature)
+    L.append("SWITCH = \"%s\"" % switch)
+    L.append("LANES = %d  # chunks side by side in one SIMD group" % lw)
+    L.append("# the shortest input the lanes take part in: a quarter group and a byte after it")
+    L.append("GROUP_MIN = %d * CHUNK_LEN + 1" % (lw // 4))
+    L.append("")
+    L.append("")
+    return L
+
+
+# lanes: wide
+BLAKE3 = {16: True, 8: False}
+
+
+def render_blake3():
+    files = {}
+    for lw, wide in BLAKE3.items():
+        lines = preamble(lw, wide) + blake3_kernel(lw, wide)
+        files["jitdigest/kernels/blake3/lanes%d.py" % lw] = "\n".join(lines) + "\n"
+    return files
