@@ -111,6 +111,42 @@ def test_differential(example):
     assert ours.digest(length, seek=seek) == expected                # the copy was independent
 
 
+SWEEP_CASES = 10_000
+
+
+def test_random_sweep_against_the_package():
+    """Ten thousand seeded random cases (hypothesis above shrinks failures, this one counts):
+    lengths from empty to 3 MiB, start offsets, update splits, all three modes with random
+    keys and contexts, output lengths, seeks and thread counts, each against the package."""
+    rng = random.Random(0xB1A4E3)
+    big = rng.randbytes(3 * 1024 * 1024 + 64)
+    tiers = ((0, 4100, 60), (4100, 70_000, 30), (70_000, 600_000, 9), (600_000, 3 << 20, 1))
+    weights = [t[2] for t in tiers]
+    checked = 0
+    for case in range(SWEEP_CASES):
+        low, high, _ = rng.choices(tiers, weights)[0]
+        n = rng.randrange(low, high + 1)
+        start = rng.randrange(65)
+        data = big[start:start + n]
+        mode = rng.choice(MODES)
+        args = mode_args(mode, rng.randbytes(32),
+                         "".join(chr(rng.randrange(32, 0x2FF)) for _ in range(rng.randrange(30))))
+        length = rng.choice((32, 32, rng.randrange(200), rng.randrange(200, 3000)))
+        seek = rng.choice((0, 0, rng.randrange(5000), rng.randrange(2 ** 64 - length)))
+        threads = rng.choice((1, 1, 1, 2, blake3.AUTO))
+        expected = ref.blake3(data, **args).digest(length, seek=seek)
+        cuts = sorted(rng.randrange(n + 1) for _ in range(rng.randrange(5)))
+        ours = blake3(**args, max_threads=threads)
+        for a, b in zip([0] + cuts, cuts + [n]):
+            ours.update(memoryview(data)[a:b])
+        got = (ours.digest(length, seek=seek),
+               blake3(data, **args, max_threads=threads).digest(length, seek=seek))
+        assert got == (expected, expected), (case, n, start, mode, length, seek, threads, cuts)
+        checked += 1
+    assert checked == SWEEP_CASES
+    print(f"blake3: {checked} random cases against the package")
+
+
 def edge_lengths():
     """Lengths around chunk edges and whole subtrees of 2**k chunks (and one over)."""
     lengths = set()
