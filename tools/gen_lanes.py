@@ -55,8 +55,9 @@ copied, and the rounds add K + W from locals (64-byte rows: +18%; it costs 10 s 
 This file is the command; the parts it renders sit beside it (tools/ is not a package, so it
 puts its own folder on sys.path): ``lanes_common.py`` (word expressions, line wrapping, the
 prefetch statements, each file's preamble), ``lanes_md.py`` (MD5, SHA-1, SHA-2),
-``lanes_keccak.py``, ``lanes_blake2.py`` and ``lanes_blake3.py`` (BLAKE3's lanes are chunks of one
-input, not messages: see there).
+``lanes_keccak.py``, ``lanes_blake2.py``, ``lanes_blake3.py`` (BLAKE3's ``lanes*`` are chunks of
+one input, not messages: see there) and ``lanes_blake3_many.py`` (BLAKE3's ``many*``: messages
+of up to a chunk side by side, for ``hash_many``).
 
     python tools/gen_lanes.py            rewrite the files
     python tools/gen_lanes.py --check    exit 1 if a committed file differs from a fresh one
@@ -70,6 +71,7 @@ if TOOLS not in sys.path:
 import emit  # noqa: E402
 from lanes_blake2 import render_blake2  # noqa: E402
 from lanes_blake3 import render_blake3  # noqa: E402
+from lanes_blake3_many import render_blake3_many  # noqa: E402
 from lanes_keccak import render_keccak  # noqa: E402
 from lanes_md import FAMILIES, render_md  # noqa: E402
 
@@ -82,6 +84,7 @@ def render():
     files.update(render_keccak())
     files.update(render_blake2())
     files.update(render_blake3())
+    files.update(render_blake3_many())
     return files
 
 

@@ -7,8 +7,10 @@ parent nodes of the group's subtree are compressed in lanes too (up to LANES par
 from 2 * LANES child values). Everything else -- the chunk in progress, the chaining-value
 stack, the root and its output -- is the portable kernel's (``kernels/blake3/portable.py``),
 whose state layout the lanes share; the generated ``b3_update`` is the portable one with the
-group path added."""
-from lanes_common import HEADER, NEEDS, PF_BLOCKS, wrap
+group path added. ``hash_rows`` (and its ``prange`` form ``hash_chunks``) is the batch entry of
+``hash_many`` a message at a time through ``b3_message``, which also serves the long rows of
+the across-messages kernels (``lanes_blake3_many.py``)."""
+from lanes_common import CHUNKS_ENTRY, HEADER, NEEDS, PF_BLOCKS, wrap
 from lanes_blake2 import BLAKE2S
 
 # The message schedule from the kernel that owns it (lanes_common, imported first, put the
@@ -263,6 +265,22 @@ def blake3_kernel(lw, wide):
     add(1, "buflen = b3_update(state, buf, np.int64(0), data)  # update's types: one compile")
     add(1, "b3_output(state, buf, buflen, block_index, skip, out)")
     add(1, "reacquire_gil(token)")
+    L.append("")
+    L.append("")
+    add(0, "@kernel")
+    add(0, "def b3_message(params, data, out):")
+    add(1, '"""All of ``out`` for the message ``data`` alone, from ``params`` (the tree path of')
+    add(1, '``b3_update`` above: ``hash_rows`` here and the across-messages lanes\' long rows)."""')
+    add(1, "message_output(b3_update, params, data, out)")
+    L.append("")
+    L.append("")
+    add(0, "@kernel")
+    add(0, "def hash_rows(values, starts, lengths, rows, iv, out):")
+    add(1, '"""The batch entry, a message at a time (``portable.rows_output``)."""')
+    add(1, "rows_output(b3_message, values, starts, lengths, rows, iv, out)")
+    L.append("")
+    L.append("")
+    L.extend(CHUNKS_ENTRY)
     return L
 
 
@@ -276,7 +294,8 @@ def preamble(lw, wide):
     L.append("``portable``'s signatures (``jitdigest/blake3.py``): ``update`` has the group path,")
     L.append("``final`` and ``oneshot`` are portable's; ``jitdigest.blake3`` streams one-shot")
     L.append("inputs of ``GROUP_MIN`` bytes or more to ``oneshot_array`` (so the lanes compile")
-    L.append("once, for arrays). Compiled only (plain Numba code that LLVM vectorises). Edit")
+    L.append("once, for arrays). ``hash_rows``/``hash_chunks``: the batch entries, a message at a")
+    L.append("time (``b3_message``). Compiled only (plain Numba code that LLVM vectorises). Edit")
     L.append("tools/gen_lanes.py, not this file.")
     L.append('"""')
     L.append("import numpy as np")
@@ -289,8 +308,9 @@ def preamble(lw, wide):
                   % (", wide_vectors as _wide_vectors" if wide else "")))
     L.extend(wrap("from .layout import (BLOCK_LEN, BLOCKS, CHUNK_BLOCKS, CHUNK_END, CHUNK_LEN, "
                   "CHUNK_START, COUNTER, FLAGS, KEY, PARAMS, PARENT, STATE_WORDS)"))
-    L.append("from .portable import (_chunk_blocks, b3_output, final, oneshot,  # noqa: F401")
-    L.append("    push_subtree)")
+    L.append("from .._rows import over_chunks")
+    L.append("from .portable import (_chunk_blocks, b3_output, final, message_output,  # noqa: F401")
+    L.append("    oneshot, push_subtree, rows_output)")
     L.append("")
     L.append("NAME = \"lanes%d\"" % lw)
     L.append("FEATURE = %s" % feature)

@@ -21,7 +21,9 @@ import numpy as np
 
 from ..._algorithms import SPECS
 from .._jit import (GIL_MINSIZE, add32, const_words, gil_kernel, inline_kernel, kernel, load_le32,
-                   new_words, reacquire_gil, release_gil_if, rotr32, scratch, u32, u64)
+                   new_words, parallel_kernel, reacquire_gil, release_gil_if, rotr32, scratch, u32,
+                   u64)
+from .._rows import length_of, over_chunks, row_at, row_count, start_of
 from .layout import (BLOCK_LEN, BLOCKS, CHUNK_BLOCKS, CHUNK_END, CHUNK_START, COUNTER, CV, DEPTH,
                      FLAGS, KEY, PARAMS, PARENT, ROOT, STACK, STATE_WORDS)
 
@@ -317,3 +319,45 @@ def oneshot(params, data, block_index, skip, out):
     buflen = b3_update(state, buf, 0, data)
     b3_output(state, buf, buflen, block_index, skip, out)
     reacquire_gil(token)
+
+
+# --- the batch entries (``jitdigest.hash_many``): a message at a time --------------------------
+
+@inline_kernel
+def message_output(update, params, data, out):
+    """All of ``out`` for the message ``data`` alone, from ``params`` (key words and flags),
+    absorbed by ``update`` (this module's ``b3_update`` or a lane module's)."""
+    state = scratch(STATE_WORDS, np.uint32, STATE_WORDS)
+    for i in range(PARAMS):
+        state[i] = params[i]
+    buf = scratch(BLOCK_LEN, np.uint8, BLOCK_LEN)
+    buflen = update(state, buf, 0, data)
+    b3_output(state, buf, buflen, 0, 0, out)
+
+
+@inline_kernel
+def rows_output(message, values, starts, lengths, rows, iv, out):
+    """``message(iv, values[start:start + length], out[r])`` for every row ``r`` of ``rows``
+    (``jitdigest/kernels/_rows.py``): ``iv`` the parameters, ``out``'s width the output length."""
+    for i in range(row_count(rows)):
+        r = row_at(rows, i)
+        start = start_of(starts, r)
+        message(iv, values[start:start + length_of(lengths, r)], out[r])
+
+
+@kernel
+def b3_message(params, data, out):
+    """All of ``out`` for the message ``data`` alone, from ``params``."""
+    message_output(b3_update, params, data, out)
+
+
+@kernel
+def hash_rows(values, starts, lengths, rows, iv, out):
+    """The batch entry (``_dispatch._signatures``), a message at a time; ``iv``: the
+    parameters."""
+    rows_output(b3_message, values, starts, lengths, rows, iv, out)
+
+
+@parallel_kernel
+def hash_chunks(values, starts, lengths, rows, bounds, iv, out):
+    over_chunks(hash_rows, values, starts, lengths, rows, bounds, iv, out)
