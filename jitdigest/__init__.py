@@ -101,7 +101,13 @@ def __getattr__(name):
 
 def new(name, data=b"", **kwargs):
     """Return a new hash object for the named algorithm, as ``hashlib.new``: names are hashlib's
-    (and OpenSSL's, e.g. "SHA-256"); an unknown name raises ValueError."""
+    (and OpenSSL's, e.g. "SHA-256"); an unknown name raises ValueError. "blake3" gives a
+    ``jitdigest.blake3.blake3`` (the blake3 package's interface: ``kwargs`` key=,
+    derive_key_context=, max_threads=, usedforsecurity=); it is not in
+    ``algorithms_available``, which lists hashlib's names only."""
+    if name == "blake3":
+        from .blake3 import blake3 as _blake3
+        return _blake3(data, **kwargs)
     spec = _algorithms.lookup(name)
     if spec.name in _BLAKE2:            # hashlib calls its blake2 classes: their errors as is
         return _BLAKE2[spec.name](data, **kwargs)
@@ -139,7 +145,7 @@ def backends(name):
     multi-buffer ones ``hash_many`` uses ("lanes16", "lanes8"). The first of each kind serves
     unless ``with jitdigest.backend(...)`` picks another; CPU features the machine or Numba's
     target lacks, ``NUMBA_DISABLE_JIT=1`` and ``JITDIGEST_DISABLE`` leave backends out."""
-    return _dispatch.available(_algorithms.lookup(name))
+    return _dispatch.available(_algorithms.lookup_any(name))
 
 
 def info():

@@ -13,11 +13,13 @@ import contextlib
 import functools
 
 from . import _cpu, _notice
-from .kernels import blake2b, blake2s, keccak, md5, sha1, sha256, sha512
+from .kernels import blake2b, blake2s, blake3, keccak, md5, sha1, sha256, sha512
 
-# Algorithm families (``AlgoSpec.family``) -> their kernel package.
+# Algorithm families (``AlgoSpec.family``) -> their kernel package. BLAKE3's per-message
+# backends serve here only their batch entries (``hash_rows``...): its objects' entries have
+# other signatures and are chosen by ``jitdigest.blake3`` itself.
 FAMILIES = {"md5": md5, "sha1": sha1, "sha256": sha256, "sha512": sha512, "keccak": keccak,
-            "blake2b": blake2b, "blake2s": blake2s}
+            "blake2b": blake2b, "blake2s": blake2s, "blake3": blake3}
 
 ENTRIES = ("update", "final", "oneshot", "hash_rows", "hash_grid", "hash_chunks", "grid_chunks")
 # hash_grid is the hash_rows function compiled for the grid form (jitdigest/kernels/_rows.py);
@@ -181,8 +183,10 @@ def batch_kernel_sets(spec):
 
 def available(spec):
     """The names of the backends this process can run for ``spec``, per-message ones first
-    (best first), then the multi-buffer ones (widest first)."""
-    return [b.name for b in backends(spec.family) + batch_backends(spec.family) if b.usable()]
+    (best first), then the multi-buffer ones (widest first), each name once (BLAKE3's chunk
+    lanes and message lanes share theirs)."""
+    names = [b.name for b in backends(spec.family) + batch_backends(spec.family) if b.usable()]
+    return list(dict.fromkeys(names))
 
 
 @contextlib.contextmanager

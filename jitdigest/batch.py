@@ -223,13 +223,16 @@ def _chunks(kernels, spec, grid, head, rows, bounds, tail, threads):
         entry(*head, (a, b) if grid else rows[a:b], *tail)
 
 
-def _hash_segments(spec, segments, n, outlen, given_out, threads):
+def _hash_segments(spec, segments, n, outlen, given_out, threads, iv=None):
+    """Hash every segment into ``out`` (checked; made when not given), from ``iv`` (None: the
+    algorithm's initial state)."""
     target = out = _layout.check_out(given_out, n, outlen)
     if n == 0 or outlen == 0:
         return out if given_out is None else given_out
     if _layout.overlaps(out, segments):
         target = np.empty_like(out)      # as numpy does: never write over unread input
-    iv = initial_state(spec)
+    if iv is None:
+        iv = initial_state(spec)
     mean = sum(seg.nbytes() for seg in segments) // n
     kernels = _dispatch.batch_kernels_for(spec, n, mean)
     for seg in segments:
@@ -240,16 +243,21 @@ def _hash_segments(spec, segments, n, outlen, given_out, threads):
     return out if given_out is None else given_out
 
 
-def hash_many(name, messages, offsets=None, *, length=None, out=None, threads=None):
+def hash_many(name, messages, offsets=None, *, key=None, derive_key_context=None, length=None,
+              out=None, threads=None):
     """Digests of many messages at once: a C-contiguous (n, digest_size) uint8 array whose row
     i is ``hashlib.new(name, message_i).digest()``.
 
-    ``name``: any name ``jitdigest.new`` takes (BLAKE2 with its default parameters).
+    ``name``: any name ``jitdigest.new`` takes (BLAKE2 with its default parameters), and
+    "blake3": row i is then ``blake3.blake3(message_i, key=key,
+    derive_key_context=derive_key_context).digest(length)`` (``length`` default 32; ``key``
+    and ``derive_key_context`` only for BLAKE3, checked as the blake3 package checks them).
     ``messages``: a 2-D C-contiguous uint8 array (n messages of equal length), a 1-D uint8
     array or bytes-like ``values`` with ``offsets`` (n + 1 integers: message i is
     ``values[offsets[i]:offsets[i+1]]``), a sequence of bytes-like objects, or a pyarrow
     binary/string array (nulls raise ValueError).
-    ``length``: for SHAKE, the output bytes per message (required, as for its digest()).
+    ``length``: for SHAKE, the output bytes per message (required, as for its digest()); for
+    BLAKE3, as for its digest() (default 32).
     ``out``: a C-contiguous writable (n, digest_size) uint8 array to write into (and return);
     it may overlap the input (the rows are then computed first and copied in, as numpy does).
     ``threads``: the most threads to use, an int (default: ``default_threads()``; the
@@ -257,11 +265,20 @@ def hash_many(name, messages, offsets=None, *, length=None, out=None, threads=No
     batches use one. Ctrl-C ends a long call between chunks of about
     ``_config.CHUNK_BLOCKS`` blocks.
     """
-    spec = _algorithms.lookup(name)
-    outlen = _out_length(spec, length)
+    spec = _algorithms.lookup_any(name)
+    if spec is _algorithms.BLAKE3:
+        from . import blake3
+        iv = blake3.params(key, derive_key_context)
+        outlen = blake3.output_length(length)
+    else:
+        if key is not None or derive_key_context is not None:
+            raise TypeError(f"key= and derive_key_context= are for blake3, not {spec.name} "
+                            "(for a keyed hash of many messages see hmac_many)")
+        iv = None
+        outlen = _out_length(spec, length)
     threads = _thread_cap(threads)
     segments, n = _layout.segments(messages, offsets)
-    return _hash_segments(spec, segments, n, outlen, out, threads)
+    return _hash_segments(spec, segments, n, outlen, out, threads, iv)
 
 
 # --- hex and UUID strings -------------------------------------------------------------------

@@ -196,6 +196,25 @@ def _checked_params(key, derive_key_context, max_threads, usedforsecurity):
     return params
 
 
+def params(key=None, derive_key_context=None):
+    """The parameter words of the mode the arguments ask for (key words, then the mode's flag:
+    a read-only uint32 array), checked with the package's errors: what every message of
+    ``jitdigest.hash_many("blake3", ...)`` starts from."""
+    if key is None and derive_key_context is None:
+        return _IV_PARAMS
+    return _checked_params(key, derive_key_context, 1, True)
+
+
+def output_length(length):
+    """An output length as ``digest(length)`` takes it (None: 32), with its errors."""
+    if length is None:
+        return KEY_LEN
+    length = _unsigned(length)
+    if length > _ISIZE_MAX:
+        raise OverflowError("length overflows isize")
+    return length
+
+
 def _update(threads, state, buf, buflen, view):
     """The chosen backend's ``update``, on ``threads`` threads if not 1."""
     kernels = _kernels()
