@@ -2,7 +2,7 @@
 ``java -XX:+PrintFlagsFinal | grep SHA``."""
 import platform
 
-from . import _algorithms, _cachedir, _calibration, _cpu, _dispatch, _parallel
+from . import _algorithms, _cachedir, _calibration, _cpu, _dispatch, _parallel, blake3
 
 # Flag lines: name -> (algorithm family, backend name that makes it true)
 FLAGS = {
@@ -29,10 +29,10 @@ def collect():
 
     from . import __version__
 
-    kernels = {name: _chosen(_dispatch.kernels_for, spec)
-               for name, spec in sorted(_algorithms.SPECS.items())}
-    batch = {name: _chosen(_dispatch.batch_kernels_for, spec)
-             for name, spec in sorted(_algorithms.SPECS.items())}
+    specs = sorted([*_algorithms.SPECS.items(), ("blake3", _algorithms.BLAKE3)])
+    kernels = {name: _chosen(_dispatch.kernels_for, spec) for name, spec in specs}
+    kernels["blake3"] = blake3.backend_name()     # its objects choose their kernels themselves
+    batch = {name: _chosen(_dispatch.batch_kernels_for, spec) for name, spec in specs}
     by_family = {spec.family: kernels[name] for name, spec in _algorithms.SPECS.items()}
     return {
         "versions": {"jitdigest": __version__, "python": platform.python_version(),

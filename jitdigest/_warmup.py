@@ -19,14 +19,17 @@ from . import _algorithms, _dispatch
 BATCH_TASKS = (("hash_rows", "hash_chunks"), ("hash_grid", "grid_chunks"))
 
 
-def plan(names):
-    """[(backend, word name, entries)] that the algorithms ``names`` use on this CPU, without
-    repeats, lane kernels first, and {algorithm: (kernel, batch kernel)} names for the report.
-    A lane kernel's entries are separate tasks (each is a large compile of its own); a
-    per-message kernel's entries are one task, as they share compiled pieces (``compress``)."""
+def plan(names, blake3=False):
+    """[(backend, word name, entries)] that the algorithms ``names`` (and BLAKE3, if
+    ``blake3``) use on this CPU, without repeats, lane kernels first, and {algorithm: (kernel,
+    batch kernel)} names for the report. A lane kernel's entries are separate tasks (each is a
+    large compile of its own); a per-message kernel's entries are one task, as they share
+    compiled pieces (``compress``). BLAKE3's objects' entries are one task of their own
+    (``OBJECT``), its per-message backend's batch entries separate ones (they serve batches of
+    a few rows: ``_dispatch.default_batch_kernels``)."""
     tasks, chosen = {}, {}
-    for name in names:
-        spec = _algorithms.lookup(name)
+    specs = [_algorithms.lookup(name) for name in names]
+    for spec in specs + ([_algorithms.BLAKE3] if blake3 else []):
         single = _dispatch.kernels_for(spec)
         batch = _dispatch.batch_kernels_for(spec)
         chosen[spec.name] = (single.name, batch.name)
@@ -34,15 +37,33 @@ def plan(names):
         if batch is not single:
             for entries in BATCH_TASKS:
                 tasks.setdefault((batch.backend, word, entries), None)
-        tasks.setdefault((single.backend, word, _dispatch.ENTRIES), None)
+        if spec is not _algorithms.BLAKE3:
+            tasks.setdefault((single.backend, word, _dispatch.ENTRIES), None)
+            continue
+        from . import blake3 as objects
+        chosen[spec.name] = (objects.backend_name(), batch.name)
+        for entries in BATCH_TASKS:
+            tasks.setdefault((single.backend, word, entries), None)
+        module = next(b for b in _dispatch.backends(spec.family)
+                      if b.name == objects.backend_name())
+        tasks.setdefault((module, OBJECT, objects.ENTRIES), None)
     order = sorted(tasks, key=lambda t: t[0].lanes == 1)       # stable: lanes first
-    # (family, backend name, word, entries): plain values, sent to worker processes; last, the
-    # batch API's join of a list of bytes (kernels/_pyobjects.py), used by every algorithm
-    return ([(b.family, b.name, word, entries) for b, word, entries in order]
+    # (family, backend module's name, word, entries): plain values, sent to worker processes;
+    # last, the batch API's join of a list of bytes (kernels/_pyobjects.py), used by every
+    # algorithm
+    return ([(b.family, _module_name(b), word, entries) for b, word, entries in order]
             + [JOIN_TASK]), chosen
 
 
 JOIN_TASK = ("bytes", "join", "uint8", ("join_exact_bytes",))
+# the "word" of a task of BLAKE3's objects' entries (``jitdigest.blake3``)
+OBJECT = "object"
+
+
+def _module_name(backend):
+    """A backend's module name in its family package: unlike ``NAME``, never shared (BLAKE3's
+    chunk lanes and message lanes share theirs)."""
+    return backend.module.__name__.rpartition(".")[2]
 
 
 def compile_one(family, name, word, entries):
@@ -54,7 +75,11 @@ def compile_one(family, name, word, entries):
         _pyobjects.join([b""])
         return time.perf_counter() - start
     backend = next(b for b in _dispatch.backends(family) + _dispatch.batch_backends(family)
-                   if b.name == name)
+                   if _module_name(b) == name)
+    if word == OBJECT:
+        from . import blake3
+        blake3.compile_entries(backend.module, entries)
+        return time.perf_counter() - start
     ks = _dispatch._kernel_set(backend, getattr(np, word))
     for entry in entries:
         getattr(ks, entry)
@@ -66,13 +91,14 @@ def _label(task):
     return " ".join((family, name) + (entries if len(entries) == 1 else ()))
 
 
-def run(names, jobs, out=None, err=None):
-    """Compile everything ``names`` need on ``jobs`` processes; returns the exit status.
-    ``out``/``err``: the streams written to (default: sys.stdout/sys.stderr at call time)."""
+def run(names, jobs, out=None, err=None, blake3=False):
+    """Compile everything ``names`` (and BLAKE3, if ``blake3``) need on ``jobs`` processes;
+    returns the exit status. ``out``/``err``: the streams written to (default:
+    sys.stdout/sys.stderr at call time)."""
     from . import _cachedir, _notice
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
-    tasks, chosen = plan(names)
+    tasks, chosen = plan(names, blake3)
     jobs = max(1, min(jobs, len(tasks)))
     tty = _notice.isatty(err)
     start = time.perf_counter()

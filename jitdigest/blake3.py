@@ -58,6 +58,8 @@ def _signatures():
 
 
 _ENTRIES = ("update", "final", "oneshot", "oneshot_array", "flush", "parallel_cvs", "push_cvs")
+# the entries the objects use, for ``jitdigest warmup``
+ENTRIES = _ENTRIES
 
 
 class _Kernels:
@@ -104,6 +106,17 @@ def _kernels():
             chosen = _SETS[module.__name__] = _Kernels(module)
         _CHOICE = (disabled, chosen)
     return chosen
+
+
+def compile_entries(module, entries):
+    """Compile (or load from the cache) those of ``entries`` a backend module has, as the
+    objects will use them (``jitdigest warmup``)."""
+    kernels = _SETS.get(module.__name__)
+    if kernels is None:
+        kernels = _SETS[module.__name__] = _Kernels(module)
+    for entry in entries:
+        if hasattr(module, entry):
+            getattr(kernels, entry)
 
 
 def backend_name():

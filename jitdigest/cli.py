@@ -229,7 +229,7 @@ def _cmd_warmup(args):
     names = _names(args)
     if args.jobs < 0:
         raise ValueError(f"invalid number of jobs: {args.jobs}")
-    status = _warmup.run(names, args.jobs or os.cpu_count() or 1)
+    status = _warmup.run(names, args.jobs or os.cpu_count() or 1, blake3=not args.algorithms)
     if status == 0 and not args.no_tune:
         _tune(names, quick=True, every=False)
     return status

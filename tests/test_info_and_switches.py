@@ -10,13 +10,13 @@ from jitdigest import _algorithms, _cpu, _dispatch, _info
 
 def test_info_lists_every_algorithm_and_the_cpu():
     data = jitdigest.info()
-    assert set(data["kernels"]) == set(_algorithms.SPECS)
-    assert set(data["batch_kernels"]) == set(_algorithms.SPECS)
+    assert set(data["kernels"]) == set(_algorithms.SPECS) | {"blake3"}
+    assert set(data["batch_kernels"]) == set(_algorithms.SPECS) | {"blake3"}
     for feature in ("sha", "avx2", "avx512f"):
         assert feature in data["cpu"]["features"]
     assert data["jit"] is True
     text = "\n".join(_info.format_lines(data))
-    for name in _algorithms.SPECS:
+    for name in [*_algorithms.SPECS, "blake3"]:
         assert f"kernel {name} " in text
     assert "UseSHA256Intrinsics = " in text
 
@@ -117,6 +117,6 @@ def test_python_m_jitdigest_info_names_features_and_kernels():
     proc = subprocess.run([sys.executable, "-m", "jitdigest", "info"], capture_output=True,
                           text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
-    for name in _algorithms.SPECS:
+    for name in [*_algorithms.SPECS, "blake3"]:
         assert f"kernel {name} " in proc.stdout
     assert "feature sha " in proc.stdout and "UseSHA1Intrinsics = " in proc.stdout

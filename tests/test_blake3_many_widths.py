@@ -1,0 +1,73 @@
+"""BLAKE3's ``hash_many`` on each lane width, forced with ``jitdigest.backend`` in this process
+(the message lanes of 8 and 16, the per-message portable kernel) and with JITDIGEST_DISABLE in
+a new one, against the ``blake3`` package. Kept apart from tests/test_blake3_many.py: each width
+is a compile of its own (cold, 15-30 s), done here in a second worker."""
+import json
+import os
+import pathlib
+import random
+import subprocess
+import sys
+
+import pytest
+
+import jitdigest
+from jitdigest import _algorithms, _dispatch
+from test_blake3_many import MESSAGES, MODES, expected, rows
+
+ref = pytest.importorskip("blake3")       # the package: in the test extras
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+# lanes16 serves by default where usable: tests/test_blake3_many.py runs it
+WIDTHS = ("lanes8", "portable")
+MODULES = {"lanes16": "many16", "lanes8": "many8", "portable": "portable"}
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_each_lane_width(width):
+    """Forced with ``jitdigest.backend``: the message lanes of that width (the per-message
+    portable kernel for "portable") serve, and agree with the package."""
+    if width not in jitdigest.backends("blake3"):
+        pytest.skip(f"{width} is not usable here")
+    messages = MESSAGES[:60]
+    with jitdigest.backend(width):
+        ks = _dispatch.batch_kernels_for(_algorithms.BLAKE3, len(messages), 500)
+        assert ks.backend.module.__name__.rsplit(".", 1)[1] == MODULES[width]
+        checked = 0
+        for mode in MODES:
+            for length in (32, 70):
+                got = jitdigest.hash_many("blake3", messages, length=length, **mode)
+                assert rows(got) == expected(messages, length, **mode), (mode, length)
+                checked += len(messages)
+    assert checked == 6 * len(messages)
+
+
+CHILD = """
+import json, random, jitdigest
+from jitdigest import _algorithms, _dispatch
+rnd = random.Random(3)
+msgs = [rnd.randbytes(n) for n in (0, 1, 64, 65, 1024, 1025, 3000) * 5]
+ks = _dispatch.batch_kernels_for(_algorithms.BLAKE3, len(msgs), 700)
+out = jitdigest.hash_many("blake3", msgs, key=bytes(32))
+print(json.dumps([ks.backend.module.__name__.rsplit(".", 1)[1], [bytes(r).hex() for r in out],
+                  jitdigest.backends("blake3")]))
+"""
+
+
+@pytest.mark.parametrize("switches, allowed", [("avx512", "lanes8"), ("avx512,avx2", "")])
+def test_disable_switches_in_a_new_process(switches, allowed):
+    env = dict(os.environ, JITDIGEST_DISABLE=switches, PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True,
+                          env=env, cwd=ROOT, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    module, digests, names = json.loads(proc.stdout)
+    rnd = random.Random(3)
+    msgs = [rnd.randbytes(n) for n in (0, 1, 64, 65, 1024, 1025, 3000) * 5]
+    assert digests == [h.hex() for h in expected(msgs, key=bytes(32))]
+    assert len(digests) == 35
+    assert "lanes16" not in names
+    if allowed and allowed in jitdigest.backends("blake3"):
+        assert module == "many8" and names == ["lanes8", "portable"]
+    else:
+        assert module == "portable" and names == ["portable"]
