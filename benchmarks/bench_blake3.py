@@ -3,8 +3,12 @@
 one thread with ``max_threads=1``) and against hashlib's sha256, one-shot
 ``blake3(data).digest()`` on one core, turns taken in rotation (``take_turns``: medians of
 self-calibrated repeats). Speeds in MB/s; ratio = jitdigest / the other, in the same run.
+Then many messages: ``jitdigest.hash_many("blake3", ...)`` on one thread (``threads=1``), the
+rows as a 2-D array and as a list of bytes, against a loop of ``blake3.blake3(m).digest()``
+(the package), in turns.
 
     python benchmarks/bench_blake3.py [--sizes 64 1048576] [--rounds 5]
+                                      [--rows 100000] [--row-sizes 64 1024]
 """
 import argparse
 import hashlib
@@ -28,10 +32,31 @@ def contenders(data):
     }
 
 
+def many_contenders(rows):
+    """hash_many on one thread, 2-D and list, and the package's loop, on the same rows."""
+    import blake3 as package
+    import numpy as np
+
+    import jitdigest
+    grid = np.frombuffer(os.urandom(rows[0] * rows[1]), np.uint8).reshape(rows)
+    messages = [bytes(r) for r in grid]
+    expected = [package.blake3(m).digest() for m in messages]
+    for form in (grid, messages):
+        assert [bytes(r) for r in jitdigest.hash_many("blake3", form, threads=1)] == expected
+    return {
+        "hash_many, 2-D array": lambda: jitdigest.hash_many("blake3", grid, threads=1),
+        "hash_many, list of bytes": lambda: jitdigest.hash_many("blake3", messages, threads=1),
+        "loop of blake3.blake3(m)": lambda: [package.blake3(m).digest() for m in messages],
+    }
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[64, 1 << 20])
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rows", type=int, default=100_000,
+                        help="messages per hash_many call (0: skip that part)")
+    parser.add_argument("--row-sizes", type=int, nargs="+", default=[64, 1024])
     args = parser.parse_args(argv)
     print(machine())
     for size in args.sizes:
@@ -42,6 +67,14 @@ def main(argv=None):
         for name, t in times.items():
             ratio = "" if name == "jitdigest.blake3" else f"  jitdigest / this = {t / ours:.2f}x"
             print(f"  {name:<28} {size / t / 1e6:10.1f} MB/s  {t * 1e6:10.2f} us{ratio}")
+    for size in args.row_sizes if args.rows else ():
+        times = take_turns(many_contenders((args.rows, size)), rounds=args.rounds)
+        loop = times["loop of blake3.blake3(m)"]
+        print(f"{args.rows} rows of {size} B, one thread:")
+        for name, t in times.items():
+            ratio = f"  loop / this = {loop / t:.1f}x" if t != loop else ""
+            print(f"  {name:<28} {args.rows * size / t / 1e6:10.1f} MB/s  {t * 1e3:10.2f} ms"
+                  f"{ratio}")
 
 
 if __name__ == "__main__":

@@ -89,14 +89,13 @@ def many_kernel(lw, wide):
     add(4, "blk[lane] = b + 1")
     add(4, "q = np.uint64(start_of(starts, r) + b * BLOCK_LEN)")
     add(4, "flags = mode if b else np.uint32(mode | CHUNK_START)")
-    add(4, "if b < nfull[lane]:")
+    add(4, "count = min(length_of(lengths, r) - b * BLOCK_LEN, BLOCK_LEN)")
+    add(4, "if count == BLOCK_LEN:  # a whole block (the last one too, in a whole number)")
     prefetch_ahead(add, 5, 64)
     for j in range(8):
         add(5, "pairs[%d + lane] = _word(values, q + np.uint64(%d))" % (MSG * lw // 2 + j * lw,
                                                                       8 * j))
-    add(5, "buf[%d + lane] = np.uint32(BLOCK_LEN)" % (BLEN * lw))
-    add(4, "else:  # the last block: 0..64 bytes, zero-padded; the root")
-    add(5, "count = length_of(lengths, r) - b * BLOCK_LEN")
+    add(4, "else:  # the last block: 0..63 bytes, zero-padded")
     add(5, "nd = count // 8")
     for j in range(8):
         add(5, "pairs[%d + lane] = 0" % (MSG * lw // 2 + j * lw))
@@ -109,7 +108,8 @@ def many_kernel(lw, wide):
     add(6, "v |= np.uint64(values[q + np.uint64(k)]) << np.uint64(8 * k)")
     add(5, "if nd < 8:")
     add(6, "pairs[%d + %d * nd + lane] = v" % (MSG * lw // 2, lw))
-    add(5, "buf[%d + lane] = np.uint32(count)" % (BLEN * lw))
+    add(4, "buf[%d + lane] = np.uint32(count)" % (BLEN * lw))
+    add(4, "if b == nfull[lane]:  # the root")
     add(5, "flags = np.uint32(flags | CHUNK_END | ROOT)")
     add(5, "if nout > KEY_LEN:")
     add(6, "for i in range(8):")

@@ -591,7 +591,8 @@ def hash_rows(values, starts, lengths, rows, iv, out):
                 blk[lane] = b + 1
                 q = np.uint64(start_of(starts, r) + b * BLOCK_LEN)
                 flags = mode if b else np.uint32(mode | CHUNK_START)
-                if b < nfull[lane]:
+                count = min(length_of(lengths, r) - b * BLOCK_LEN, BLOCK_LEN)
+                if count == BLOCK_LEN:  # a whole block (the last one too, in a whole number)
                     if pf and b + 4 < nfull[lane]:  # the block 4 ahead
                         _prefetch(values, q + np.uint64(256))
                     if pf and b == 0:  # a new row: the blocks up to there too
@@ -605,9 +606,7 @@ def hash_rows(values, starts, lengths, rows, iv, out):
                     pairs[80 + lane] = _word(values, q + np.uint64(40))
                     pairs[88 + lane] = _word(values, q + np.uint64(48))
                     pairs[96 + lane] = _word(values, q + np.uint64(56))
-                    buf[64 + lane] = np.uint32(BLOCK_LEN)
-                else:  # the last block: 0..64 bytes, zero-padded; the root
-                    count = length_of(lengths, r) - b * BLOCK_LEN
+                else:  # the last block: 0..63 bytes, zero-padded
                     nd = count // 8
                     pairs[40 + lane] = 0
                     pairs[48 + lane] = 0
@@ -625,7 +624,8 @@ def hash_rows(values, starts, lengths, rows, iv, out):
                         v |= np.uint64(values[q + np.uint64(k)]) << np.uint64(8 * k)
                     if nd < 8:
                         pairs[40 + 8 * nd + lane] = v
-                    buf[64 + lane] = np.uint32(count)
+                buf[64 + lane] = np.uint32(count)
+                if b == nfull[lane]:  # the root
                     flags = np.uint32(flags | CHUNK_END | ROOT)
                     if nout > KEY_LEN:
                         for i in range(8):
