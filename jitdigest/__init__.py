@@ -141,8 +141,9 @@ def file_digest(fileobj, digest, /, *, _bufsize=_config.FILE_BUFFER):
 
 def backends(name):
     """The names of the backends this process can run for the algorithm ``name`` (hashlib's
-    names), best first: the per-message ones (e.g. "sha_ni", "unrolled", "portable"), then the
-    multi-buffer ones ``hash_many`` uses ("lanes16", "lanes8"). The first of each kind serves
+    names, or "blake3"), best first: the per-message ones (e.g. "sha_ni", "unrolled",
+    "portable"), then the multi-buffer ones ``hash_many`` uses ("lanes16", "lanes8"; BLAKE3's
+    chunk lanes and message lanes share these names, listed once). The first of each kind serves
     unless ``with jitdigest.backend(...)`` picks another; CPU features the machine or Numba's
     target lacks, ``NUMBA_DISABLE_JIT=1`` and ``JITDIGEST_DISABLE`` leave backends out."""
     return _dispatch.available(_algorithms.lookup_any(name))

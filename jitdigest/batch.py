@@ -258,7 +258,8 @@ def hash_many(name, messages, offsets=None, *, key=None, derive_key_context=None
     binary/string array (nulls raise ValueError).
     ``length``: for SHAKE, the output bytes per message (required, as for its digest()); for
     BLAKE3, as for its digest() (default 32).
-    ``out``: a C-contiguous writable (n, digest_size) uint8 array to write into (and return);
+    ``out``: a C-contiguous writable (n, digest_size) uint8 array ((n, length) for SHAKE and
+    BLAKE3) to write into (and return);
     it may overlap the input (the rows are then computed first and copied in, as numpy does).
     ``threads``: the most threads to use, an int (default: ``default_threads()``; the
     parallel region's thread count for this call, as ``numba.set_num_threads``); small

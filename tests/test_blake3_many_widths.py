@@ -71,3 +71,28 @@ def test_disable_switches_in_a_new_process(switches, allowed):
         assert module == "many8" and names == ["lanes8", "portable"]
     else:
         assert module == "portable" and names == ["portable"]
+
+
+INTERPRETED = """
+import json, jitdigest, numpy as np
+msgs = [b"", b"abc", bytes(range(200)) * 6, b"q" * 2100]
+out = [[bytes(r).hex() for r in jitdigest.hash_many("blake3", msgs, length=70, **mode)]
+       for mode in ({}, {"key": bytes(range(32))}, {"derive_key_context": "c"})]
+out.append([bytes(r).hex() for r in jitdigest.hash_many("blake3", np.zeros((3, 65), np.uint8))])
+print(json.dumps([jitdigest.backends("blake3"), out]))
+"""
+
+
+def test_interpreted_in_a_new_process():
+    """With NUMBA_DISABLE_JIT=1 the portable kernel serves, interpreted."""
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1", PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-c", INTERPRETED], capture_output=True, text=True,
+                          env=env, cwd=ROOT, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    names, out = json.loads(proc.stdout)
+    assert names == ["portable"]
+    msgs = [b"", b"abc", bytes(range(200)) * 6, b"q" * 2100]
+    want = [[h.hex() for h in expected(msgs, 70, **mode)]
+            for mode in ({}, {"key": bytes(range(32))}, {"derive_key_context": "c"})]
+    want.append([h.hex() for h in expected([bytes(65)] * 3)])
+    assert out == want and sum(map(len, out)) == 15
