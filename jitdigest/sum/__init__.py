@@ -34,6 +34,8 @@ def run(args):
     algo = algos.from_list(args.algorithm, args.length, args.check, args.audit is not None,
                            blake3=blake3)
     b3 = isinstance(algo, algos.Blake3)     # b3sum's formats and check mode
+    if b3 and not algo.length_ok and (args.json or args.audit is not None):
+        raise FatalError(f"invalid length: {quote(args.length)}")
     operands = [os.fsencode(f) for f in args.files] or [b"-"]
     progress = None
     if _progress.wanted(args):
@@ -58,7 +60,7 @@ def run(args):
     try:
         if args.check and b3:
             ok = b3sum.check_files(operands, args, algo, hasher, out)
-        elif b3 and args.audit is None:
+        elif b3 and args.audit is None and not args.json:
             ok = b3sum.write_sums(_with_algo(expand_operands(operands, args.recursive), algo),
                                   algo, args, hashed, out)
         elif args.check:
