@@ -146,6 +146,9 @@ def _extras(files, db):
         ("audit", ["-a", "blake3", "--audit", "audit.b3", "-r", "."], b""),
         ("not-blake3", ["-a", "sha256", "--no-names", "a"], b""),
         ("tag", ["-a", "blake3", "--tag", "a"], b""),
+        ("check-jobs", ["-a", "blake3", "-c", "-j", "2", "mixed.b3", "good.b3"], b""),
+        ("check-status", ["-a", "blake3", "-c", "--status", "good.b3"], b""),
+        ("json-bad-length", ["-a", "blake3", "--json", "-l", "x", "a"], b""),
     ]
 
 
@@ -304,6 +307,10 @@ def test_recursive_jobs_json_lists(runs):
     assert jd["list-length"][0] == 1 and jd["list-length"][1] == b""
     assert jd["not-blake3"][0] == 1 and jd["tag"][0] == 1
     assert len(want) == 6
+    assert jd["check-jobs"][0] == 1 and jd["check-jobs"][1:] == tuple(
+        a + b for a, b in zip(jd["check-mixed"][1:], jd["check-good"][1:]))
+    assert jd["check-status"][0] == 1 and jd["check-status"][1] == b""
+    assert jd["json-bad-length"] == (1, b"", "jitdigest: invalid length: 'x'\n".encode())
 
 
 def test_cache_and_audit(runs):
