@@ -4,7 +4,8 @@ default, all cores), on (a) one large file (default 256 MiB) and (b) a tree of m
 files (default 20,000 of 1-8 KiB; b3sum gets them as ``find DIR -type f -print0 | xargs -0``,
 jitdigest as ``-r DIR``). The commands run in turn, ``--repeat`` rounds, each a fresh process
 (start-up included), after one untimed round that also checks that the outputs agree; medians,
-bests and ratios to each b3sum run are printed. The data is made under /tmp and removed.
+bests and ratios to each b3sum run are printed, and first the same for an empty file (start-up
+alone). The data is made under /tmp and removed.
 
     python benchmarks/bench_b3sum.py [--big-mib 256] [--files 20000] [--repeat 5] [-- -j 2]
 """
@@ -82,6 +83,9 @@ def main(argv=None):
         sys.exit("b3sum is not installed")
     tmp = tempfile.mkdtemp(prefix="bench_b3sum.")
     try:
+        empty = os.path.join(tmp, "empty")
+        open(empty, "wb").close()
+        measure("start-up (an empty file)", commands(empty, False, args.extra), args.repeat)
         big = os.path.join(tmp, "big.bin")
         make_big(big, args.big_mib)
         measure(f"one file of {args.big_mib} MiB", commands(big, False, args.extra),
