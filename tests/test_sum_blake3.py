@@ -112,6 +112,9 @@ def _cases(files):
         ("keyed-long", keyed, KEY + b"!", True),
         ("derive", ["--derive-key", CONTEXT, "a", "big", "new\nline"], b"", True),
         ("derive-empty", ["--derive-key", "", "a"], b"", True),
+        # one thread: the threaded kernels' compile belongs to test_blake3 (minutes cold)
+        ("threads", ["--num-threads", "1", "--no-mmap", "big", "edge", "a"], b"", True),
+        ("threads-all", ["--num-threads", "+0", "a"], b"", True),
         ("check-good", ["-c", "good.b3"], b"", True),
         ("check-mixed", ["-c", "mixed.b3"], b"", True),
         ("check-quiet", ["-c", "--quiet", "mixed.b3", "good.b3"], b"", True),
@@ -149,6 +152,7 @@ def _extras(files, db):
         ("check-jobs", ["-a", "blake3", "-c", "-j", "2", "mixed.b3", "good.b3"], b""),
         ("check-status", ["-a", "blake3", "-c", "--status", "good.b3"], b""),
         ("json-bad-length", ["-a", "blake3", "--json", "-l", "x", "a"], b""),
+        ("threads-bad", ["-a", "blake3", "--num-threads", "x", "a"], b""),
     ]
 
 
@@ -235,14 +239,15 @@ def test_digests_against_package(runs):
                                       for n in (b"a", b"big", b"back\\slash"))
     assert jd["derive"][1] == b"".join(_line(n, _content(n), derive_key_context=CONTEXT)
                                        for n in (b"a", b"big", b"new\nline"))
-    checked += 14
+    assert jd["threads"][1] == b"".join(_line(n, _content(n)) for n in (b"big", b"edge", b"a"))
+    checked += 14 + 3
     assert jd["keyed-stdin"] == (1, _line(b"a", b"abc", key=KEY),
                                  b"jitdigest: -: Cannot open `-` in keyed mode\n")
     assert jd["keyed-short"] == (1, b"", b"jitdigest: expected 32 key bytes from stdin, "
                                          b"found 31\n")
     assert jd["check-good"][0] == 0 and jd["check-ours"][0] == 1    # the U+FFFD name
     assert jd["check-ours"][1].count(b": OK\n") == len(NAMES) - 1   # not the non-UTF-8 one
-    assert checked == 2 * len(NAMES) + 14
+    assert checked == 2 * len(NAMES) + 17
 
 
 def test_same_as_b3sum(runs):
@@ -260,7 +265,7 @@ def test_same_as_b3sum(runs):
         else:
             assert err == b_err, name
         compared += 1
-    assert compared == len(runs["cases"]) >= 38
+    assert compared == len(runs["cases"]) >= 40
 
 
 def test_b3sum_checks_ours(runs):
@@ -310,6 +315,7 @@ def test_recursive_jobs_json_lists(runs):
     assert jd["check-jobs"][0] == 1 and jd["check-jobs"][1:] == tuple(
         a + b for a, b in zip(jd["check-mixed"][1:], jd["check-good"][1:]))
     assert jd["check-status"][0] == 1 and jd["check-status"][1] == b""
+    assert jd["threads-bad"] == (1, b"", b"jitdigest: Failed to parse num threads.\n")
     assert jd["json-bad-length"] == (1, b"", "jitdigest: invalid length: 'x'\n".encode())
 
 

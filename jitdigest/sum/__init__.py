@@ -30,7 +30,7 @@ def run(args):
     jobs = min(args.jobs or cpus, _config.SUM_JOBS_PER_CPU * cpus)
     blake3 = None
     if algos.BLAKE3 in args.algorithm.lower().split(","):
-        blake3 = b3sum.mode(args, _config.SUM_BLAKE3_THREADS if jobs == 1 else 1)
+        blake3 = b3sum.mode(args, jobs)
     algo = algos.from_list(args.algorithm, args.length, args.check, args.audit is not None,
                            blake3=blake3)
     b3 = isinstance(algo, algos.Blake3)     # b3sum's formats and check mode

@@ -13,6 +13,7 @@ import hmac
 import os
 import re
 
+from .. import _config
 from . import algos
 from .check import _read_lines
 from .errors import FatalError, UsageError
@@ -38,7 +39,9 @@ def check_options(args):
     names = _names(args)
     only = [o for o, used in (("--keyed", args.keyed),
                               ("--derive-key", args.derive_key is not None),
-                              ("--no-names", args.no_names), ("--raw", args.raw)) if used]
+                              ("--no-names", args.no_names), ("--raw", args.raw),
+                              ("--num-threads", args.num_threads is not None),
+                              ("--no-mmap", args.no_mmap)) if used]
     if only and algos.BLAKE3 not in names:
         raise UsageError(f"the {only[0]} option needs --algorithm=blake3")
     if args.keyed and args.derive_key is not None:
@@ -75,13 +78,22 @@ def check_options(args):
                              "mode)")
 
 
-def mode(args, threads):
-    """Blake3's keyword arguments for this run (key, context, threads); reads the key from
-    standard input with --keyed. b3sum's order: the --raw operand count, then the key."""
+def mode(args, jobs):
+    """Blake3's keyword arguments for this run (key, context, threads for streamed files:
+    with -j 1, --num-threads N, 0 meaning all cores, or SUM_BLAKE3_THREADS; else 1); reads
+    the key from standard input with --keyed. b3sum's order: the --raw operand count, the
+    key, --num-threads."""
     if args.raw and len(args.files) > 1:
         raise FatalError("Only one filename can be provided when using --raw")
     key = read_key(0) if args.keyed else None
-    return {"key": key, "context": args.derive_key, "threads": threads}
+    if args.num_threads is not None:
+        n = algos.blake3_length(args.num_threads)      # the same unsigned parse as -l
+        if n is None:
+            raise FatalError("Failed to parse num threads.")
+        threads = min(n, os.cpu_count() or 1) or -1     # 0: blake3.AUTO
+    else:
+        threads = _config.SUM_BLAKE3_THREADS
+    return {"key": key, "context": args.derive_key, "threads": threads if jobs == 1 else 1}
 
 
 def read_key(fd):
