@@ -55,6 +55,11 @@ SUM_BATCH_BYTES = 4 * 1024 * 1024
 # batch in flight) and contention (-j 100000 started 351 threads and doubled the peak memory;
 # 3,000 files of 32 KiB: 338 MB at -j 100000 before the cap, 210 MB after, 147 MB at -j 1).
 SUM_JOBS_PER_CPU = 4
+# jitdigest sum -a blake3 -j 1: max_threads of files streamed (above SUM_SMALL_FILE bytes).
+# 1: a 256 MiB file read in 256 KiB-4 MiB blocks, 2 cores shared with other work, 7 alternating
+# runs: medians 0.092-0.104 s at one thread, 0.096-0.104 s at two (per block, threads only
+# split groups of chunks, so a block's worth of work is small for them).
+SUM_BLAKE3_THREADS = 1
 
 # jitdigest sum --cache: a file changed within this long (ns) of the start of the run that stored
 # it is read again (git's "racy" rule: 2 s is FAT's timestamp granularity and covers clocks a little

@@ -81,6 +81,14 @@ output: "HASH  NAME" lines (" *" before NAME with -b); --tag: "SHA256 (NAME) = H
   With -a LIST each algorithm has its own row; a file is taken from the database only when
   all of them are there.
 
+-a blake3: output, errors and --check as b3sum 1.2's, byte for byte: "HASH  NAME" lines,
+  -l LEN counts BYTES, names shown as UTF-8 (invalid bytes as U+FFFD) with only backslash
+  and newline escaped, errors "NAME: STRERROR (os error N)"; --check reads b3sum's lines
+  (64 lowercase hex digits, two spaces) and takes --quiet only; --tag, -b, -t, -z are
+  refused. --keyed, --derive-key apply to blake3 in a list too (-a blake3,sha256), whose
+  lines follow the coreutils format. -r, -j, --json, --cache and --audit work as for the
+  other algorithms.
+
 --audit MANIFEST: one line per file, names escaped as in checksum lines:
   "MATCHED: NAME", "CHANGED: NAME" (other digest), "NEW: NAME" (not in MANIFEST),
   "MOVED: OLD -> NEW" (a new name with the digest of a missing one), "MISSING: NAME"
@@ -100,7 +108,8 @@ def _configure_sum(p):
                    help="digest algorithm: any name jitdigest.new() takes (md5, sha1, sha224, "
                         "sha256, sha384, sha512, sha512_224, sha512_256, sha3_224 ... "
                         "sha3_512, shake_128, shake_256, blake2b, blake2s, and OpenSSL's "
-                        "spellings such as SHA-256), or sha3 with -l. With -c, only lines of "
+                        "spellings such as SHA-256), sha3 with -l, or blake3 (as b3sum: see "
+                        "below). With -c, only lines of "
                         "this algorithm are checked; 'auto' checks BSD-tagged lines of any "
                         "algorithm (as cksum -c). A comma-separated list (-a sha256,md5,sha1) "
                         "reads each file once and writes a line per algorithm, in that order "
@@ -109,8 +118,9 @@ def _configure_sum(p):
                    help="digest length in bits for BLAKE2 and SHAKE, as b2sum -l: a multiple "
                         "of 8, at most 512 for blake2b and 256 for blake2s (0 or absent: the "
                         "maximum). SHAKE default: 256 bits for shake_128, 512 for shake_256. "
-                        "With -a sha3: 224, 256, 384 or 512. In a list it applies to the "
-                        "algorithms that take a length")
+                        "With -a sha3: 224, 256, 384 or 512. With -a blake3 it counts BYTES, "
+                        "as b3sum -l (default 32, any length). In a list it applies to the "
+                        "algorithms that take a length (not with blake3 in the list)")
     g = p.add_argument_group("output")
     g.add_argument("-b", "--binary", dest="binary", action="store_const", const=1,
                    help="mark names with '*' (binary mode; no difference on POSIX systems)")
@@ -148,6 +158,21 @@ def _configure_sum(p):
     g.add_argument("--audit", metavar="MANIFEST",
                    help="compare the files (with -r, the trees) with MANIFEST, a list of "
                         "checksums as --check reads, and report each file (see below)")
+    g = p.add_argument_group("blake3 (as b3sum)")
+    g.add_argument("--keyed", action="store_true",
+                   help="keyed mode: the 32-byte key is read from standard input (so '-' "
+                        "cannot be hashed)")
+    g.add_argument("--derive-key", metavar="CONTEXT",
+                   help="key derivation mode with context string CONTEXT")
+    g.add_argument("--no-names", action="store_true",
+                   help="print digests only (-a blake3 alone)")
+    g.add_argument("--raw", action="store_true",
+                   help="write the digest's raw bytes, no name (-a blake3 alone, one FILE)")
+    g.add_argument("--num-threads", metavar="NUM",
+                   help="threads for each file streamed (over 64 KiB), with -j 1 (0: one per "
+                        "CPU; default 1: two measured no faster here)")
+    g.add_argument("--no-mmap", action="store_true",
+                   help="accepted for b3sum's sake: files are always read, never mapped")
     g = p.add_argument_group("checking")
     g.add_argument("-c", "--check", action="store_true",
                    help="read checksums from the FILEs and check them")

@@ -9,12 +9,13 @@ import os
 import sys
 
 from .. import _config, _dispatch
-from . import algos, progress as _progress
+from . import algos, b3sum, progress as _progress
 from .check import CheckState, check_file
 from .errors import FatalError, UsageError
 from .hasher import Hasher
 from .output import Output, write_sums
 from .quote import quote
+from .walk import expand_operands
 
 __all__ = ["run", "UsageError", "FatalError"]
 
@@ -22,12 +23,20 @@ __all__ = ["run", "UsageError", "FatalError"]
 def run(args):
     """``jitdigest sum``: the exit status (0 all good, 1 anything failed or mismatched)."""
     _check_options(args)
+    b3sum.check_options(args)
     _dispatch.COMPILE_BATCH = False     # lane kernels when cached ("jitdigest warmup"), else
                                         # the per-message ones: no minute-long first run
-    algo = algos.from_list(args.algorithm, args.length, args.check, args.audit is not None)
-    operands = [os.fsencode(f) for f in args.files] or [b"-"]
     cpus = os.cpu_count() or 1
     jobs = min(args.jobs or cpus, _config.SUM_JOBS_PER_CPU * cpus)
+    blake3 = None
+    if algos.BLAKE3 in args.algorithm.lower().split(","):
+        blake3 = b3sum.mode(args, jobs)
+    algo = algos.from_list(args.algorithm, args.length, args.check, args.audit is not None,
+                           blake3=blake3)
+    b3 = isinstance(algo, algos.Blake3)     # b3sum's formats and check mode
+    if b3 and not algo.length_ok and (args.json or args.audit is not None):
+        raise FatalError(f"invalid length: {quote(args.length)}")
+    operands = [os.fsencode(f) for f in args.files] or [b"-"]
     progress = None
     if _progress.wanted(args):
         total = None
@@ -45,8 +54,16 @@ def run(args):
         from .cache import Cache
         cache = Cache(os.fsencode(args.cache), out.error, read=not args.no_cache_read)
     hashed = hasher.run if cache is None else (lambda items: cache.run(hasher, items))
+    if args.keyed:                      # standard input held the key
+        hashed_any = hashed
+        hashed = lambda items: hashed_any(b3sum.keyed_stdin(items))   # noqa: E731
     try:
-        if args.check:
+        if args.check and b3:
+            ok = b3sum.check_files(operands, args, algo, hasher, out)
+        elif b3 and args.audit is None and not args.json:
+            ok = b3sum.write_sums(_with_algo(expand_operands(operands, args.recursive), algo),
+                                  algo, args, hashed, out)
+        elif args.check:
             state = CheckState()
             ok = all([check_file(cf, args, algo, hasher, out, state) for cf in operands])
         elif args.audit is not None:
@@ -68,6 +85,12 @@ def run(args):
         progress.close()
     out.finish()
     return 0 if ok else 1
+
+
+def _with_algo(items, algo):
+    for item in items:
+        item.algo = algo
+        yield item
 
 
 def _check_options(args):

@@ -1,6 +1,7 @@
 """Which digest ``jitdigest sum`` computes: ``-a``/``-l`` and BSD tags resolved to an Algo (a
 constructor, an output length and the tag it prints), all read from the table in _algorithms;
-``-a sha256,md5,sha1`` to Several, which hashes the same bytes with each of its Algos."""
+``-a blake3`` to a Blake3 (jitdigest.blake3, not in that table: -l counts its output in BYTES,
+as b3sum's does); ``-a sha256,md5,sha1`` to Several, which hashes the same bytes with each."""
 import functools
 import re
 
@@ -49,6 +50,69 @@ class Algo:
 
     def oneshot(self, data):
         return self.finish(self._ctor(data))
+
+
+BLAKE3 = "blake3"
+BLAKE3_OUT_LEN = 32             # b3sum's default output length, in bytes
+
+
+class Blake3:
+    """BLAKE3 at one output length in bytes, in one mode (plain, keyed with ``key``, or key
+    derivation under ``context``), through jitdigest.blake3; files above ``big`` bytes may
+    be hashed with ``threads`` threads (1: never). Not batched (hash_many has no BLAKE3)."""
+
+    name = BLAKE3
+    xof = False
+    has_length = False
+    tag_name = "BLAKE3"
+    batch_name = None
+
+    def __init__(self, size=BLAKE3_OUT_LEN, key=None, context=None, threads=1,
+                 length_ok=True):
+        self.size = size
+        self.length_ok = length_ok      # False: b3sum's "Failed to parse length." per file
+        self.bits = size * 8
+        self.max_bits = self.bits
+        self.key = key
+        self.context = context
+        self.threads = threads
+        self.tag = b"BLAKE3" if size == BLAKE3_OUT_LEN else b"BLAKE3-%d" % self.bits
+        from ..blake3 import blake3
+        self._blake3 = blake3
+
+    def _ident(self):
+        return (self.size, self.key, self.context)
+
+    def __eq__(self, other):
+        return isinstance(other, Blake3) and self._ident() == other._ident()
+
+    def __hash__(self):
+        return hash(self._ident())
+
+    @property
+    def cache_key(self):
+        """What a --cache row says of this mode: the context, or an identifier of the key
+        (a BLAKE3 derived key of it: the database never holds the key itself)."""
+        if self.key is not None:
+            ident = self._blake3(self.key, derive_key_context="jitdigest sum --cache key id")
+            return f"{BLAKE3}-keyed-{ident.hexdigest(8)}:{self.bits}"
+        if self.context is not None:
+            return f"{BLAKE3}-derive-key-{self.context}:{self.bits}"
+        return f"{BLAKE3}:{self.bits}"
+
+    def new(self, data=b"", threads=1):
+        return self._blake3(data, key=self.key, derive_key_context=self.context,
+                            max_threads=threads)
+
+    def new_large(self):
+        """A hash object for a file too large to read whole (threads when asked)."""
+        return self.new(threads=self.threads)
+
+    def finish(self, h):
+        return h.digest(self.size)
+
+    def oneshot(self, data):
+        return self.new(data).digest(self.size)
 
 
 def get(name, bits=None):
@@ -111,6 +175,8 @@ AUTO = "auto"   # -a auto -c: each tagged line checked with the algorithm its ta
 def from_option(name, length, check=False):
     """The Algo for ``-a NAME`` and ``-l BITS`` (None or a string), with coreutils' errors;
     None for ``-a auto`` with --check (cksum -c without -a: tagged lines of any algorithm)."""
+    if name.lower() == BLAKE3:
+        raise UsageError("-a blake3 is chosen by from_list")
     bits = 0 if length is None else parse_length(length)
     if name.lower() == AUTO:
         if not check:
@@ -128,7 +194,8 @@ def from_option(name, length, check=False):
         spec = _algorithms.lookup(name)
     except ValueError:
         raise UsageError(f"invalid argument {quote(name)} for {quote('--algorithm')}\n"
-                         f"Valid arguments: {', '.join(names())}, sha3, {AUTO}") from None
+                         f"Valid arguments: {', '.join(names())}, sha3, {BLAKE3}, {AUTO}"
+                         ) from None
     if _has_length(spec):
         if bits:
             limit = _max_bits(spec)
@@ -205,19 +272,50 @@ def _takes_length(name):
     """Whether ``-l`` applies to ``name`` (an unknown name: True, so from_option says so)."""
     if name.lower() == "sha3":
         return True
+    if name.lower() == BLAKE3:
+        return False
     try:
         return _has_length(_algorithms.lookup(name))
     except ValueError:
         return True
 
 
-def from_list(text, length, check=False, audit=False):
+_U64_RE = re.compile(r"\+?[0-9]+", re.ASCII)
+
+
+def blake3_length(text):
+    """The bytes ``-l TEXT`` asks of blake3, read as b3sum reads it (Rust's u64 parse: an
+    optional '+', ASCII digits, at most 2**64 - 1), or None where b3sum fails each file."""
+    if _U64_RE.fullmatch(text) is None or int(text) > _UINTMAX:
+        return None
+    return int(text)
+
+
+def _blake3(length, mode):
+    """The Blake3 for -a blake3 (-l in bytes) in ``mode`` (key, context, threads)."""
+    if length is None:
+        return Blake3(**mode)
+    size = blake3_length(length)
+    if size is None:
+        return Blake3(0, length_ok=False, **mode)
+    return Blake3(size, **mode)
+
+
+def from_list(text, length, check=False, audit=False, blake3=None):
     """The Algo for ``-a TEXT`` (as from_option), or a Several for a comma-separated list:
     -l applies to its members that take a length (an error, as today, if none does); a
-    name given twice (in any spelling) and lists with --check or --audit are usage errors."""
+    name given twice (in any spelling) and lists with --check or --audit are usage errors.
+    ``blake3`` is the mode of blake3 (Blake3's key, context and threads); in a list blake3
+    takes no -l (it would count bytes where the others count bits)."""
+    mode = blake3 or {}
     names = text.split(",")
     if len(names) == 1:
+        if text.lower() == BLAKE3:
+            return _blake3(length, mode)
         return from_option(text, length, check or audit)
+    if length is not None and BLAKE3 in [n.lower() for n in names]:
+        raise UsageError("--length cannot be used with a list holding blake3 (blake3 counts "
+                         "it in bytes, the others in bits)")
     for option, used in (("--check", check), ("--audit", audit)):
         if used:
             raise UsageError(f"several algorithms cannot be combined with {option}")
@@ -225,7 +323,10 @@ def from_list(text, length, check=False, audit=False):
         from_option(names[0], length)           # today's error for -l without BLAKE2/SHAKE
     parts = []
     for name in names:
-        algo = from_option(name, length if _takes_length(name) else None)
+        if name.lower() == BLAKE3:
+            algo = _blake3(None, mode)
+        else:
+            algo = from_option(name, length if _takes_length(name) else None)
         if algo in parts:
             raise UsageError(f"invalid argument {quote(text)} for {quote('--algorithm')}: "
                              f"{quote(algo.name)} given twice")

@@ -46,8 +46,9 @@ _UPSERT = "INSERT OR REPLACE INTO digests VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 
 def algo_key(algo):
-    """The algorithm as stored: its name and output length, e.g. "blake2b:256"."""
-    return f"{algo.name}:{algo.bits}"
+    """The algorithm as stored: its name and output length, e.g. "blake2b:256" (BLAKE3 says
+    its mode too: algos.Blake3.cache_key)."""
+    return getattr(algo, "cache_key", None) or f"{algo.name}:{algo.bits}"
 
 
 class Cache:

@@ -36,7 +36,8 @@ class Hasher:
 
     def _stream(self, item, fd, head):
         """Hash the rest of an open file after its first bytes ``head``."""
-        h = item.algo.new()
+        algo = item.algo
+        h = algo.new_large() if hasattr(algo, "new_large") else algo.new()
         h.update(head)
         size = len(head)
         buf = self._buffer()
