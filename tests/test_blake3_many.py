@@ -227,3 +227,16 @@ def test_backends_info_and_warmup_plan():
     assert {"hash_rows", "hash_grid", "hash_chunks", "grid_chunks", "update", "final",
             "oneshot"} <= entries
     assert not [t for t in _warmup.plan(["md5"])[0] if t[0] == "blake3"]
+
+
+def test_warmup_and_tune_take_the_name_blake3():
+    """``jitdigest warmup blake3`` compiles BLAKE3's kernels (and tunes nothing for it); any
+    other name is still checked up front."""
+    import argparse
+    from jitdigest import cli
+    names = cli._names
+    assert names(argparse.Namespace(algorithms=["blake3", "SHA256"])) == (["sha256"], True)
+    assert names(argparse.Namespace(algorithms=["md5"])) == (["md5"], False)
+    assert names(argparse.Namespace(algorithms=[])) == (sorted(_algorithms.SPECS), True)
+    with pytest.raises(ValueError, match="unsupported hash type"):
+        names(argparse.Namespace(algorithms=["blake3", "nosuch"]))

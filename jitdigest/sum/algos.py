@@ -59,13 +59,13 @@ BLAKE3_OUT_LEN = 32             # b3sum's default output length, in bytes
 class Blake3:
     """BLAKE3 at one output length in bytes, in one mode (plain, keyed with ``key``, or key
     derivation under ``context``), through jitdigest.blake3; files above ``big`` bytes may
-    be hashed with ``threads`` threads (1: never). Not batched (hash_many has no BLAKE3)."""
+    be hashed with ``threads`` threads (1: never); runs of small files go through
+    ``hash_many("blake3", ..., key=, derive_key_context=, length=)``."""
 
     name = BLAKE3
     xof = False
     has_length = False
     tag_name = "BLAKE3"
-    batch_name = None
 
     def __init__(self, size=BLAKE3_OUT_LEN, key=None, context=None, threads=1,
                  length_ok=True):
@@ -77,6 +77,8 @@ class Blake3:
         self.context = context
         self.threads = threads
         self.tag = b"BLAKE3" if size == BLAKE3_OUT_LEN else b"BLAKE3-%d" % self.bits
+        self.batch_name = BLAKE3 if length_ok else None
+        self.batch_kwargs = {"key": key, "derive_key_context": context, "length": size}
         from ..blake3 import blake3
         self._blake3 = blake3
 

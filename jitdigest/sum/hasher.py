@@ -111,8 +111,10 @@ class Hasher:
         # One thread: -j alone decides how many run (with -j N the batches are already spread
         # over N workers; hash_many's own threads only contended with them).
         kw = {} if offsets is None else {"offsets": offsets}
-        out = self._hash_many(algo.batch_name, messages, length=algo.size if algo.xof else None,
-                              threads=1, **kw)
+        # BLAKE3's mode and length; a SHAKE's length
+        kw.update(getattr(algo, "batch_kwargs", None) or
+                  {"length": algo.size if algo.xof else None})
+        out = self._hash_many(algo.batch_name, messages, threads=1, **kw)
         return [row.tobytes() for row in out]
 
     def _process(self, items):
