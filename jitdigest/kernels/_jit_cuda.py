@@ -221,7 +221,7 @@ def device(kernel):
     (recursively) and every scratch helper to its device form. Under the CUDA simulator the
     kernel runs as it is (interpreted with ``NUMBA_DISABLE_JIT=1``, else compiled for the CPU)."""
     if config.ENABLE_CUDASIM:
-        return cuda.jit(device=True)(kernel)
+        return cuda.jit(device=True)(_with_host_arrays(kernel))
     func = source_of(kernel)
     found = _DEVICE.get(func)
     if found is None:
@@ -254,3 +254,13 @@ def _hashable(value):
     except TypeError:
         return False
     return True
+
+
+def _with_host_arrays(kernel):
+    """``kernel`` called with the simulator's in-kernel arrays as the numpy arrays they wrap
+    (through ``__array_interface__``, no copy): the kernels' loaders read buffers."""
+    def run(*args):
+        return kernel(*(a if isinstance(a, (np.ndarray, np.generic, int, tuple)) else
+                        np.asarray(a) for a in args))
+    run.__name__ = getattr(kernel, "__name__", "kernel")
+    return run
