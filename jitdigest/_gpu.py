@@ -1,6 +1,6 @@
 """Whether this process can run ``jitdigest.cuda``, asked without raising and without importing
 numba-cuda when it is not installed: for ``jitdigest.cuda``'s import and ``jitdigest info``."""
-import importlib.util
+from importlib.util import find_spec
 import os
 
 
@@ -12,7 +12,7 @@ def simulator():
 
 def missing():
     """None when ``jitdigest.cuda`` can run here, else a sentence saying what is missing."""
-    if importlib.util.find_spec("numba_cuda") is None:
+    if find_spec("numba_cuda") is None:
         return ("jitdigest.cuda needs the numba-cuda package: pip install 'jitdigest[cuda]' "
                 "(NUMBA_ENABLE_CUDASIM=1 then runs it on the CPU, without a GPU)")
     if simulator():

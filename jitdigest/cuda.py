@@ -148,6 +148,10 @@ def hash_many(name, messages, offsets=None, *, length=None, out=None, stream=Non
     ``stream``: the CUDA stream for copies and the launch (default: the default stream); the
     call returns once the launch is queued, before the digests are ready.
     """
+    if isinstance(name, str) and name.lower() == "blake3":
+        raise NotImplementedError("jitdigest.cuda has no BLAKE3 kernel (its tree of chunks does "
+                                  "not fit one thread per message); jitdigest.blake3 runs on "
+                                  "the CPU")
     spec = _algorithms.lookup(name)
     if spec.family not in FAMILIES:
         raise NotImplementedError(f"jitdigest.cuda has no kernel for {spec.name}; it serves "
