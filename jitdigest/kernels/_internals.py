@@ -20,7 +20,9 @@ seams, one section each:
    ``jitdigest._parallel``;
 7. ``local_words()`` / ``local_scratch()`` / ``local_copy()``: section 2's arrays, zeroed or
    copied, for CUDA device code (which may not return an array from a device function, so
-   ``_jit``'s scratch helpers become these in ``_jit_cuda``).
+   ``_jit``'s scratch helpers become these in ``_jit_cuda``);
+8. ``ptx_without_gpu()``: CUDA kernels compiled to PTX on a machine with no GPU (numba-cuda's
+   ``CUDADispatcher.compile_device`` asks the current device for its compute capability).
 
 ``REQUIRED`` lists every private name used here and ``missing()`` says which of them this
 Numba/llvmlite lacks. Importing this module imports Numba (``jitdigest._cpu`` imports it lazily,
@@ -417,6 +419,26 @@ def local_copy(typingctx, words, cap):
         count = builder.extract_value(src.shape, 0)
         return _local_array(context, builder, words.dtype, cap.literal_value, count, src.data)
     return types.Array(words.dtype, 1, "C")(words, cap), codegen
+
+
+# --- 8. PTX without a GPU --------------------------------------------------------------
+
+def ptx_without_gpu(kernel, signature, cc):
+    """The PTX of the Python function ``kernel`` for argument types ``signature`` and compute
+    capability ``cc``, its device functions compiled for ``cc`` too (``numba.cuda.compile_ptx``
+    alone asks a GPU for theirs): for tests of the CUDA lowering on a machine without one."""
+    import sys
+    from types import SimpleNamespace
+
+    from numba import cuda
+    module = sys.modules[type(cuda.jit(device=True)(lambda: None)).__module__]
+    with compiler_lock():
+        saved = module.get_current_device
+        module.get_current_device = lambda: SimpleNamespace(compute_capability=cc)
+        try:
+            return cuda.compile_ptx(kernel, signature, cc=cc)[0]
+        finally:
+            module.get_current_device = saved
 
 
 # --- inventory ----------------------------------------------------------------------------
