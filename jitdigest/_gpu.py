@@ -28,7 +28,8 @@ def describe():
     """One line for ``jitdigest info``: the GPU found, the simulator, or what is missing."""
     problem = missing()
     if problem is not None:
-        return "none (" + problem.split(":")[0].split(";")[0] + ")"
+        installed = find_spec("numba_cuda") is not None
+        return f"none ({'no usable CUDA GPU or driver' if installed else 'numba-cuda not installed'})"
     if simulator():
         return "simulator (NUMBA_ENABLE_CUDASIM=1)"
     from numba import cuda

@@ -114,4 +114,18 @@ def test_import_without_gpu_says_what_is_missing():
 def test_missing_numba_cuda_message(monkeypatch):
     monkeypatch.setattr(_gpu, "find_spec", lambda name: None)
     assert "pip install 'jitdigest[cuda]'" in _gpu.missing()
-    assert _gpu.describe().startswith("none (jitdigest.cuda needs the numba-cuda package")
+    assert _gpu.describe() == "none (numba-cuda not installed)"
+
+
+def test_info_says_whether_a_gpu_was_found():
+    plain = child(["-m", "jitdigest", "info"], sim=False)
+    sim = child(["-m", "jitdigest", "info"])
+    assert plain.returncode == 0 and sim.returncode == 0, plain.stderr + sim.stderr
+    line = [x for x in plain.stdout.splitlines() if x.startswith("gpu = ")]
+    assert len(line) == 1, plain.stdout
+    if not HAVE_NUMBA_CUDA:
+        assert line[0] == "gpu = none (numba-cuda not installed)"
+        assert "gpu = none (numba-cuda not installed)" in sim.stdout
+    else:
+        assert line[0] == "gpu = none (no usable CUDA GPU or driver)" or "compute capability" in line[0]
+        assert "gpu = simulator (NUMBA_ENABLE_CUDASIM=1)" in sim.stdout
