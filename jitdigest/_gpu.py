@@ -28,8 +28,9 @@ def describe():
     """One line for ``jitdigest info``: the GPU found, the simulator, or what is missing."""
     problem = missing()
     if problem is not None:
-        installed = find_spec("numba_cuda") is not None
-        return f"none ({'no usable CUDA GPU or driver' if installed else 'numba-cuda not installed'})"
+        if find_spec("numba_cuda") is None:
+            return "none (numba-cuda not installed)"
+        return "none (no usable CUDA GPU or driver)"
     if simulator():
         return "simulator (NUMBA_ENABLE_CUDASIM=1)"
     from numba import cuda

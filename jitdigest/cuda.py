@@ -85,8 +85,8 @@ def _layout_of(messages, offsets, stream):
         raise TypeError("1-D values need offsets (n + 1 integers)")
     dev_offsets = _device_array(offsets, "offsets")
     host_offsets = offsets if dev_offsets is None else dev_offsets.copy_to_host(stream=stream)
-    if dev_offsets is not None:
-        cuda.default_stream().synchronize() if stream is None else stream.synchronize()
+    if dev_offsets is not None and stream != 0:
+        stream.synchronize()                  # the offsets are needed on the host now
     starts, lengths = _rows_of(host_offsets, (dev if dev is not None else host).shape[0])
     if dev is None:
         dev = cuda.to_device(host, stream=stream)
@@ -115,7 +115,7 @@ def _rows_of(offsets, size):
 
 def _check_out(out, n, outlen, stream):
     if out is None:
-        return cuda.device_array((n, outlen), np.uint8, stream=stream or 0)
+        return cuda.device_array((n, outlen), np.uint8, stream=stream)
     dev = _device_array(out, "out")
     if dev is None:
         raise TypeError(f"out must be a device array, not {type(out).__name__}")
@@ -157,6 +157,7 @@ def hash_many(name, messages, offsets=None, *, length=None, out=None, stream=Non
         raise NotImplementedError(f"jitdigest.cuda has no kernel for {spec.name}; it serves "
                                   f"{', '.join(sorted(algorithms_available))}")
     outlen = _out_length(spec, length)
+    stream = 0 if stream is None else stream
     values, starts, lengths, n = _layout_of(messages, offsets, stream)
     if isinstance(starts, int) and starts * n > values.shape[0]:      # cannot happen: a reshape
         raise ValueError(f"{n} rows of {starts} bytes do not fit in {values.shape[0]} bytes")
@@ -166,8 +167,8 @@ def hash_many(name, messages, offsets=None, *, length=None, out=None, stream=Non
     (a, b), (c, d) = _span(target), _span(values)
     if a < d and c < b and values.nbytes:
         raise ValueError("out overlaps the messages")
-    iv = cuda.to_device(np.ascontiguousarray(initial_state(spec)), stream=stream or 0)
+    iv = cuda.to_device(np.ascontiguousarray(initial_state(spec)), stream=stream)
     threads = _config.CUDA_THREADS_PER_BLOCK
-    launch = rows_kernel(spec.family)[-(-n // threads), threads, stream or 0]
+    launch = rows_kernel(spec.family)[-(-n // threads), threads, stream]
     launch(values, starts, lengths, n, iv, target)
     return target

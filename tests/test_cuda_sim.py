@@ -99,7 +99,8 @@ def test_import_without_gpu_says_what_is_missing():
     raises ImportError naming what is missing; importing jitdigest never imports it."""
     code = ("import sys, jitdigest\n"
             "assert 'jitdigest.cuda' not in sys.modules and 'numba' not in sys.modules\n"
-            "try:\n    import jitdigest.cuda\nexcept ImportError as e:\n    print('ImportError:', e)\n"
+            "try:\n    import jitdigest.cuda\n"
+            "except ImportError as e:\n    print('ImportError:', e)\n"
             "else:\n    print('imported')\n")
     proc = child(["-c", code], sim=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -127,5 +128,6 @@ def test_info_says_whether_a_gpu_was_found():
         assert line[0] == "gpu = none (numba-cuda not installed)"
         assert "gpu = none (numba-cuda not installed)" in sim.stdout
     else:
-        assert line[0] == "gpu = none (no usable CUDA GPU or driver)" or "compute capability" in line[0]
+        assert (line[0] == "gpu = none (no usable CUDA GPU or driver)"
+                or "compute capability" in line[0]), line[0]
         assert "gpu = simulator (NUMBA_ENABLE_CUDASIM=1)" in sim.stdout

@@ -118,7 +118,8 @@ def _load_be32(data, pos, w, n):
     def impl(data, pos, w, n):
         for i in range(n):
             q = pos + 4 * i
-            w[i] = ((np.uint32(data[q]) << np.uint32(24)) | (np.uint32(data[q + 1]) << np.uint32(16))
+            w[i] = ((np.uint32(data[q]) << np.uint32(24))
+                    | (np.uint32(data[q + 1]) << np.uint32(16))
                     | (np.uint32(data[q + 2]) << np.uint32(8)) | np.uint32(data[q + 3]))
     return impl
 
@@ -128,7 +129,8 @@ def _load_le32(data, pos, w, n):
     def impl(data, pos, w, n):
         for i in range(n):
             q = pos + 4 * i
-            w[i] = ((np.uint32(data[q + 3]) << np.uint32(24)) | (np.uint32(data[q + 2]) << np.uint32(16))
+            w[i] = ((np.uint32(data[q + 3]) << np.uint32(24))
+                    | (np.uint32(data[q + 2]) << np.uint32(16))
                     | (np.uint32(data[q + 1]) << np.uint32(8)) | np.uint32(data[q]))
     return impl
 
