@@ -364,7 +364,8 @@ for family in FAMILIES:
     sig = f"(uint8[::1], int64[::1], int64[::1], int64, {word}[::1], uint8[:, ::1])"
     ptx = _internals.ptx_without_gpu(rows_kernel(family).py_func, sig, (9, 0))
     stats[family] = {"entry": ptx.count(".entry"), "calls": ptx.count("call.uni"),
-                     "funnel": ptx.count(".wrap.b32")}
+                     "funnel": ptx.count(".wrap.b32"), "ld32": ptx.count("ld.global.u32"),
+                     "ld64": ptx.count("ld.global.u64")}
 print(json.dumps(stats))
 """
 
@@ -372,7 +373,7 @@ print(json.dumps(stats))
 def test_every_cuda_batch_kernel_compiles_to_ptx():
     """Every family's CUDA batch kernel (the CPU source through ``_jit_cuda.device``) lowers to
     PTX with no GPU here: one kernel entry, its device functions inlined (no calls), the 32-bit
-    rotations as funnel shifts. Needs numba-cuda and NVVM (``nvidia-nvvm``, as the ``cu13``
+    rotations as funnel shifts, message words loaded whole from global memory where aligned. Needs numba-cuda and NVVM (``nvidia-nvvm``, as the ``cu13``
     extra of numba-cuda installs it)."""
     import importlib.util
     import json
@@ -388,4 +389,23 @@ def test_every_cuda_batch_kernel_compiles_to_ptx():
     for family, s in stats.items():
         assert s["entry"] == 1 and s["calls"] == 0, (family, s)
         if family in ("md5", "sha1", "sha256", "blake2s"):
-            assert s["funnel"] > 0, (family, s)
+            assert s["funnel"] > 0 and s["ld32"] > 0, (family, s)     # rotations, whole words
+        else:
+            assert s["ld64"] > 0, (family, s)
+
+
+# --- 8. whole words from byte arrays ------------------------------------------------------
+
+def test_address_and_words_of_a_byte_array():
+    from jitdigest.kernels._internals import address_of, word_at
+
+    @numba.njit
+    def read(data, pos):
+        return (address_of(data), address_of(data[pos:]), word_at(data, pos, np.uint32),
+                word_at(data, pos, np.uint64))
+
+    data = np.arange(64, dtype=np.uint8)
+    base, at, w32, w64 = read(data, 8)
+    assert base == data.ctypes.data and at == base + 8
+    assert w32 == int.from_bytes(data[8:12].tobytes(), sys.byteorder)
+    assert w64 == int.from_bytes(data[8:16].tobytes(), sys.byteorder)

@@ -21,7 +21,9 @@ seams, one section each:
 7. ``local_words()`` / ``local_scratch()`` / ``local_copy()``: section 2's arrays, zeroed or
    copied, for CUDA device code (which may not return an array from a device function, so
    ``_jit``'s scratch helpers become these in ``_jit_cuda``);
-8. ``ptx_without_gpu()``: CUDA kernels compiled to PTX on a machine with no GPU (numba-cuda's
+8. ``address_of()`` / ``word_at()``: an array's data address, and the native word at a byte
+   offset of a uint8 array (CUDA loaders read aligned message words whole);
+9. ``ptx_without_gpu()``: CUDA kernels compiled to PTX on a machine with no GPU (numba-cuda's
    ``CUDADispatcher.compile_device`` asks the current device for its compute capability).
 
 ``REQUIRED`` lists every private name used here and ``missing()`` says which of them this
@@ -363,6 +365,7 @@ def _local_array(context, builder, word, cap, n=None, source=None):
     size = context.get_abi_sizeof(llvm_word)
     intp = lambda v: context.get_constant(types.intp, v)          # noqa: E731
     data = cgutils.alloca_once(builder, llvm_word, size=cap)
+    data.align = 8                          # whole 64-bit words may be read from it (section 8)
     cgutils.memset(builder, data, intp(cap * size), 0)
     n = intp(cap) if n is None else n
     if source is not None:
@@ -421,7 +424,37 @@ def local_copy(typingctx, words, cap):
     return types.Array(words.dtype, 1, "C")(words, cap), codegen
 
 
-# --- 8. PTX without a GPU --------------------------------------------------------------
+# --- 8. whole words from byte arrays --------------------------------------------------------
+
+@intrinsic
+def address_of(typingctx, arr):
+    """The address of ``arr``'s first element, an intp."""
+    if not isinstance(arr, types.Array):
+        return None
+
+    def codegen(context, builder, signature, args):
+        data = context.make_array(arr)(context, builder, args[0]).data
+        return builder.ptrtoint(data, context.get_value_type(types.intp))
+    return types.intp(arr), codegen
+
+
+@intrinsic
+def word_at(typingctx, data, pos, dtype):
+    """The native-endian word of ``dtype`` at byte ``pos`` of the uint8 array ``data``, read
+    whole: the caller proves it aligned to its size and inside ``data``."""
+    word = _word_of(dtype)
+    if not (isinstance(data, types.Array) and data.dtype == types.uint8 and word is not None):
+        return None
+
+    def codegen(context, builder, signature, args):
+        base = context.make_array(data)(context, builder, args[0]).data
+        at = builder.gep(base, [context.cast(builder, args[1], pos, types.intp)])
+        ptr = builder.bitcast(at, context.get_value_type(word).as_pointer())
+        return builder.load(ptr, align=context.get_abi_sizeof(context.get_value_type(word)))
+    return word(data, pos, dtype), codegen
+
+
+# --- 9. PTX without a GPU --------------------------------------------------------------
 
 def ptx_without_gpu(kernel, signature, cc):
     """The PTX of the Python function ``kernel`` for argument types ``signature`` and compute

@@ -4,10 +4,12 @@ CPU kernels' own source compiles as CUDA device functions.
 The CPU forms are generic ``@overload``s inlined at Numba-IR level (``inline="always"``); the
 CUDA target types their omitted and literal arguments wrongly when it inlines them, so each
 helper gets a ``target="cuda"`` overload here (the CUDA target prefers it to the generic one),
-compiled as an ordinary device function that LLVM inlines. Stack scratch (``new_words``,
-``scratch``) becomes ``cuda.local.array`` (thread-local memory, in registers where its indices
-are constant after unrolling); the GIL helpers do nothing. Importing this module imports Numba's
-CUDA target (numba-cuda); ``jitdigest.cuda`` does, nothing else.
+compiled as an ordinary device function that LLVM inlines. The block loaders read aligned
+message words whole. The GIL helpers do nothing. The scratch helpers (``new_words``,
+``scratch``, ``scratch_copy``) return arrays, which a CUDA device function may not: ``device``
+rebinds them to frame-local intrinsics (thread-local memory, in registers where LLVM can).
+Importing this module imports Numba's CUDA target (numba-cuda); ``jitdigest.cuda`` does,
+nothing else.
 """
 from types import CodeType, FunctionType
 
@@ -18,6 +20,7 @@ from numba.core.dispatcher import Dispatcher
 from numba.extending import overload
 
 from . import _internals, _jit, _rows
+from ._internals import address_of, word_at
 
 
 def _cuda(pyfunc):
@@ -103,9 +106,50 @@ def _not64(x):
 
 # --- block loaders ------------------------------------------------------------------------
 
+# Message words are read whole where their address is aligned to their size (2-D rows of a
+# multiple of 8 bytes, the padded final blocks), else byte by byte; big-endian ones swapped.
+
+def _bswap32(x):
+    return x
+
+
+def _bswap64(x):
+    return x
+
+
+@_cuda(_bswap32)
+def _bswap32_impl(x):
+    def impl(x):
+        y = np.uint32(x)
+        return ((y >> np.uint32(24)) | ((y >> np.uint32(8)) & np.uint32(0xFF00))
+                | ((y << np.uint32(8)) & np.uint32(0xFF0000)) | (y << np.uint32(24)))
+    return impl
+
+
+@_cuda(_bswap64)
+def _bswap64_impl(x):
+    def impl(x):
+        y = np.uint64(x)
+        hi = _bswap32(np.uint32(y & np.uint64(0xFFFFFFFF)))
+        lo = _bswap32(np.uint32(y >> np.uint64(32)))
+        return (np.uint64(hi) << np.uint64(32)) | np.uint64(lo)
+    return impl
+
+
+def _aligned(data, pos, size):
+    return True
+
+
+@_cuda(_aligned)
+def _aligned_impl(data, pos, size):
+    return lambda data, pos, size: (address_of(data) + pos) % size == 0
+
+
 @_cuda(_jit.be64)
 def _be64(data, pos):
     def impl(data, pos):
+        if _aligned(data, pos, 8):
+            return _bswap64(word_at(data, pos, np.uint64))
         v = np.uint64(0)
         for j in range(8):
             v = (v << np.uint64(8)) | np.uint64(data[pos + j])
@@ -116,6 +160,10 @@ def _be64(data, pos):
 @_cuda(_jit.load_be32)
 def _load_be32(data, pos, w, n):
     def impl(data, pos, w, n):
+        if _aligned(data, pos, 4):
+            for i in range(n):
+                w[i] = _bswap32(word_at(data, pos + 4 * i, np.uint32))
+            return
         for i in range(n):
             q = pos + 4 * i
             w[i] = ((np.uint32(data[q]) << np.uint32(24))
@@ -127,6 +175,10 @@ def _load_be32(data, pos, w, n):
 @_cuda(_jit.load_le32)
 def _load_le32(data, pos, w, n):
     def impl(data, pos, w, n):
+        if _aligned(data, pos, 4):
+            for i in range(n):
+                w[i] = word_at(data, pos + 4 * i, np.uint32)
+            return
         for i in range(n):
             q = pos + 4 * i
             w[i] = ((np.uint32(data[q + 3]) << np.uint32(24))
@@ -146,6 +198,10 @@ def _load_be64(data, pos, w, n):
 @_cuda(_jit.load_le64)
 def _load_le64(data, pos, w, n):
     def impl(data, pos, w, n):
+        if _aligned(data, pos, 8):
+            for i in range(n):
+                w[i] = word_at(data, pos + 8 * i, np.uint64)
+            return
         for i in range(n):
             q = pos + 8 * i
             v = np.uint64(0)
