@@ -107,9 +107,9 @@ def measure(name, size, args, rng):
     spec_out = jc.hash_many(name, dev[:1], **kw(name)).shape[1]
     out = cuda.device_array((args.messages, spec_out), np.uint8)
     kernel = best(lambda: jc.hash_many(name, dev, out=out, **kw(name)), args.repeat)
-    copies = best(lambda: jc.hash_many(name, host, **kw(name)).copy_to_host(), args.repeat)
     check = out.copy_to_host()[-1].tobytes() == expected(name, host[-1])
-    del dev, out
+    del dev, out                       # device memory for the copies' own arrays
+    copies = best(lambda: jc.hash_many(name, host, **kw(name)).copy_to_host(), args.repeat)
     cpu_rows = host[:args.cpu_messages]
     cpu = best(lambda: jitdigest.hash_many(name, cpu_rows, **kw(name)), args.repeat)
     return {"algorithm": name, "size": size, "messages": args.messages,
