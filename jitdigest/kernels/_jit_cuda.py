@@ -223,8 +223,7 @@ def _reacquire_gil(token):
 
 # --- rows: a device kernel hashes one row, the grid form (first, first + 1) ---------------
 
-def _is_grid(rows):
-    return isinstance(rows, types.UniTuple)
+_is_grid = _rows._is_grid
 
 
 @_cuda(_rows.row_count)
