@@ -131,3 +131,42 @@ def test_info_says_whether_a_gpu_was_found():
         assert (line[0] == "gpu = none (no usable CUDA GPU or driver)"
                 or "compute capability" in line[0]), line[0]
         assert "gpu = simulator (NUMBA_ENABLE_CUDASIM=1)" in sim.stdout
+
+
+LOADERS = r"""
+import struct, sys
+import numpy as np, numba
+from numba.extending import overload
+from jitdigest.kernels import _jit, _jit_cuda as jc
+# The CUDA loaders' helpers, given to the CPU target too, so their code runs here.
+overload(jc._bswap32)(jc._bswap32_impl)
+overload(jc._bswap64)(jc._bswap64_impl)
+overload(jc._aligned)(jc._aligned_impl)
+FORMATS = {"load_be32": ">16I", "load_le32": "<16I", "load_be64": ">16Q", "load_le64": "<16Q"}
+data = np.random.default_rng(5).integers(0, 256, 256, dtype=np.uint8)
+checked = aligned = 0
+for name, fmt in FORMATS.items():
+    impl = numba.njit(getattr(jc, "_" + name)(None, None, None, None))
+    size = struct.calcsize(fmt)
+    for p in range(9):
+        w = np.zeros(16, np.uint64 if fmt[-1] == "Q" else np.uint32)
+        impl(data[p:p + size], 0, w, 16)
+        assert w.tolist() == list(struct.unpack(fmt, data[p:p + size].tobytes())), (name, p)
+        checked += 1
+        aligned += (data[p:].ctypes.data % (size // 16)) == 0
+be64 = numba.njit(jc._be64(None, None))
+for p in range(9):
+    assert be64(data, p) == struct.unpack_from(">Q", data.tobytes(), p)[0]
+    checked += 1
+print("checked", checked, "aligned", aligned)
+"""
+
+
+@needs_numba_cuda
+def test_cuda_loaders_read_the_cpu_loaders_words():
+    """The CUDA block loaders (whole words where aligned, else bytes) compiled for the CPU read
+    what struct reads, at every offset of a word (both paths)."""
+    proc = child(["-c", LOADERS], sim=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    checked, aligned = proc.stdout.split()[1::2]
+    assert int(checked) == 4 * 9 + 9 and 4 <= int(aligned) < 36, proc.stdout

@@ -120,9 +120,9 @@ def _bswap64(x):
 @_cuda(_bswap32)
 def _bswap32_impl(x):
     def impl(x):
-        y = np.uint32(x)
-        return ((y >> np.uint32(24)) | ((y >> np.uint32(8)) & np.uint32(0xFF00))
-                | ((y << np.uint32(8)) & np.uint32(0xFF0000)) | (y << np.uint32(24)))
+        y = np.uint32(x)                    # Numba widens uint32 shifts: truncate the result
+        return np.uint32((y >> np.uint32(24)) | ((y >> np.uint32(8)) & np.uint32(0xFF00))
+                         | ((y << np.uint32(8)) & np.uint32(0xFF0000)) | (y << np.uint32(24)))
     return impl
 
 
