@@ -88,3 +88,7 @@ TUNE_MARGIN = 1.05
 # Dask's MALLOC_TRIM_THRESHOLD_ (64 KiB: every large block mapped anew) made the join 3.4x slower
 # (250k rows of 64 B: 17 ms against 5 ms).
 JOIN_SCRATCH_BYTES = 256 << 20
+
+# jitdigest.cuda launches this many threads (one message each) per block: a multiple of the
+# 32-thread warp that leaves room for several blocks per multiprocessor. Not yet measured on a GPU.
+CUDA_THREADS_PER_BLOCK = 128

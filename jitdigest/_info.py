@@ -2,7 +2,7 @@
 ``java -XX:+PrintFlagsFinal | grep SHA``."""
 import platform
 
-from . import _algorithms, _cachedir, _calibration, _cpu, _dispatch, _parallel, blake3
+from . import _algorithms, _cachedir, _calibration, _cpu, _dispatch, _gpu, _parallel, blake3
 
 # Flag lines: name -> (algorithm family, backend name that makes it true)
 FLAGS = {
@@ -52,6 +52,7 @@ def collect():
                   for name, entry in sorted(_calibration.table().items())},
         "flags": {flag: by_family.get(family) == backend
                   for flag, (family, backend) in FLAGS.items()},
+        "gpu": _gpu.describe(),                              # jitdigest.cuda's device
     }
 
 
@@ -78,6 +79,7 @@ def format_lines(data=None):
         batch = data["batch_kernels"][name]
         lines.append(f"kernel {name:<11} {kernel or '-':<9} batch {batch or '-'}")
     lines.append(f"batch choice = {data['calibration']}")
+    lines.append(f"gpu = {data['gpu']}")
     for name, by_length in data["tuned"].items():
         lines.append(f"tuned {name:<11} " + " ".join(f"<={n}:{b}" for n, b in by_length.items()))
     return lines

@@ -313,3 +313,99 @@ def test_threading_layer_seams():
     assert not global_compiler_lock.is_locked()
     with lock:
         assert global_compiler_lock.is_locked()
+
+
+# --- 7. thread-local words (CUDA device code; the same intrinsics compile for the CPU) -------
+
+def test_local_words_are_zeroed_copied_and_sized():
+    from jitdigest.kernels._internals import local_copy, local_scratch, local_words
+
+    @numba.njit
+    def check(src, n):
+        w = local_words(6, np.uint64)
+        s = local_scratch(n, np.uint8, 32)
+        c = local_copy(src, 8)
+        out = np.empty(3 + len(w) + len(s) + len(c), np.int64)
+        out[0], out[1], out[2] = len(w), len(s), len(c)
+        k = 3
+        for i in range(len(w)):
+            out[k] = w[i]
+            k += 1
+        for i in range(len(s)):
+            out[k] = s[i]
+            k += 1
+        for i in range(len(c)):
+            out[k] = c[i]
+            k += 1
+        return out
+
+    src = np.array([5, 7, 9], np.uint32)
+    got = check(src, 11).tolist()
+    assert got[:3] == [6, 11, 3]
+    assert got[3:3 + 17] == [0] * 17                   # local_words, local_scratch: zeroed
+    assert got[20:] == [5, 7, 9]                        # local_copy: the words, its length
+
+
+# --- 8. PTX without a GPU -------------------------------------------------------------------
+
+PTX_CHECK = r"""
+import json
+from numba import cuda
+from jitdigest.kernels import _internals
+from jitdigest.kernels._rows_cuda import FAMILIES, rows_kernel
+try:
+    _internals.ptx_without_gpu(lambda a: None, "(uint8[::1],)", (9, 0))
+except Exception as exc:
+    print(json.dumps({"skip": f"{type(exc).__name__}: {exc}"[:200]}))
+    raise SystemExit
+stats = {}
+for family in FAMILIES:
+    word = "uint64" if family in ("sha512", "keccak", "blake2b") else "uint32"
+    sig = f"(uint8[::1], int64[::1], int64[::1], int64, {word}[::1], uint8[:, ::1])"
+    ptx = _internals.ptx_without_gpu(rows_kernel(family).py_func, sig, (9, 0))
+    stats[family] = {"entry": ptx.count(".entry"), "calls": ptx.count("call.uni"),
+                     "funnel": ptx.count(".wrap.b32"), "ld32": ptx.count("ld.global.u32"),
+                     "ld64": ptx.count("ld.global.u64")}
+print(json.dumps(stats))
+"""
+
+
+def test_every_cuda_batch_kernel_compiles_to_ptx():
+    """Every family's CUDA batch kernel (the CPU source through ``_jit_cuda.device``) lowers to
+    PTX with no GPU here: one kernel entry, its device functions inlined (no calls), the 32-bit
+    rotations as funnel shifts, message words loaded whole from global memory where aligned. Needs numba-cuda and NVVM (``nvidia-nvvm``, as the ``cu13``
+    extra of numba-cuda installs it)."""
+    import importlib.util
+    import json
+    if importlib.util.find_spec("numba_cuda") is None:
+        pytest.skip("numba-cuda is not installed")
+    result = run_python(PTX_CHECK, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    stats = json.loads(result.stdout.strip().splitlines()[-1])
+    if "skip" in stats:
+        pytest.skip(f"no NVVM to compile PTX with: {stats['skip']}")
+    assert sorted(stats) == sorted(["md5", "sha1", "sha256", "sha512", "keccak", "blake2b",
+                                    "blake2s"])
+    for family, s in stats.items():
+        assert s["entry"] == 1 and s["calls"] == 0, (family, s)
+        if family in ("md5", "sha1", "sha256", "blake2s"):
+            assert s["funnel"] > 0 and s["ld32"] > 0, (family, s)     # rotations, whole words
+        else:
+            assert s["ld64"] > 0, (family, s)
+
+
+# --- 8. whole words from byte arrays ------------------------------------------------------
+
+def test_address_and_words_of_a_byte_array():
+    from jitdigest.kernels._internals import address_of, word_at
+
+    @numba.njit
+    def read(data, pos):
+        return (address_of(data), address_of(data[pos:]), word_at(data, pos, np.uint32),
+                word_at(data, pos, np.uint64))
+
+    data = np.arange(64, dtype=np.uint8)
+    base, at, w32, w64 = read(data, 8)
+    assert base == data.ctypes.data and at == base + 8
+    assert w32 == int.from_bytes(data[8:12].tobytes(), sys.byteorder)
+    assert w64 == int.from_bytes(data[8:16].tobytes(), sys.byteorder)

@@ -17,7 +17,14 @@ seams, one section each:
    which format, what to do with a damaged entry) lives in ``_numba_cache``;
 6. ``launched_layer()``, ``launch_threading_layer()``, ``compiler_lock()``: Numba's threading
    layer set-up (``numba.np.ufunc.parallel``) and its global compiler lock, for
-   ``jitdigest._parallel``.
+   ``jitdigest._parallel``;
+7. ``local_words()`` / ``local_scratch()`` / ``local_copy()``: section 2's arrays, zeroed or
+   copied, for CUDA device code (which may not return an array from a device function, so
+   ``_jit``'s scratch helpers become these in ``_jit_cuda``);
+8. ``address_of()`` / ``word_at()``: an array's data address, and the native word at a byte
+   offset of a uint8 array (CUDA loaders read aligned message words whole);
+9. ``ptx_without_gpu()``: CUDA kernels compiled to PTX on a machine with no GPU (numba-cuda's
+   ``CUDADispatcher.compile_device`` asks the current device for its compute capability).
 
 ``REQUIRED`` lists every private name used here and ``missing()`` says which of them this
 Numba/llvmlite lacks. Importing this module imports Numba (``jitdigest._cpu`` imports it lazily,
@@ -349,6 +356,124 @@ def compiler_lock():
     return global_compiler_lock._lock
 
 
+# --- 7. thread-local words for CUDA device code ------------------------------------------
+
+def _local_array(context, builder, word, cap, n=None, source=None):
+    """Section 2's array on ``cap`` words of ``word``, of length ``n`` (an LLVM intp; ``cap``
+    when None), zero-filled, then the first ``n`` words copied from the pointer ``source``."""
+    llvm_word = context.get_data_type(word)
+    size = context.get_abi_sizeof(llvm_word)
+    intp = lambda v: context.get_constant(types.intp, v)          # noqa: E731
+    data = cgutils.alloca_once(builder, llvm_word, size=cap)
+    data.align = 8                          # whole 64-bit words may be read from it (section 8)
+    cgutils.memset(builder, data, intp(cap * size), 0)
+    n = intp(cap) if n is None else n
+    if source is not None:
+        cgutils.raw_memcpy(builder, data, source, n, size)
+    array_type = types.Array(word, 1, "C")
+    array = context.make_array(array_type)(context, builder)
+    context.populate_array(array, data=data, shape=[n], strides=[intp(size)],
+                           itemsize=intp(size), meminfo=None)
+    return array._getvalue()
+
+
+def _word_of(dtype):
+    if isinstance(dtype, types.DType):
+        return dtype.dtype
+    return dtype.instance_type if isinstance(dtype, types.NumberClass) else None
+
+
+@intrinsic
+def local_words(typingctx, n, dtype):
+    """``n`` (an integer literal) zeroed words of ``dtype`` in the caller's frame."""
+    if not isinstance(n, types.IntegerLiteral) or _word_of(dtype) is None:
+        return None
+    word = _word_of(dtype)
+
+    def codegen(context, builder, signature, args):
+        return _local_array(context, builder, word, n.literal_value)
+    return types.Array(word, 1, "C")(n, dtype), codegen
+
+
+@intrinsic
+def local_scratch(typingctx, n, dtype, cap):
+    """``n`` zeroed words of ``dtype`` on ``cap`` (an integer literal, at least ``n``: the
+    caller's bound) in the caller's frame."""
+    if not isinstance(cap, types.IntegerLiteral) or _word_of(dtype) is None:
+        return None
+    word = _word_of(dtype)
+
+    def codegen(context, builder, signature, args):
+        count = context.cast(builder, args[0], n, types.intp)
+        return _local_array(context, builder, word, cap.literal_value, count)
+    return types.Array(word, 1, "C")(n, dtype, cap), codegen
+
+
+@intrinsic
+def local_copy(typingctx, words, cap):
+    """A copy of the C-contiguous 1-D array ``words`` (at most ``cap`` words, a literal) in
+    the caller's frame."""
+    if not (isinstance(cap, types.IntegerLiteral) and isinstance(words, types.Array)
+            and words.ndim == 1 and words.layout == "C"):
+        return None
+
+    def codegen(context, builder, signature, args):
+        src = context.make_array(words)(context, builder, args[0])
+        count = builder.extract_value(src.shape, 0)
+        return _local_array(context, builder, words.dtype, cap.literal_value, count, src.data)
+    return types.Array(words.dtype, 1, "C")(words, cap), codegen
+
+
+# --- 8. whole words from byte arrays --------------------------------------------------------
+
+@intrinsic
+def address_of(typingctx, arr):
+    """The address of ``arr``'s first element, an intp."""
+    if not isinstance(arr, types.Array):
+        return None
+
+    def codegen(context, builder, signature, args):
+        data = context.make_array(arr)(context, builder, args[0]).data
+        return builder.ptrtoint(data, context.get_value_type(types.intp))
+    return types.intp(arr), codegen
+
+
+@intrinsic
+def word_at(typingctx, data, pos, dtype):
+    """The native-endian word of ``dtype`` at byte ``pos`` of the uint8 array ``data``, read
+    whole: the caller proves it aligned to its size and inside ``data``."""
+    word = _word_of(dtype)
+    if not (isinstance(data, types.Array) and data.dtype == types.uint8 and word is not None):
+        return None
+
+    def codegen(context, builder, signature, args):
+        base = context.make_array(data)(context, builder, args[0]).data
+        at = builder.gep(base, [context.cast(builder, args[1], pos, types.intp)])
+        ptr = builder.bitcast(at, context.get_value_type(word).as_pointer())
+        return builder.load(ptr, align=context.get_abi_sizeof(context.get_value_type(word)))
+    return word(data, pos, dtype), codegen
+
+
+# --- 9. PTX without a GPU --------------------------------------------------------------
+
+def ptx_without_gpu(kernel, signature, cc):
+    """The PTX of the Python function ``kernel`` for argument types ``signature`` and compute
+    capability ``cc``, its device functions compiled for ``cc`` too (``numba.cuda.compile_ptx``
+    alone asks a GPU for theirs): for tests of the CUDA lowering on a machine without one."""
+    import sys
+    from types import SimpleNamespace
+
+    from numba import cuda
+    module = sys.modules[type(cuda.jit(device=True)(lambda: None)).__module__]
+    with compiler_lock():
+        saved = module.get_current_device
+        module.get_current_device = lambda: SimpleNamespace(compute_capability=cc)
+        try:
+            return cuda.compile_ptx(kernel, signature, cc=cc)[0]
+        finally:
+            module.get_current_device = saved
+
+
 # --- inventory ----------------------------------------------------------------------------
 
 # Every private (or unadvertised) name the sections above rely on, as "module:attribute.path";
@@ -358,6 +483,8 @@ REQUIRED = (
     "llvmlite.ir.values:FunctionAttributes.add",
     "numba.core.base:BaseContext.populate_array",
     "numba.core.base:BaseContext.make_array",
+    "numba.core.cgutils:memset",
+    "numba.core.cgutils:raw_memcpy",
     "numba.core.codegen:get_host_cpu_features",
     "numba.core.codegen:JITCPUCodegen._get_host_cpu_name",
     "numba.core.codegen:JITCPUCodegen._get_host_cpu_features",

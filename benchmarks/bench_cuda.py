@@ -1,0 +1,189 @@
+"""jitdigest.cuda on a GPU: every algorithm checked against hashlib on random rows hashed on the
+device (ragged values+offsets and 2-D rows), then messages/s at 64 B and 1 KiB rows, kernel
+only (rows already on the device, digests left there) and with the copies (host rows to the
+device, digests back), against the CPU's ``jitdigest.hash_many`` (every core) in the same run.
+Writes a Markdown table, JSON and (with matplotlib) a chart into benchmarks/results/.
+
+    python benchmarks/bench_cuda.py [--messages 10000000] [--algorithms sha256 md5]
+    python benchmarks/bench_cuda.py --sim-smoke     # Numba's simulator, tiny sizes, no GPU
+
+Each figure is the best of ``--repeat`` timed calls after a warm-up call (which compiles);
+the GPU is synchronised before and after each. The CPU runs on ``--cpu-messages`` rows (its
+rate does not depend on the count once it is large).
+"""
+import argparse
+import hashlib
+import json
+import os
+import sys
+import time
+
+SIM = "--sim-smoke" in sys.argv
+if SIM:                        # before Numba's import: the simulator, interpreted kernels
+    os.environ.update(NUMBA_ENABLE_CUDASIM="1", NUMBA_DISABLE_JIT="1")
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import numpy as np  # noqa: E402
+
+import jitdigest  # noqa: E402
+import jitdigest.cuda as jc  # noqa: E402
+from numba import cuda  # noqa: E402
+
+RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+
+
+def parse():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--messages", type=int, default=10_000_000, help="rows per GPU measurement")
+    p.add_argument("--cpu-messages", type=int, default=1_000_000, help="rows per CPU one")
+    p.add_argument("--sizes", type=int, nargs="+", default=[64, 1024], help="row bytes")
+    p.add_argument("--algorithms", nargs="+", default=["sha256", "md5"],
+                   help="algorithms timed (all are checked)")
+    p.add_argument("--check-rows", type=int, default=2000, help="random rows checked per layout")
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--results", default=RESULTS, help="folder for the table, JSON and chart")
+    p.add_argument("--sim-smoke", action="store_true",
+                   help="run on Numba's CUDA simulator with tiny sizes (a test of this script)")
+    args = p.parse_args()
+    if args.sim_smoke:
+        args.messages, args.cpu_messages, args.check_rows, args.repeat = 64, 64, 12, 1
+    return args
+
+
+def device_name():
+    if SIM:
+        return "simulator"
+    gpu = cuda.get_current_device()
+    name = gpu.name.decode() if isinstance(gpu.name, bytes) else gpu.name
+    return f"{name} (cc {'.'.join(map(str, gpu.compute_capability))})"
+
+
+def kw(name):
+    return {"length": 32} if name.startswith("shake") else {}
+
+
+def expected(name, msg):
+    h = hashlib.new(name, bytes(msg))
+    return h.digest(32) if name.startswith("shake") else h.digest()
+
+
+def verify(name, rng, rows):
+    """Rows of random lengths (0..1100) and a 2-D block, hashed on the device; how many match."""
+    lens = rng.integers(0, 1100, rows)
+    offsets = np.concatenate(([0], np.cumsum(lens))).astype(np.int64)
+    values = rng.integers(0, 256, int(offsets[-1]), dtype=np.uint8)
+    got = jc.hash_many(name, cuda.to_device(values), cuda.to_device(offsets),
+                       **kw(name)).copy_to_host()
+    good = sum(got[i].tobytes() == expected(name, values[offsets[i]:offsets[i + 1]])
+               for i in range(rows))
+    block = rng.integers(0, 256, (rows, 200), dtype=np.uint8)
+    got = jc.hash_many(name, cuda.to_device(block), **kw(name)).copy_to_host()
+    good += sum(got[i].tobytes() == expected(name, block[i]) for i in range(rows))
+    return good, 2 * rows
+
+
+def best(fn, repeat):
+    fn()                                               # warm-up: compiles, allocates
+    times = []
+    for _ in range(repeat):
+        cuda.synchronize()
+        t0 = time.perf_counter()
+        fn()
+        cuda.synchronize()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def rows_of(n, size, rng):
+    """``n`` rows of ``size`` bytes: a random 1 MiB pattern repeated (fast to make)."""
+    pattern = rng.integers(0, 256, 1 << 20, dtype=np.uint8)
+    flat = np.resize(pattern, n * size)
+    return flat.reshape(n, size)
+
+
+def measure(name, size, args, rng):
+    host = rows_of(args.messages, size, rng)
+    dev = cuda.to_device(host)
+    spec_out = jc.hash_many(name, dev[:1], **kw(name)).shape[1]
+    out = cuda.device_array((args.messages, spec_out), np.uint8)
+    kernel = best(lambda: jc.hash_many(name, dev, out=out, **kw(name)), args.repeat)
+    check = out.copy_to_host()[-1].tobytes() == expected(name, host[-1])
+    del dev, out                       # device memory for the copies' own arrays
+    copies = best(lambda: jc.hash_many(name, host, **kw(name)).copy_to_host(), args.repeat)
+    cpu_rows = host[:args.cpu_messages]
+    cpu = best(lambda: jitdigest.hash_many(name, cpu_rows, **kw(name)), args.repeat)
+    return {"algorithm": name, "size": size, "messages": args.messages,
+            "kernel_per_s": args.messages / kernel, "copies_per_s": args.messages / copies,
+            "cpu_per_s": len(cpu_rows) / cpu, "last_row_ok": bool(check)}
+
+
+def write(results, checks, args, gpu):
+    os.makedirs(args.results, exist_ok=True)
+    tag = "simulator" if SIM else "".join(c if c.isalnum() else "_" for c in gpu.split(" (")[0])
+    base = os.path.join(args.results, f"cuda_{tag}")
+    lines = [f"# jitdigest.cuda on {gpu}", "",
+             f"CPU: {os.cpu_count()} cores, jitdigest.hash_many with every thread; "
+             f"numba {__import__('numba').__version__}", "",
+             "| algorithm | device check | rows checked |", "| --- | --- | --- |"]
+    lines += [f"| {name} | {'ok' if good == total else 'MISMATCH'} | {good}/{total} |"
+              for name, (good, total) in sorted(checks.items())]
+    lines += ["", f"Messages/s, {args.messages:,} messages per GPU call (best of {args.repeat}):",
+              "", "| algorithm | bytes | GPU kernel | GPU with copies | CPU hash_many | "
+              "kernel / CPU | copies / CPU |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    for r in results:
+        lines.append(f"| {r['algorithm']} | {r['size']} | {r['kernel_per_s']:.3g} | "
+                     f"{r['copies_per_s']:.3g} | {r['cpu_per_s']:.3g} | "
+                     f"{r['kernel_per_s'] / r['cpu_per_s']:.1f}x | "
+                     f"{r['copies_per_s'] / r['cpu_per_s']:.1f}x |")
+    with open(base + ".md", "w") as f:
+        f.write("\n".join(lines) + "\n")
+    with open(base + ".json", "w") as f:
+        json.dump({"gpu": gpu, "checks": checks, "results": results}, f, indent=1)
+    print("\n".join(lines))
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return
+    labels = [f"{r['algorithm']}\n{r['size']} B" for r in results]
+    x = np.arange(len(results))
+    fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(results)), 4))
+    for i, (key, label) in enumerate((("kernel_per_s", "GPU kernel"),
+                                      ("copies_per_s", "GPU with copies"),
+                                      ("cpu_per_s", "CPU hash_many"))):
+        ax.bar(x + (i - 1) * 0.27, [r[key] for r in results], 0.27, label=label)
+    ax.set_xticks(x, labels)
+    ax.set_yscale("log")
+    ax.set_ylabel("messages/s")
+    ax.set_title(f"jitdigest.cuda on {gpu}")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(base + ".png", dpi=120)
+
+
+def main():
+    args = parse()
+    rng = np.random.default_rng(2026)
+    gpu = device_name()
+    checks = {}
+    for name in sorted(jc.algorithms_available):
+        t0 = time.perf_counter()
+        checks[name] = verify(name, rng, args.check_rows)
+        print(f"check {name}: {checks[name][0]}/{checks[name][1]} "
+              f"({time.perf_counter() - t0:.1f} s)", flush=True)
+    results = []
+    for name in args.algorithms:
+        for size in args.sizes:
+            results.append(measure(name, size, args, rng))
+            print(results[-1], flush=True)
+    write(results, checks, args, gpu)
+    bad = [name for name, (good, total) in checks.items() if good != total]
+    bad += [f"{r['algorithm']}/{r['size']}" for r in results if not r["last_row_ok"]]
+    if bad:
+        print("MISMATCH:", " ".join(bad))
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

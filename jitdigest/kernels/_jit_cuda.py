@@ -1,0 +1,323 @@
+"""The CUDA forms of the word helpers of ``_jit`` and the row helpers of ``_rows``, so that the
+CPU kernels' own source compiles as CUDA device functions.
+
+The CPU forms are generic ``@overload``s inlined at Numba-IR level (``inline="always"``); the
+CUDA target types their omitted and literal arguments wrongly when it inlines them, so each
+helper gets a ``target="cuda"`` overload here (the CUDA target prefers it to the generic one),
+compiled as an ordinary device function that LLVM inlines. The block loaders read aligned
+message words whole. The GIL helpers do nothing. The scratch helpers (``new_words``,
+``scratch``, ``scratch_copy``) return arrays, which a CUDA device function may not: ``device``
+rebinds them to frame-local intrinsics (thread-local memory, in registers where LLVM can).
+Importing this module imports Numba's CUDA target (numba-cuda); ``jitdigest.cuda`` does,
+nothing else.
+"""
+from types import CodeType, FunctionType
+
+import numpy as np
+from numba import config, cuda
+from numba.core import types
+from numba.core.dispatcher import Dispatcher
+from numba.extending import overload
+
+from . import _internals, _jit, _rows
+from ._internals import address_of, word_at
+
+
+def _cuda(pyfunc):
+    """Register the decorated impl factory as ``pyfunc``'s CUDA form."""
+    def register(factory):
+        overload(pyfunc, target="cuda")(factory)
+        return factory
+    return register
+
+
+# --- 32-bit and 64-bit words --------------------------------------------------------------
+
+@_cuda(_jit.u32)
+def _u32(x):
+    return lambda x: np.uint32(x)
+
+
+@_cuda(_jit.add32)
+def _add32(a, b, c=0, d=0, e=0):
+    def impl(a, b, c=0, d=0, e=0):
+        return np.uint32(np.uint64(a) + np.uint64(b) + np.uint64(c) + np.uint64(d) + np.uint64(e))
+    return impl
+
+
+@_cuda(_jit.rotl32)
+def _rotl32(x, n):
+    def impl(x, n):
+        y = np.uint32(x)
+        return np.uint32((y << np.uint32(n)) | (y >> np.uint32(32 - n)))
+    return impl
+
+
+@_cuda(_jit.rotr32)
+def _rotr32(x, n):
+    def impl(x, n):
+        y = np.uint32(x)
+        return np.uint32((y >> np.uint32(n)) | (y << np.uint32(32 - n)))
+    return impl
+
+
+@_cuda(_jit.not32)
+def _not32(x):
+    return lambda x: np.uint32(~np.uint32(x))
+
+
+@_cuda(_jit.u64)
+def _u64(x):
+    return lambda x: np.uint64(x)
+
+
+@_cuda(_jit.add64)
+def _add64(a, b, c=0, d=0, e=0):
+    def impl(a, b, c=0, d=0, e=0):
+        return np.uint64(a) + np.uint64(b) + np.uint64(c) + np.uint64(d) + np.uint64(e)
+    return impl
+
+
+@_cuda(_jit.rotr64)
+def _rotr64(x, n):
+    def impl(x, n):
+        y = np.uint64(x)
+        return (y >> np.uint64(n)) | (y << np.uint64(64 - n))
+    return impl
+
+
+@_cuda(_jit.rotl64)
+def _rotl64(x, n):
+    def impl(x, n):
+        y = np.uint64(x)
+        return (y << np.uint64(n)) | (y >> np.uint64(64 - n))
+    return impl
+
+
+@_cuda(_jit.shr64)
+def _shr64(x, n):
+    return lambda x, n: np.uint64(x) >> np.uint64(n)
+
+
+@_cuda(_jit.not64)
+def _not64(x):
+    return lambda x: ~np.uint64(x)
+
+
+# --- block loaders ------------------------------------------------------------------------
+
+# Message words are read whole where their address is aligned to their size (2-D rows of a
+# multiple of 8 bytes, the padded final blocks), else byte by byte; big-endian ones swapped.
+
+def _bswap32(x):
+    return x
+
+
+def _bswap64(x):
+    return x
+
+
+@_cuda(_bswap32)
+def _bswap32_impl(x):
+    def impl(x):
+        y = np.uint32(x)                    # Numba widens uint32 shifts: truncate the result
+        return np.uint32((y >> np.uint32(24)) | ((y >> np.uint32(8)) & np.uint32(0xFF00))
+                         | ((y << np.uint32(8)) & np.uint32(0xFF0000)) | (y << np.uint32(24)))
+    return impl
+
+
+@_cuda(_bswap64)
+def _bswap64_impl(x):
+    def impl(x):
+        y = np.uint64(x)
+        hi = _bswap32(np.uint32(y & np.uint64(0xFFFFFFFF)))
+        lo = _bswap32(np.uint32(y >> np.uint64(32)))
+        return (np.uint64(hi) << np.uint64(32)) | np.uint64(lo)
+    return impl
+
+
+def _aligned(data, pos, size):
+    return True
+
+
+@_cuda(_aligned)
+def _aligned_impl(data, pos, size):
+    return lambda data, pos, size: (address_of(data) + pos) % size == 0
+
+
+@_cuda(_jit.be64)
+def _be64(data, pos):
+    def impl(data, pos):
+        if _aligned(data, pos, 8):
+            return _bswap64(word_at(data, pos, np.uint64))
+        v = np.uint64(0)
+        for j in range(8):
+            v = (v << np.uint64(8)) | np.uint64(data[pos + j])
+        return v
+    return impl
+
+
+@_cuda(_jit.load_be32)
+def _load_be32(data, pos, w, n):
+    def impl(data, pos, w, n):
+        if _aligned(data, pos, 4):
+            for i in range(n):
+                w[i] = _bswap32(word_at(data, pos + 4 * i, np.uint32))
+            return
+        for i in range(n):
+            q = pos + 4 * i
+            w[i] = ((np.uint32(data[q]) << np.uint32(24))
+                    | (np.uint32(data[q + 1]) << np.uint32(16))
+                    | (np.uint32(data[q + 2]) << np.uint32(8)) | np.uint32(data[q + 3]))
+    return impl
+
+
+@_cuda(_jit.load_le32)
+def _load_le32(data, pos, w, n):
+    def impl(data, pos, w, n):
+        if _aligned(data, pos, 4):
+            for i in range(n):
+                w[i] = word_at(data, pos + 4 * i, np.uint32)
+            return
+        for i in range(n):
+            q = pos + 4 * i
+            w[i] = ((np.uint32(data[q + 3]) << np.uint32(24))
+                    | (np.uint32(data[q + 2]) << np.uint32(16))
+                    | (np.uint32(data[q + 1]) << np.uint32(8)) | np.uint32(data[q]))
+    return impl
+
+
+@_cuda(_jit.load_be64)
+def _load_be64(data, pos, w, n):
+    def impl(data, pos, w, n):
+        for i in range(n):
+            w[i] = _jit.be64(data, pos + 8 * i)
+    return impl
+
+
+@_cuda(_jit.load_le64)
+def _load_le64(data, pos, w, n):
+    def impl(data, pos, w, n):
+        if _aligned(data, pos, 8):
+            for i in range(n):
+                w[i] = word_at(data, pos + 8 * i, np.uint64)
+            return
+        for i in range(n):
+            q = pos + 8 * i
+            v = np.uint64(0)
+            for j in range(8):
+                v = (v << np.uint64(8)) | np.uint64(data[q + 7 - j])
+            w[i] = v
+    return impl
+
+
+@_cuda(_jit.release_gil_if)
+def _release_gil_if(condition):
+    return lambda condition: 0
+
+
+@_cuda(_jit.reacquire_gil)
+def _reacquire_gil(token):
+    return lambda token: None
+
+
+# --- rows: a device kernel hashes one row, the grid form (first, first + 1) ---------------
+
+_is_grid = _rows._is_grid
+
+
+@_cuda(_rows.row_count)
+def _row_count(rows):
+    if _is_grid(rows):
+        return lambda rows: rows[1] - rows[0]
+    return lambda rows: rows.shape[0]
+
+
+@_cuda(_rows.row_at)
+def _row_at(rows, i):
+    if _is_grid(rows):
+        return lambda rows, i: rows[0] + i
+    return lambda rows, i: rows[i]
+
+
+@_cuda(_rows.start_of)
+def _start_of(starts, r):
+    if isinstance(starts, types.Integer):
+        return lambda starts, r: r * starts
+    return lambda starts, r: starts[r]
+
+
+@_cuda(_rows.length_of)
+def _length_of(lengths, r):
+    # No exception on the device: the host proved every length before the launch.
+    if isinstance(lengths, types.Integer):
+        return lambda lengths, r: lengths
+    return lambda lengths, r: lengths[r]
+
+
+# --- CPU kernels as CUDA device functions -------------------------------------------------
+
+# The scratch helpers return arrays, which a CUDA device function may not: in device code they
+# are intrinsics that allocate in the caller's frame (``_internals`` section 7).
+_SUBSTITUTES = {
+    _jit.new_words: _internals.local_words,
+    _jit.scratch: _internals.local_scratch,
+    _jit.scratch_copy: _internals.local_copy,
+}
+_DEVICE = {}
+
+
+def source_of(kernel):
+    """The Python function a CPU kernel was compiled from (itself when the JIT is off)."""
+    return getattr(kernel, "py_func", kernel)
+
+
+def device(kernel):
+    """The CUDA device function compiled from ``kernel``'s own source: its Python function with
+    the globals it names rebound, every Numba kernel it calls to that kernel's device function
+    (recursively) and every scratch helper to its device form. Under the CUDA simulator the
+    kernel runs as it is (interpreted with ``NUMBA_DISABLE_JIT=1``, else compiled for the CPU)."""
+    if config.ENABLE_CUDASIM:
+        return cuda.jit(device=True)(_with_host_arrays(kernel))
+    func = source_of(kernel)
+    found = _DEVICE.get(func)
+    if found is None:
+        names = dict(func.__globals__)
+        for name in _names(func.__code__):
+            value = names.get(name)
+            if _hashable(value) and value in _SUBSTITUTES:
+                names[name] = _SUBSTITUTES[value]
+            elif isinstance(value, Dispatcher):
+                names[name] = device(value)
+        rebuilt = FunctionType(func.__code__, names, func.__name__, func.__defaults__,
+                               func.__closure__)
+        rebuilt.__qualname__ = func.__qualname__
+        found = _DEVICE[func] = cuda.jit(device=True)(rebuilt)
+    return found
+
+
+def _names(code):
+    """The global names ``code`` and the code objects nested in it refer to."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, CodeType):
+            names |= _names(const)
+    return names
+
+
+def _hashable(value):
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+def _with_host_arrays(kernel):
+    """``kernel`` called with the simulator's in-kernel arrays as the numpy arrays they wrap
+    (through ``__array_interface__``, no copy): the kernels' loaders read buffers."""
+    def run(*args):
+        return kernel(*(a if isinstance(a, (np.ndarray, np.generic, int, tuple)) else
+                        np.asarray(a) for a in args))
+    run.__name__ = getattr(kernel, "__name__", "kernel")
+    return run

@@ -1,0 +1,36 @@
+"""The CUDA batch kernels: one thread per message, each hashing its row through its family's
+own ``hash_rows`` (the CPU source, compiled as a device function by ``_jit_cuda.device``) on
+the one-row grid ``(r, r + 1)``: padding and length in thread-local words, digests written
+straight into ``out[r]``.
+
+Like the CPU kernels they trust their arguments: ``jitdigest.cuda`` proves every row's bytes lie
+inside ``values`` before a launch.
+"""
+import importlib
+
+from numba import cuda
+
+from ._jit_cuda import device
+
+# The kernel families with a CUDA batch kernel (BLAKE3's tree does not fit one thread per row).
+FAMILIES = ("md5", "sha1", "sha256", "sha512", "keccak", "blake2b", "blake2s")
+
+_KERNELS = {}
+
+
+def rows_kernel(family):
+    """The CUDA kernel ``hash_each(values, starts, lengths, n, iv, out)`` of ``family``: thread
+    ``r < n`` hashes row ``r`` (``starts``/``lengths`` int64 arrays, or one int each: rows of
+    ``lengths`` bytes every ``starts`` bytes) from the initial state ``iv`` into ``out[r]``.
+    Compiled on first launch, once per argument types."""
+    found = _KERNELS.get(family)
+    if found is None:
+        portable = importlib.import_module(f"jitdigest.kernels.{family}.portable")
+        hash_rows = device(portable.hash_rows)
+
+        def hash_each(values, starts, lengths, n, iv, out):
+            r = cuda.grid(1)
+            if r < n:
+                hash_rows(values, starts, lengths, (r, r + 1), iv, out)
+        found = _KERNELS[family] = cuda.jit(hash_each)
+    return found

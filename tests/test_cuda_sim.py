@@ -1,0 +1,172 @@
+"""jitdigest.cuda on Numba's CUDA simulator (no GPU needed): every algorithm against hashlib
+on ragged rows across block edges and on 2-D rows, host and device inputs, and the errors of
+bad calls. The simulator runs in a child process, so NUMBA_ENABLE_CUDASIM never reaches the
+rest of the suite; skipped where numba-cuda is not installed."""
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jitdigest import _algorithms, _gpu
+
+ROOT = Path(__file__).resolve().parent.parent
+HAVE_NUMBA_CUDA = importlib.util.find_spec("numba_cuda") is not None
+needs_numba_cuda = pytest.mark.skipif(not HAVE_NUMBA_CUDA, reason="numba-cuda is not installed "
+                                      "(pip install 'jitdigest[cuda]' or '.[test]')")
+# Every algorithm of the table: the CUDA kernels serve them all (BLAKE3 is not in it).
+ALL = sorted(_algorithms.SPECS)
+
+
+def child(args, sim=True, timeout=300):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
+    if sim:
+        env.update(NUMBA_ENABLE_CUDASIM="1", NUMBA_DISABLE_JIT="1")
+    return subprocess.run([sys.executable, *args], env=env, cwd=ROOT, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def sim_run():
+    proc = child([str(ROOT / "tests" / "cuda_sim_child.py")])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@needs_numba_cuda
+@pytest.mark.parametrize("name", ALL)
+def test_every_algorithm_matches_hashlib(sim_run, name):
+    counts = sim_run["algorithms"][name]
+    edges = sim_run["edges"]
+    assert edges >= 30
+    assert counts == {"ragged_host": edges, "ragged_device": edges, "rows_device": 6,
+                      "rows_host": 6, "rows_empty": 3}
+
+
+@needs_numba_cuda
+def test_digest_sizes_and_coverage(sim_run):
+    assert sorted(sim_run["algorithms"]) == ALL
+    for name, size in sim_run["sizes"].items():
+        spec = _algorithms.SPECS[name]
+        assert size == (spec.digest_size or {"shake_128": 200, "shake_256": 33}[name])
+
+
+ERRORS = {
+    "decreasing": "ValueError: offsets must be non-decreasing",
+    "past_end": "ValueError: offsets[-1] = 11 is past the end of values (10 bytes)",
+    "negative": "ValueError: offsets[0] = -1 is negative",
+    "past_end_device": "ValueError: offsets[-1] = 12 is past the end of values (10 bytes)",
+    "float_offsets": "TypeError: offsets must be integers",
+    "values_dtype": "TypeError: messages must have dtype uint8, not int32",
+    "device_dtype": "TypeError: messages must have dtype uint8, not int16",
+    "no_offsets": "TypeError: 1-D values need offsets",
+    "rows_offsets": "TypeError: offsets are for 1-D values",
+    "three_d": "ValueError: messages must be 2-D rows or 1-D values, not 3-D",
+    "out_shape": "ValueError: out has shape (2, 31), expected (2, 32)",
+    "out_dtype": "TypeError: out must have dtype uint8, not uint32",
+    "out_host": "TypeError: out must be a device array",
+    "out_overlap": "ValueError: out overlaps the messages",
+    "shake_no_length": "TypeError: hash_many() for shake_128 needs length=",
+    "length_not_shake": "TypeError: length= is for SHAKE only",
+    "unknown": "ValueError: unsupported hash type sha0",
+    "blake3": "NotImplementedError: jitdigest.cuda has no BLAKE3 kernel",
+}
+
+
+@needs_numba_cuda
+@pytest.mark.parametrize("case", sorted(ERRORS))
+def test_bad_calls_raise(sim_run, case):
+    assert sim_run["errors"][case].startswith(ERRORS[case])
+
+
+@needs_numba_cuda
+def test_bench_runs_on_the_simulator(tmp_path):
+    proc = child([str(ROOT / "benchmarks" / "bench_cuda.py"), "--sim-smoke",
+                  "--results", str(tmp_path)])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    table = (tmp_path / "cuda_simulator.md").read_text()
+    assert table.count("| ok ") == len(ALL), table
+    assert "sha256" in table and "64" in table and "1024" in table
+
+
+def test_import_without_gpu_says_what_is_missing():
+    """Without the simulator and without a GPU (or without numba-cuda), importing jitdigest.cuda
+    raises ImportError naming what is missing; importing jitdigest never imports it."""
+    code = ("import sys, jitdigest\n"
+            "assert 'jitdigest.cuda' not in sys.modules and 'numba' not in sys.modules\n"
+            "try:\n    import jitdigest.cuda\n"
+            "except ImportError as e:\n    print('ImportError:', e)\n"
+            "else:\n    print('imported')\n")
+    proc = child(["-c", code], sim=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    if not HAVE_NUMBA_CUDA:
+        assert "ImportError: jitdigest.cuda needs the numba-cuda package" in proc.stdout
+    elif "imported" in proc.stdout:
+        pytest.skip("a CUDA GPU is here: the import succeeds")
+    else:
+        assert "ImportError: jitdigest.cuda found no usable CUDA GPU" in proc.stdout, proc.stdout
+
+
+def test_missing_numba_cuda_message(monkeypatch):
+    monkeypatch.setattr(_gpu, "find_spec", lambda name: None)
+    assert "pip install 'jitdigest[cuda]'" in _gpu.missing()
+    assert _gpu.describe() == "none (numba-cuda not installed)"
+
+
+def test_info_says_whether_a_gpu_was_found():
+    plain = child(["-m", "jitdigest", "info"], sim=False)
+    sim = child(["-m", "jitdigest", "info"])
+    assert plain.returncode == 0 and sim.returncode == 0, plain.stderr + sim.stderr
+    line = [x for x in plain.stdout.splitlines() if x.startswith("gpu = ")]
+    assert len(line) == 1, plain.stdout
+    if not HAVE_NUMBA_CUDA:
+        assert line[0] == "gpu = none (numba-cuda not installed)"
+        assert "gpu = none (numba-cuda not installed)" in sim.stdout
+    else:
+        assert (line[0] == "gpu = none (no usable CUDA GPU or driver)"
+                or "compute capability" in line[0]), line[0]
+        assert "gpu = simulator (NUMBA_ENABLE_CUDASIM=1)" in sim.stdout
+
+
+LOADERS = r"""
+import struct, sys
+import numpy as np, numba
+from numba.extending import overload
+from jitdigest.kernels import _jit, _jit_cuda as jc
+# The CUDA loaders' helpers, given to the CPU target too, so their code runs here.
+overload(jc._bswap32)(jc._bswap32_impl)
+overload(jc._bswap64)(jc._bswap64_impl)
+overload(jc._aligned)(jc._aligned_impl)
+FORMATS = {"load_be32": ">16I", "load_le32": "<16I", "load_be64": ">16Q", "load_le64": "<16Q"}
+data = np.random.default_rng(5).integers(0, 256, 256, dtype=np.uint8)
+checked = aligned = 0
+for name, fmt in FORMATS.items():
+    impl = numba.njit(getattr(jc, "_" + name)(None, None, None, None))
+    size = struct.calcsize(fmt)
+    for p in range(9):
+        w = np.zeros(16, np.uint64 if fmt[-1] == "Q" else np.uint32)
+        impl(data[p:p + size], 0, w, 16)
+        assert w.tolist() == list(struct.unpack(fmt, data[p:p + size].tobytes())), (name, p)
+        checked += 1
+        aligned += (data[p:].ctypes.data % (size // 16)) == 0
+be64 = numba.njit(jc._be64(None, None))
+for p in range(9):
+    assert be64(data, p) == struct.unpack_from(">Q", data.tobytes(), p)[0]
+    checked += 1
+print("checked", checked, "aligned", aligned)
+"""
+
+
+@needs_numba_cuda
+def test_cuda_loaders_read_the_cpu_loaders_words():
+    """The CUDA block loaders (whole words where aligned, else bytes) compiled for the CPU read
+    what struct reads, at every offset of a word (both paths)."""
+    proc = child(["-c", LOADERS], sim=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    checked, aligned = proc.stdout.split()[1::2]
+    assert int(checked) == 4 * 9 + 9 and 4 <= int(aligned) < 36, proc.stdout
