@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """BLAKE3: ``jitdigest.blake3`` against the ``blake3`` package (Rust, its SIMD kernels, held to
-one thread with ``max_threads=1``) and against hashlib's sha256, one-shot
+one thread with ``max_threads=1``) and against hashlib's sha256 and blake2b, one-shot
 ``blake3(data).digest()`` on one core, turns taken in rotation (``take_turns``: medians of
 self-calibrated repeats). Speeds in MB/s; ratio = jitdigest / the other, in the same run.
 Then many messages: ``jitdigest.hash_many("blake3", ...)`` on one thread (``threads=1``), the
@@ -9,6 +9,7 @@ rows as a 2-D array and as a list of bytes, against a loop of ``blake3.blake3(m)
 
     python benchmarks/bench_blake3.py [--sizes 64 1048576] [--rounds 5]
                                       [--rows 100000] [--row-sizes 64 1024]
+                                      [--all-cores 1048576 67108864]
 """
 import argparse
 import hashlib
@@ -29,6 +30,22 @@ def contenders(data):
         "jitdigest.blake3": lambda: blake3(data).digest(),
         "blake3 (package, 1 thread)": lambda: package.blake3(data, max_threads=1).digest(),
         "hashlib.sha256": lambda: hashlib.sha256(data).digest(),
+        "hashlib.blake2b": lambda: hashlib.blake2b(data).digest(),
+    }
+
+
+def all_core_contenders(data):
+    """Both BLAKE3s with every core (``max_threads=AUTO``) and with one, on the same input."""
+    import blake3 as package
+    from jitdigest.blake3 import blake3
+    expected = package.blake3(data).digest()
+    assert blake3(data, max_threads=blake3.AUTO).digest() == expected
+    return {
+        "jitdigest.blake3, all cores": lambda: blake3(data, max_threads=blake3.AUTO).digest(),
+        "jitdigest.blake3, 1 thread": lambda: blake3(data).digest(),
+        "blake3 (package), all cores": lambda: package.blake3(
+            data, max_threads=package.blake3.AUTO).digest(),
+        "blake3 (package), 1 thread": lambda: package.blake3(data, max_threads=1).digest(),
     }
 
 
@@ -57,6 +74,8 @@ def main(argv=None):
     parser.add_argument("--rows", type=int, default=100_000,
                         help="messages per hash_many call (0: skip that part)")
     parser.add_argument("--row-sizes", type=int, nargs="+", default=[64, 1024])
+    parser.add_argument("--all-cores", type=int, nargs="*", default=[], metavar="BYTES",
+                        help="also time these sizes with every core against one thread")
     args = parser.parse_args(argv)
     print(machine())
     for size in args.sizes:
@@ -67,6 +86,13 @@ def main(argv=None):
         for name, t in times.items():
             ratio = "" if name == "jitdigest.blake3" else f"  jitdigest / this = {t / ours:.2f}x"
             print(f"  {name:<28} {size / t / 1e6:10.1f} MB/s  {t * 1e6:10.2f} us{ratio}")
+    for size in args.all_cores:
+        times = take_turns(all_core_contenders(os.urandom(size)), rounds=args.rounds)
+        print(f"{size} B one-shot, all cores ({os.cpu_count()}) against one thread:")
+        for name, t in times.items():
+            base = times[name.split(",")[0] + ", 1 thread"]
+            ratio = f"  1 thread / this = {base / t:.2f}x" if t != base else ""
+            print(f"  {name:<28} {size / t / 1e6:10.1f} MB/s  {t * 1e3:10.2f} ms{ratio}")
     for size in args.row_sizes if args.rows else ():
         times = take_turns(many_contenders((args.rows, size)), rounds=args.rounds)
         loop = times["loop of blake3.blake3(m)"]
