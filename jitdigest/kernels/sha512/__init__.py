@@ -10,7 +10,11 @@ Per message: ``avx2`` (the message schedule in vector registers beside scalar ro
 
 def backends():
     """The per-message backends, best first: the first one this process can run serves."""
+    from ... import _cpu
     from . import avx2, portable
+    if _cpu.ARCH == "aarch64":
+        from . import armv8
+        return (armv8, avx2, portable)
     return (avx2, portable)
 
 
