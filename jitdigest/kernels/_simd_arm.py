@@ -23,14 +23,21 @@ _I64 = ir.IntType(64)
 
 
 def _vector_op(llvm_name, vtype, vector, arity, doc):
-    """An intrinsic taking ``arity`` vectors of ``vtype`` and returning one."""
-    def typer(typingctx, *args):
-        if len(args) != arity or any(a != vtype for a in args):
-            return None
+    """An intrinsic taking ``arity`` (2 or 3) vectors of ``vtype`` and returning one (Numba
+    types an intrinsic by its explicit parameters: no ``*args``)."""
+    def codegen(context, builder, sig, values):
+        return _call(builder, llvm_name, vector, list(values))
 
-        def codegen(context, builder, sig, values):
-            return _call(builder, llvm_name, vector, list(values))
-        return vtype(*args), codegen
+    if arity == 2:
+        def typer(typingctx, a, b):
+            if a != vtype or b != vtype:
+                return None
+            return vtype(a, b), codegen
+    else:
+        def typer(typingctx, a, b, c):
+            if a != vtype or b != vtype or c != vtype:
+                return None
+            return vtype(a, b, c), codegen
     typer.__name__ = typer.__qualname__ = llvm_name.split(".")[3]
     typer.__doc__ = doc
     return intrinsic(typer)
