@@ -111,7 +111,8 @@ run_mode() {  # run_mode NAME: the tests and `jitdigest info` in one emulated co
     esac
     say "run $mode: ${env[*]:5}"
     chroot "$ROOTFS" /usr/bin/env -i "${env[@]}" sh -c \
-        'cd /src && python -m pytest tests/test_aarch64.py -q -o addopts=-ra -p no:cacheprovider' \
+        'cd /src && python -m pytest tests/test_aarch64.py -q -o addopts=-ra -p no:cacheprovider \
+            --durations=8' \
         && chroot "$ROOTFS" /usr/bin/env -i "${env[@]}" sh -c 'cd /src && python -m jitdigest info'
 }
 
