@@ -130,7 +130,9 @@ def host_cpu_name():
 def sane_numba_environment():
     """Called before Numba is first imported: a ``NUMBA_NUM_THREADS`` that is not a positive
     whole number makes ``import numba`` itself raise, deep inside Numba. Drop it with a one-line
-    warning instead (Numba then uses one thread per CPU)."""
+    warning instead (Numba then uses one thread per CPU). On aarch64, where LLVM misses a SHA
+    extension the kernel reports (an emulator's ``/proc/cpuinfo``), Numba's target is given it
+    (``_arm.fix_numba_target``; not when ``NUMBA_CPU_NAME``/``NUMBA_CPU_FEATURES`` is set)."""
     if ARCH == "aarch64":
         _arm.fix_numba_target(os.environ, host_features, _host_feature_map)
     text = os.environ.get("NUMBA_NUM_THREADS")
