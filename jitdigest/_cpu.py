@@ -8,9 +8,15 @@ imports no Numba: the llvmlite and Numba queries (Numba's target through
 ``kernels._internals``) run on first use and are cached for the life of the process (neither
 the CPU nor Numba's target can change while it runs).
 
-Public: ``SWITCHES``, ``ENV_DISABLED``, ``DISABLED``, ``host_features()``, ``host_cpu_name()``,
-``target_cpu_name()``, ``target_features()``, ``features_of()``, ``jit_enabled()``, ``usable()``,
-``set_disabled()``, ``disabled()``, ``describe()``.
+On aarch64 the host's SHA features come from the kernel (``_arm``: HWCAP on Linux, sysctl on
+macOS), not from LLVM, and ``sane_numba_environment`` gives Numba's target the features LLVM
+failed to see (emulators); the ARM switches (``ARM_SWITCHES``) never enable anything elsewhere,
+and ``sha3`` is off unless ``JITDIGEST_ENABLE`` names it, as HotSpot's ``UseSHA3Intrinsics``.
+
+Public: ``ARCH``, ``SWITCHES``, ``ARM_SWITCHES``, ``OFF_BY_DEFAULT``, ``ENV_DISABLED``,
+``DISABLED``, ``ENABLED``, ``host_features()``, ``host_cpu_name()``, ``target_cpu_name()``,
+``target_features()``, ``features_of()``, ``jit_enabled()``, ``usable()``, ``set_disabled()``,
+``disabled()``, ``describe()``.
 """
 import contextlib
 import functools
@@ -18,18 +24,35 @@ import os
 import sys
 import threading
 
+from . import _arm
 from ._stdlib import real_modules
 
-# Every name JITDIGEST_DISABLE understands; "all" switches off every hardware path.
-SWITCHES = ("sha_ni", "avx2", "avx512")
+# The instruction set this process runs ("x86_64", "aarch64", ...).
+ARCH = _arm.machine()
 
-# Features worth showing in an info command (LLVM's spelling).
-INTERESTING = ("sha", "ssse3", "sse4.1", "avx2", "avx512f", "avx512bw", "avx512vl", "bmi2")
+# Every name JITDIGEST_DISABLE understands; "all" switches off every hardware path. The ARM
+# ones (HotSpot's UseSHA1/SHA256/SHA512/SHA3Intrinsics) mean something on aarch64 only.
+X86_SWITCHES = ("sha_ni", "avx2", "avx512")
+ARM_SWITCHES = _arm.SWITCHES
+SWITCHES = X86_SWITCHES + ARM_SWITCHES
+
+# Switches that are off unless JITDIGEST_ENABLE names them (SHA-3 instructions are slower than
+# the portable Keccak on some cores: JDK-8292894).
+OFF_BY_DEFAULT = ("sha3",)
+
+# Features worth showing in an info command (LLVM's spelling; on aarch64 HWCAP's).
+INTERESTING = (_arm.INTERESTING if ARCH == "aarch64" else
+               ("sha", "ssse3", "sse4.1", "avx2", "avx512f", "avx512bw", "avx512vl", "bmi2"))
 
 
 def _unknown(names):
     """The names among ``names`` that are neither a switch nor "all", sorted."""
     return sorted(set(names) - set(SWITCHES) - {"all"})
+
+
+def _listed():
+    """The switches an error message lists: this machine's."""
+    return ARM_SWITCHES if ARCH == "aarch64" else X86_SWITCHES
 
 
 def _parse_disable(text):
@@ -38,15 +61,29 @@ def _parse_disable(text):
     if unknown:
         import warnings
         warnings.warn(f"jitdigest: JITDIGEST_DISABLE: unknown switch(es) "
-                      f"{', '.join(unknown)} ignored (known: {', '.join(SWITCHES)}, all)",
+                      f"{', '.join(unknown)} ignored (known: {', '.join(_listed())}, all)",
                       RuntimeWarning, stacklevel=2)
     if "all" in names:
         return frozenset(SWITCHES)
     return frozenset(names & set(SWITCHES))
 
 
+def _parse_enable(text):
+    names = {part.strip().lower() for part in text.split(",") if part.strip()}
+    unknown = sorted(names - set(OFF_BY_DEFAULT))
+    if unknown:
+        import warnings
+        warnings.warn(f"jitdigest: JITDIGEST_ENABLE: unknown switch(es) {', '.join(unknown)} "
+                      f"ignored (known: {', '.join(OFF_BY_DEFAULT)})", RuntimeWarning,
+                      stacklevel=2)
+    return frozenset(names & set(OFF_BY_DEFAULT))
+
+
 # What the environment asked for, fixed at import.
 ENV_DISABLED = _parse_disable(os.environ.get("JITDIGEST_DISABLE", ""))
+
+# The OFF_BY_DEFAULT switches turned on (JITDIGEST_ENABLE); JITDIGEST_DISABLE still wins.
+ENABLED = _parse_enable(os.environ.get("JITDIGEST_ENABLE", ""))
 
 # The switches dispatch sees now: ENV_DISABLED unless changed with set_disabled()/disabled().
 # Read it as ``_cpu.DISABLED`` (module attribute), not ``from ._cpu import DISABLED``.
@@ -66,9 +103,21 @@ def _host_feature_map():
 
 
 @functools.lru_cache(maxsize=None)
-def host_features():
-    """Features the host CPU has (LLVM names: 'sha', 'avx2', 'avx512f', 'sse4.1', ...)."""
+def llvm_host_features():
+    """Features LLVM sees on the host CPU (what its host model implies)."""
     return frozenset(k for k, on in _host_feature_map().items() if on)
+
+
+@functools.lru_cache(maxsize=None)
+def host_features():
+    """Features the host CPU has (LLVM names: 'sha', 'avx2', 'avx512f', 'sse4.1', ...; on
+    aarch64 the kernel's answer: 'neon', 'aes', 'sha1', 'sha2', 'sha512', 'sha3')."""
+    if ARCH == "aarch64":
+        found = _arm.host_features()
+        if found is not None:
+            return found
+        return _arm.implied(llvm_host_features())
+    return llvm_host_features()
 
 
 @functools.lru_cache(maxsize=None)
@@ -81,7 +130,11 @@ def host_cpu_name():
 def sane_numba_environment():
     """Called before Numba is first imported: a ``NUMBA_NUM_THREADS`` that is not a positive
     whole number makes ``import numba`` itself raise, deep inside Numba. Drop it with a one-line
-    warning instead (Numba then uses one thread per CPU)."""
+    warning instead (Numba then uses one thread per CPU). On aarch64, where LLVM misses a SHA
+    extension the kernel reports (an emulator's ``/proc/cpuinfo``), Numba's target is given it
+    (``_arm.fix_numba_target``; not when ``NUMBA_CPU_NAME``/``NUMBA_CPU_FEATURES`` is set)."""
+    if ARCH == "aarch64":
+        _arm.fix_numba_target(os.environ, host_features, _host_feature_map)
     text = os.environ.get("NUMBA_NUM_THREADS")
     if text is None:
         return
@@ -147,8 +200,9 @@ def features_of(cpu_name, text):
     model; any other name is treated as implying nothing, so then only features listed
     ``+name`` count (conservative: it can only under-report)."""
     plus, minus = _parse_features(text)
-    implied = host_features() if cpu_name in ("host", host_cpu_name()) else ()
-    return frozenset((set(implied) | plus) - minus)
+    implied = llvm_host_features() if cpu_name in ("host", host_cpu_name()) else ()
+    found = frozenset((set(implied) | plus) - minus)
+    return _arm.implied(found) if ARCH == "aarch64" else found
 
 
 @functools.lru_cache(maxsize=None)
@@ -174,6 +228,10 @@ def usable(feature, switch):
         raise ValueError("unknown switch %r (expected one of %s)" % (switch, ", ".join(SWITCHES)))
     if switch in DISABLED or not jit_enabled():
         return False
+    if switch in ARM_SWITCHES and ARCH != "aarch64":
+        return False        # an ARMv8 kernel's intrinsics exist for no other target
+    if switch in OFF_BY_DEFAULT and switch not in ENABLED:
+        return False
     needed = (feature,) if isinstance(feature, str) else tuple(feature)
     host, target = host_features(), target_features()
     return all(f in host and f in target for f in needed)
@@ -186,7 +244,7 @@ def _check_names(names):
     unknown = _unknown(names)
     if unknown:
         raise ValueError("unknown switch(es) %s (expected %s or 'all')"
-                         % (", ".join(unknown), ", ".join(SWITCHES)))
+                         % (", ".join(unknown), ", ".join(_listed())))
     return frozenset(SWITCHES) if "all" in names else frozenset(names)
 
 

@@ -9,6 +9,9 @@ FLAGS = {
     "UseSHA1Intrinsics": ("sha1", "sha_ni"),
     "UseSHA256Intrinsics": ("sha256", "sha_ni"),
 }
+if _cpu.ARCH == "aarch64":      # HotSpot's four on aarch64 (JDK-8297092)
+    FLAGS = {"UseSHA1Intrinsics": ("sha1", "armv8"), "UseSHA256Intrinsics": ("sha256", "armv8"),
+             "UseSHA512Intrinsics": ("sha512", "armv8"), "UseSHA3Intrinsics": ("keccak", "armv8")}
 
 
 def _chosen(choose, spec):
