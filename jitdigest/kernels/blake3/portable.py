@@ -21,9 +21,11 @@ import numpy as np
 
 from ..._algorithms import SPECS
 from .._jit import (GIL_MINSIZE, add32, const_words, gil_kernel, inline_kernel, kernel, load_le32,
-                   new_words, parallel_kernel, reacquire_gil, release_gil_if, rotr32, scratch, u32,
+                   new_words, parallel_kernel, reacquire_gil, release_gil_if, scratch, u32,
                    u64)
 from .._rows import length_of, over_chunks, row_at, row_count, start_of
+# BLAKE3's quarter-round is BLAKE2s's G (the BLAKE3 paper, section 2.2): one function
+from ..blake2s.portable import _g32 as _g
 from .layout import (BLOCK_LEN, BLOCKS, CHUNK_BLOCKS, CHUNK_END, CHUNK_START, COUNTER, CV, DEPTH,
                      FLAGS, KEY, PARAMS, PARENT, ROOT, STACK, STATE_WORDS)
 
@@ -47,19 +49,6 @@ def _schedule():
 
 
 SCHEDULE = const_words(_schedule(), np.intp)
-
-
-@kernel
-def _g(a, b, c, d, x, y):
-    a = add32(a, b, x)
-    d = rotr32(d ^ a, 16)
-    c = add32(c, d)
-    b = rotr32(b ^ c, 12)
-    a = add32(a, b, y)
-    d = rotr32(d ^ a, 8)
-    c = add32(c, d)
-    b = rotr32(b ^ c, 7)
-    return a, b, c, d
 
 
 @inline_kernel
