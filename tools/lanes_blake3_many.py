@@ -8,7 +8,7 @@ aside, one message at a time). Longer
 messages go through the chunk-parallel lanes' one-shot tree path (``b3_message`` of
 ``lanes16``/``lanes8``), one message at a time. The batch driver sorts rows by block count, so
 the lanes of a group step through about the same number of blocks."""
-from lanes_blake3 import g_rounds, SCHEDULE
+from lanes_blake3 import BLAKE3, g_rounds, SCHEDULE
 from lanes_common import CHUNKS_ENTRY, HEADER, NEEDS, prefetch_ahead, prefetch_next_row, wrap
 
 # buf (uint32), lanes innermost: the chaining values (8 words), block lengths, flags, the 16
@@ -195,8 +195,8 @@ def preamble(lw, wide):
     return L
 
 
-# lanes: wide
-MANY = {16: True, 8: False}
+# lanes: wide (the chunk lanes' widths)
+MANY = BLAKE3
 
 
 def render_blake3_many():
