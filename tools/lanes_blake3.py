@@ -40,6 +40,26 @@ def g_rounds(msg):
     return st
 
 
+def lane_loop(add, lw, last_row, msg):
+    """Source lines (through ``add``) of a ``_compress`` lane loop over ``buf``: each lane's
+    chaining value from words ``i * lw + l``, the IV, ``last_row`` (the four expressions of
+    v12..v15: counter words, block length, flags), the message words in pairs from word
+    ``msg * lw``, the rounds, and the new chaining value written back in place."""
+    add(1, "for l in range(%d):" % lw)
+    for i in range(8):
+        add(2, "v%d = buf[%d + l]" % (i, i * lw))
+    for i in range(4):
+        add(2, "v%d = %s" % (8 + i, BLAKE2S.W.c(BLAKE2S.iv[i])))
+    for i, expr in enumerate(last_row):
+        add(2, "v%d = %s" % (12 + i, expr))
+    for j in range(16):
+        add(2, "x%d = buf[%d + 2 * l + %d]" % (j, (msg + j - j % 2) * lw, j % 2))
+    for st in g_rounds(lambda k, i: "x%d" % SCHEDULE[16 * k + i]):
+        add(2, st)
+    for i in range(8):
+        add(2, "buf[%d + l] = v%d ^ v%d" % (i * lw, i, i + 8))
+
+
 def blake3_kernel(lw, wide):
     """Source lines of the block function, the group kernel and the entries for ``lw`` lanes."""
     L = []
@@ -63,21 +83,7 @@ def blake3_kernel(lw, wide):
         add(1, "_wide_vectors()")
     add(1, "bl = np.uint32(block_len)")
     add(1, "fl = np.uint32(flags)")
-    add(1, "for l in range(%d):" % lw)
-    for i in range(8):
-        add(2, "v%d = buf[%d + l]" % (i, i * lw))
-    for i in range(4):
-        add(2, "v%d = %s" % (8 + i, BLAKE2S.W.c(BLAKE2S.iv[i])))
-    add(2, "v12 = buf[%d + l]" % (8 * lw))
-    add(2, "v13 = buf[%d + l]" % (9 * lw))
-    add(2, "v14 = bl")
-    add(2, "v15 = fl")
-    for j in range(16):
-        add(2, "x%d = buf[%d + 2 * l + %d]" % (j, (10 + j - j % 2) * lw, j % 2))
-    for st in g_rounds(lambda k, i: "x%d" % SCHEDULE[16 * k + i]):
-        add(2, st)
-    for i in range(8):
-        add(2, "buf[%d + l] = v%d ^ v%d" % (i * lw, i, i + 8))
+    lane_loop(add, lw, ("buf[%d + l]" % (8 * lw), "buf[%d + l]" % (9 * lw), "bl", "fl"), 10)
     L.append("")
     L.append("")
 

@@ -8,7 +8,7 @@ aside, one message at a time). Longer
 messages go through the chunk-parallel lanes' one-shot tree path (``b3_message`` of
 ``lanes16``/``lanes8``), one message at a time. The batch driver sorts rows by block count, so
 the lanes of a group step through about the same number of blocks."""
-from lanes_blake3 import BLAKE3, g_rounds, SCHEDULE
+from lanes_blake3 import BLAKE3, lane_loop
 from lanes_common import CHUNKS_ENTRY, HEADER, NEEDS, prefetch_ahead, prefetch_next_row, wrap
 
 # buf (uint32), lanes innermost: the chaining values (8 words), block lengths, flags, the 16
@@ -140,21 +140,8 @@ def compress_kernel(lw, wide):
     add(1, 'computes bytes from 32 on again, per message, from the root\'s inputs."""')
     if wide:
         add(1, "_wide_vectors()")
-    add(1, "for l in range(%d):" % lw)
-    for i in range(8):
-        add(2, "v%d = buf[%d + l]" % (i, i * lw))
-    for i, word in enumerate((0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a)):
-        add(2, "v%d = np.uint32(0x%08x)" % (8 + i, word))
-    add(2, "v12 = np.uint32(0)")
-    add(2, "v13 = np.uint32(0)")
-    add(2, "v14 = buf[%d + l]" % (BLEN * lw))
-    add(2, "v15 = buf[%d + l]" % (FLAGS * lw))
-    for j in range(16):
-        add(2, "x%d = buf[%d + 2 * l + %d]" % (j, (MSG + j - j % 2) * lw, j % 2))
-    for st in g_rounds(lambda k, i: "x%d" % SCHEDULE[16 * k + i]):
-        add(2, st)
-    for i in range(8):
-        add(2, "buf[%d + l] = v%d ^ v%d" % (i * lw, i, i + 8))
+    lane_loop(add, lw, ("np.uint32(0)", "np.uint32(0)", "buf[%d + l]" % (BLEN * lw),
+                        "buf[%d + l]" % (FLAGS * lw)), MSG)
     L.append("")
     L.append("")
     return L
