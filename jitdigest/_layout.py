@@ -104,8 +104,9 @@ def _as_offsets(offsets):
     return off.astype(np.int64)          # a copy even when already int64: nobody else holds it
 
 
-def _values_offsets(values, offsets, row0=0):
-    values = _as_values(values)
+def proved_rows(offsets, size):
+    """(starts, lengths) int64 of the rows ``offsets`` (n + 1 integers) names in ``size``
+    bytes, each row proved inside them."""
     off = _as_offsets(offsets)
     starts, ends = off[:-1], off[1:]
     first, last = int(off[0]), int(off[-1])
@@ -116,10 +117,14 @@ def _values_offsets(values, offsets, row0=0):
         i = int(np.argmax(decreasing))
         raise ValueError(f"offsets must be non-decreasing: offsets[{i + 1}] = {int(off[i + 1])}"
                          f" < offsets[{i}] = {int(off[i])}")
-    if last > values.shape[0]:
-        raise ValueError(f"offsets[-1] = {last} is past the end of values "
-                         f"({values.shape[0]} bytes)")
-    return Segment(row0, values, starts, ends - starts)   # 0 <= starts <= ends: exact
+    if last > size:
+        raise ValueError(f"offsets[-1] = {last} is past the end of values ({size} bytes)")
+    return starts, ends - starts               # 0 <= starts <= ends: exact
+
+
+def _values_offsets(values, offsets, row0=0):
+    values = _as_values(values)
+    return Segment(row0, values, *proved_rows(offsets, values.shape[0]))
 
 
 def _item_error(i, item):

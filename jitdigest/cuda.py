@@ -98,19 +98,8 @@ def _layout_of(messages, offsets, stream):
 def _rows_of(offsets, size):
     """(starts, lengths) int64 of the rows ``offsets`` (host, n + 1 integers) names in ``size``
     bytes, each row proved inside them (the CPU batch's checks and messages)."""
-    off = _layout._as_offsets(offsets)
-    starts, ends = off[:-1], off[1:]
-    if int(off[0]) < 0:
-        raise ValueError(f"offsets[0] = {int(off[0])} is negative")
-    decreasing = ends < starts                # compared, not subtracted: no int64 wrap-around
-    if decreasing.any():
-        i = int(np.argmax(decreasing))
-        raise ValueError(f"offsets must be non-decreasing: offsets[{i + 1}] = {int(off[i + 1])}"
-                         f" < offsets[{i}] = {int(off[i])}")
-    if int(off[-1]) > size:
-        raise ValueError(f"offsets[-1] = {int(off[-1])} is past the end of values "
-                         f"({size} bytes)")
-    return np.ascontiguousarray(starts), ends - starts       # 0 <= starts <= ends: exact
+    starts, lengths = _layout.proved_rows(offsets, size)
+    return np.ascontiguousarray(starts), lengths
 
 
 def _check_out(out, n, outlen, stream):
