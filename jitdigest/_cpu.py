@@ -55,27 +55,28 @@ def _listed():
     return ARM_SWITCHES if ARCH == "aarch64" else X86_SWITCHES
 
 
-def _parse_disable(text):
+def _switch_names(variable, text, unknown, known):
+    """The comma-separated switch names in ``text`` (lower case); those ``unknown(names)``
+    returns are ignored with one warning that lists ``known``."""
     names = {part.strip().lower() for part in text.split(",") if part.strip()}
-    unknown = _unknown(names)
-    if unknown:
+    ignored = unknown(names)
+    if ignored:
         import warnings
-        warnings.warn(f"jitdigest: JITDIGEST_DISABLE: unknown switch(es) "
-                      f"{', '.join(unknown)} ignored (known: {', '.join(_listed())}, all)",
-                      RuntimeWarning, stacklevel=2)
+        warnings.warn(f"jitdigest: {variable}: unknown switch(es) {', '.join(ignored)} "
+                      f"ignored (known: {', '.join(known)})", RuntimeWarning, stacklevel=3)
+    return names
+
+
+def _parse_disable(text):
+    names = _switch_names("JITDIGEST_DISABLE", text, _unknown, _listed() + ("all",))
     if "all" in names:
         return frozenset(SWITCHES)
     return frozenset(names & set(SWITCHES))
 
 
 def _parse_enable(text):
-    names = {part.strip().lower() for part in text.split(",") if part.strip()}
-    unknown = sorted(names - set(OFF_BY_DEFAULT))
-    if unknown:
-        import warnings
-        warnings.warn(f"jitdigest: JITDIGEST_ENABLE: unknown switch(es) {', '.join(unknown)} "
-                      f"ignored (known: {', '.join(OFF_BY_DEFAULT)})", RuntimeWarning,
-                      stacklevel=2)
+    names = _switch_names("JITDIGEST_ENABLE", text,
+                          lambda names: sorted(names - set(OFF_BY_DEFAULT)), OFF_BY_DEFAULT)
     return frozenset(names & set(OFF_BY_DEFAULT))
 
 
