@@ -7,14 +7,20 @@ Writes a Markdown table, JSON and (with matplotlib) a chart into benchmarks/resu
     python benchmarks/bench_cuda.py [--messages 10000000] [--algorithms sha256 md5]
     python benchmarks/bench_cuda.py --sim-smoke     # Numba's simulator, tiny sizes, no GPU
 
-Each figure is the best of ``--repeat`` timed calls after a warm-up call (which compiles);
-the GPU is synchronised before and after each. The CPU runs on ``--cpu-messages`` rows (its
-rate does not depend on the count once it is large).
+Each figure is the median of ``--repeat`` timed calls after a warm-up call (which compiles);
+the GPU is synchronised before and after each. Kernel-only figures are also taken at each of
+``--threads-per-block`` (the default launch is ``_config.CUDA_THREADS_PER_BLOCK``), and each
+kernel's registers and local memory per thread are printed. The CPU runs on ``--cpu-messages``
+rows (its rate does not depend on the count once it is large). The timed algorithms are checked
+and measured first, then every other algorithm is checked; the table and JSON are rewritten
+after each step, so a run cut short still leaves what it measured.
 """
 import argparse
 import hashlib
 import json
 import os
+import platform
+import statistics
 import sys
 import time
 
@@ -27,6 +33,8 @@ import numpy as np  # noqa: E402
 
 import jitdigest  # noqa: E402
 import jitdigest.cuda as jc  # noqa: E402
+from jitdigest import _config  # noqa: E402
+from jitdigest.kernels._rows_cuda import rows_kernel  # noqa: E402
 from numba import cuda  # noqa: E402
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
@@ -40,13 +48,17 @@ def parse():
     p.add_argument("--algorithms", nargs="+", default=["sha256", "md5"],
                    help="algorithms timed (all are checked)")
     p.add_argument("--check-rows", type=int, default=2000, help="random rows checked per layout")
-    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--threads-per-block", type=int, nargs="+", default=[64, 128, 256, 512],
+                   help="launch widths timed kernel-only")
     p.add_argument("--results", default=RESULTS, help="folder for the table, JSON and chart")
+    p.add_argument("--ptx", metavar="DIR", help="also write the timed kernels' PTX there")
     p.add_argument("--sim-smoke", action="store_true",
                    help="run on Numba's CUDA simulator with tiny sizes (a test of this script)")
     args = p.parse_args()
     if args.sim_smoke:
         args.messages, args.cpu_messages, args.check_rows, args.repeat = 64, 64, 12, 1
+        args.threads_per_block = [32, 64]
     return args
 
 
@@ -82,8 +94,9 @@ def verify(name, rng, rows):
     return good, 2 * rows
 
 
-def best(fn, repeat):
-    fn()                                               # warm-up: compiles, allocates
+def timed(fn, repeat):
+    """The median seconds of ``repeat`` calls of ``fn`` after a warm-up call (which compiles)."""
+    fn()
     times = []
     for _ in range(repeat):
         cuda.synchronize()
@@ -91,7 +104,7 @@ def best(fn, repeat):
         fn()
         cuda.synchronize()
         times.append(time.perf_counter() - t0)
-    return min(times)
+    return statistics.median(times)
 
 
 def rows_of(n, size, rng):
@@ -101,33 +114,98 @@ def rows_of(n, size, rng):
     return flat.reshape(n, size)
 
 
+def resources(name):
+    """Registers and local (thread-private, off-chip) bytes per thread of each compiled
+    signature of ``name``'s kernel: {signature: (registers, local bytes)}."""
+    if SIM:
+        return {}
+    kernel = rows_kernel(_algorithms_family(name))
+    found = {}
+    for sig in kernel.overloads:
+        try:
+            found[str(sig)] = (kernel.get_regs_per_thread(sig),
+                               kernel.get_local_mem_per_thread(sig))
+        except Exception as exc:                 # numba-cuda versions differ here
+            found[str(sig)] = repr(exc)
+    return found
+
+
+def _algorithms_family(name):
+    return jitdigest._algorithms.lookup(name).family
+
+
 def measure(name, size, args, rng):
     host = rows_of(args.messages, size, rng)
     dev = cuda.to_device(host)
     spec_out = jc.hash_many(name, dev[:1], **kw(name)).shape[1]
     out = cuda.device_array((args.messages, spec_out), np.uint8)
-    kernel = best(lambda: jc.hash_many(name, dev, out=out, **kw(name)), args.repeat)
-    check = out.copy_to_host()[-1].tobytes() == expected(name, host[-1])
-    del dev, out                       # device memory for the copies' own arrays
-    copies = best(lambda: jc.hash_many(name, host, **kw(name)).copy_to_host(), args.repeat)
+    default = _config.CUDA_THREADS_PER_BLOCK
+    widths = {}
+    try:
+        for tpb in args.threads_per_block:
+            _config.CUDA_THREADS_PER_BLOCK = tpb
+            widths[tpb] = args.messages / timed(
+                lambda: jc.hash_many(name, dev, out=out, **kw(name)), args.repeat)
+    finally:
+        _config.CUDA_THREADS_PER_BLOCK = default
+    kernel = timed(lambda: jc.hash_many(name, dev, out=out, **kw(name)), args.repeat)
+    got = out.copy_to_host()
+    picks = rng.integers(0, args.messages, 64)
+    check = all(got[i].tobytes() == expected(name, host[i]) for i in [0, args.messages - 1, *picks])
+    del dev, out, got                  # device memory for the copies' own arrays
+    copies = timed(lambda: jc.hash_many(name, host, **kw(name)).copy_to_host(), args.repeat)
     cpu_rows = host[:args.cpu_messages]
-    cpu = best(lambda: jitdigest.hash_many(name, cpu_rows, **kw(name)), args.repeat)
+    cpu = timed(lambda: jitdigest.hash_many(name, cpu_rows, **kw(name)), args.repeat)
     return {"algorithm": name, "size": size, "messages": args.messages,
-            "kernel_per_s": args.messages / kernel, "copies_per_s": args.messages / copies,
-            "cpu_per_s": len(cpu_rows) / cpu, "last_row_ok": bool(check)}
+            "threads_per_block": default, "kernel_per_s": args.messages / kernel,
+            "kernel_per_s_by_threads_per_block": {str(k): v for k, v in widths.items()},
+            "copies_per_s": args.messages / copies, "cpu_per_s": len(cpu_rows) / cpu,
+            "cpu_messages": len(cpu_rows), "rows_ok": bool(check),
+            "resources": resources(name)}
 
 
-def write(results, checks, args, gpu):
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def environment():
+    import numba
+    env = {"cpu": cpu_model(), "cores": os.cpu_count(), "python": platform.python_version(),
+           "numpy": np.__version__, "numba": numba.__version__}
+    try:
+        from importlib.metadata import version
+        env["numba-cuda"] = version("numba-cuda")
+    except Exception:
+        env["numba-cuda"] = "?"
+    if not SIM:
+        env["driver"] = ".".join(map(str, cuda.cudadrv.driver.driver.get_version()))
+    return env
+
+
+def write(results, checks, args, gpu, env, chart=False):
     os.makedirs(args.results, exist_ok=True)
     tag = "simulator" if SIM else "".join(c if c.isalnum() else "_" for c in gpu.split(" (")[0])
     base = os.path.join(args.results, f"cuda_{tag}")
+    threads = env.get("cpu_threads", "?")
     lines = [f"# jitdigest.cuda on {gpu}", "",
-             f"CPU: {os.cpu_count()} cores, jitdigest.hash_many with every thread; "
-             f"numba {__import__('numba').__version__}", "",
+             f"CPU: {env['cpu']}, {env['cores']} cores; jitdigest.hash_many on {threads} "
+             f"threads ({env.get('layer', '?')} layer). Python {env['python']}, numpy "
+             f"{env['numpy']}, numba {env['numba']}, numba-cuda {env['numba-cuda']}"
+             + (f", CUDA driver {env['driver']}" if "driver" in env else "") + ".", "",
              "| algorithm | device check | rows checked |", "| --- | --- | --- |"]
     lines += [f"| {name} | {'ok' if good == total else 'MISMATCH'} | {good}/{total} |"
               for name, (good, total) in sorted(checks.items())]
-    lines += ["", f"Messages/s, {args.messages:,} messages per GPU call (best of {args.repeat}):",
+    lines += ["", f"Messages/s, {args.messages:,} messages per GPU call (median of "
+              f"{args.repeat}; kernel: rows and digests on the device, "
+              f"{_config.CUDA_THREADS_PER_BLOCK} threads a block; copies: host rows in, "
+              "digests back to the host):",
               "", "| algorithm | bytes | GPU kernel | GPU with copies | CPU hash_many | "
               "kernel / CPU | copies / CPU |", "| --- | --- | --- | --- | --- | --- | --- |"]
     for r in results:
@@ -135,10 +213,22 @@ def write(results, checks, args, gpu):
                      f"{r['copies_per_s']:.3g} | {r['cpu_per_s']:.3g} | "
                      f"{r['kernel_per_s'] / r['cpu_per_s']:.1f}x | "
                      f"{r['copies_per_s'] / r['cpu_per_s']:.1f}x |")
+    if results:
+        widths = list(results[0]["kernel_per_s_by_threads_per_block"])
+        lines += ["", "Kernel-only messages/s by threads a block:", "",
+                  "| algorithm | bytes | " + " | ".join(widths) + " |",
+                  "| --- | --- |" + " --- |" * len(widths)]
+        for r in results:
+            by = r["kernel_per_s_by_threads_per_block"]
+            lines.append(f"| {r['algorithm']} | {r['size']} | "
+                         + " | ".join(f"{by[w]:.3g}" for w in widths) + " |")
     with open(base + ".md", "w") as f:
         f.write("\n".join(lines) + "\n")
     with open(base + ".json", "w") as f:
-        json.dump({"gpu": gpu, "checks": checks, "results": results}, f, indent=1)
+        json.dump({"gpu": gpu, "environment": env, "checks": checks, "results": results}, f,
+                  indent=1)
+    if not chart:
+        return
     print("\n".join(lines))
     try:
         import matplotlib
@@ -166,20 +256,40 @@ def main():
     args = parse()
     rng = np.random.default_rng(2026)
     gpu = device_name()
-    checks = {}
-    for name in sorted(jc.algorithms_available):
+    env = environment()
+    print(gpu, env, flush=True)
+    checks, results = {}, []
+
+    def check(name):
         t0 = time.perf_counter()
         checks[name] = verify(name, rng, args.check_rows)
         print(f"check {name}: {checks[name][0]}/{checks[name][1]} "
-              f"({time.perf_counter() - t0:.1f} s)", flush=True)
-    results = []
-    for name in args.algorithms:
+              f"({time.perf_counter() - t0:.1f} s) {resources(name)}", flush=True)
+        write(results, checks, args, gpu, env)
+
+    for name in args.algorithms:               # the timed ones first: a short run keeps them
+        check(name)
         for size in args.sizes:
+            t0 = time.perf_counter()
             results.append(measure(name, size, args, rng))
-            print(results[-1], flush=True)
-    write(results, checks, args, gpu)
+            if "layer" not in env:
+                import numba
+                env["cpu_threads"] = numba.get_num_threads()
+                env["layer"] = "none" if SIM else numba.threading_layer()
+            print(results[-1], f"({time.perf_counter() - t0:.1f} s)", flush=True)
+            write(results, checks, args, gpu, env)
+    if args.ptx and not SIM:
+        os.makedirs(args.ptx, exist_ok=True)
+        for name in args.algorithms:
+            kernel = rows_kernel(_algorithms_family(name))
+            for i, sig in enumerate(kernel.overloads):
+                with open(os.path.join(args.ptx, f"{name}_{i}.ptx"), "w") as f:
+                    f.write(f"// {sig}\n" + kernel.inspect_asm(sig))
+    for name in sorted(jc.algorithms_available - set(args.algorithms)):
+        check(name)
+    write(results, checks, args, gpu, env, chart=True)
     bad = [name for name, (good, total) in checks.items() if good != total]
-    bad += [f"{r['algorithm']}/{r['size']}" for r in results if not r["last_row_ok"]]
+    bad += [f"{r['algorithm']}/{r['size']}" for r in results if not r["rows_ok"]]
     if bad:
         print("MISMATCH:", " ".join(bad))
         sys.exit(1)
