@@ -36,6 +36,7 @@ import jitdigest.cuda as jc  # noqa: E402
 from jitdigest import _config  # noqa: E402
 from jitdigest.kernels._rows_cuda import rows_kernel  # noqa: E402
 from numba import cuda  # noqa: E402
+from numba.core import types  # noqa: E402
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 
@@ -121,12 +122,12 @@ def resources(name):
         return {}
     kernel = rows_kernel(_algorithms_family(name))
     found = {}
-    for sig in kernel.overloads:
+    for sig, compiled in kernel.overloads.items():
+        layout = "2-D" if isinstance(sig[1], types.Integer) else "ragged"
         try:
-            found[str(sig)] = (kernel.get_regs_per_thread(sig),
-                               kernel.get_local_mem_per_thread(sig))
+            found[layout] = (compiled.regs_per_thread, compiled.local_mem_per_thread)
         except Exception as exc:                 # numba-cuda versions differ here
-            found[str(sig)] = repr(exc)
+            found[layout] = repr(exc)
     return found
 
 
@@ -200,7 +201,11 @@ def write(results, checks, args, gpu, env, chart=False):
              f"{env['numpy']}, numba {env['numba']}, numba-cuda {env['numba-cuda']}"
              + (f", CUDA driver {env['driver']}" if "driver" in env else "") + ".", "",
              "| algorithm | device check | rows checked |", "| --- | --- | --- |"]
-    lines += [f"| {name} | {'ok' if good == total else 'MISMATCH'} | {good}/{total} |"
+    kernels = env.get("kernels", {})
+    lines[-2:] = ["| algorithm | device check | rows checked | registers, local bytes a thread "
+                  "(ragged; 2-D) |", "| --- | --- | --- | --- |"]
+    lines += [f"| {name} | {'ok' if good == total else 'MISMATCH'} | {good}/{total} | "
+              + "; ".join(str(v) for v in kernels.get(name, {}).values()) + " |"
               for name, (good, total) in sorted(checks.items())]
     lines += ["", f"Messages/s, {args.messages:,} messages per GPU call (median of "
               f"{args.repeat}; kernel: rows and digests on the device, "
@@ -263,8 +268,9 @@ def main():
     def check(name):
         t0 = time.perf_counter()
         checks[name] = verify(name, rng, args.check_rows)
+        env.setdefault("kernels", {})[name] = resources(name)
         print(f"check {name}: {checks[name][0]}/{checks[name][1]} "
-              f"({time.perf_counter() - t0:.1f} s) {resources(name)}", flush=True)
+              f"({time.perf_counter() - t0:.1f} s) {env['kernels'][name]}", flush=True)
         write(results, checks, args, gpu, env)
 
     for name in args.algorithms:               # the timed ones first: a short run keeps them
@@ -282,9 +288,14 @@ def main():
         os.makedirs(args.ptx, exist_ok=True)
         for name in args.algorithms:
             kernel = rows_kernel(_algorithms_family(name))
-            for i, sig in enumerate(kernel.overloads):
+            cc = cuda.get_current_device().compute_capability
+            for i, (sig, compiled) in enumerate(kernel.overloads.items()):
+                try:
+                    ptx = compiled.inspect_asm(cc)
+                except Exception as exc:             # numba-cuda versions differ here
+                    ptx = f"// {exc!r}"
                 with open(os.path.join(args.ptx, f"{name}_{i}.ptx"), "w") as f:
-                    f.write(f"// {sig}\n" + kernel.inspect_asm(sig))
+                    f.write(f"// {sig}\n" + ptx)
     for name in sorted(jc.algorithms_available - set(args.algorithms)):
         check(name)
     write(results, checks, args, gpu, env, chart=True)

@@ -142,6 +142,7 @@ from jitdigest.kernels import _jit, _jit_cuda as jc
 overload(jc._bswap32)(jc._bswap32_impl)
 overload(jc._bswap64)(jc._bswap64_impl)
 overload(jc._aligned)(jc._aligned_impl)
+overload(jc.on_cuda(_jit.be64))(jc._be64)
 FORMATS = {"load_be32": ">16I", "load_le32": "<16I", "load_be64": ">16Q", "load_le64": "<16Q"}
 data = np.random.default_rng(5).integers(0, 256, 256, dtype=np.uint8)
 checked = aligned = 0

@@ -349,7 +349,8 @@ def test_local_words_are_zeroed_copied_and_sized():
 # --- 8. PTX without a GPU -------------------------------------------------------------------
 
 PTX_CHECK = r"""
-import json
+import importlib, json
+import numba, numpy as np
 from numba import cuda
 from jitdigest.kernels import _internals
 from jitdigest.kernels._rows_cuda import FAMILIES, rows_kernel
@@ -358,40 +359,59 @@ try:
 except Exception as exc:
     print(json.dumps({"skip": f"{type(exc).__name__}: {exc}"[:200]}))
     raise SystemExit
+# First every family's CPU batch kernel compiled here (not loaded from a cache), as a process
+# does that hashes on the CPU before it uses jitdigest.cuda: the CPU typing of the shared
+# helpers must not leak into the CUDA compiles below.
+from jitdigest import _algorithms
+from jitdigest.batch import initial_state
+values = np.arange(256, dtype=np.uint8)
+for name in ("md5", "sha1", "sha256", "sha512", "sha3_256", "blake2b", "blake2s"):
+    spec = _algorithms.lookup(name)
+    portable = importlib.import_module(f"jitdigest.kernels.{spec.family}.portable")
+    out = np.zeros((2, spec.digest_size), np.uint8)
+    numba.njit(portable.hash_rows.py_func)(values, 64, 64, (0, 2), initial_state(spec), out)
+    assert out[0].tobytes() == __import__("hashlib").new(name, values[:64].tobytes()).digest()
 stats = {}
 for family in FAMILIES:
     word = "uint64" if family in ("sha512", "keccak", "blake2b") else "uint32"
-    sig = f"(uint8[::1], int64[::1], int64[::1], int64, {word}[::1], uint8[:, ::1])"
-    ptx = _internals.ptx_without_gpu(rows_kernel(family).py_func, sig, (9, 0))
-    stats[family] = {"entry": ptx.count(".entry"), "calls": ptx.count("call.uni"),
-                     "funnel": ptx.count(".wrap.b32"), "ld32": ptx.count("ld.global.u32"),
-                     "ld64": ptx.count("ld.global.u64")}
+    for layout, sig in (("ragged", f"(uint8[::1], int64[::1], int64[::1], int64, {word}[::1], "
+                                   "uint8[:, ::1])"),
+                        ("2-D", f"(uint8[::1], int64, int64, int64, {word}[::1], "
+                                "uint8[:, ::1])")):
+        ptx = _internals.ptx_without_gpu(rows_kernel(family).py_func, sig, (9, 0))
+        stats[f"{family} {layout}"] = {
+            "entry": ptx.count(".entry"), "calls": ptx.count("call.uni"),
+            "funnel": ptx.count(".wrap.b32"), "ld32": ptx.count("ld.global.u32"),
+            "ld64": ptx.count("ld.global.u64")}
 print(json.dumps(stats))
 """
 
 
 def test_every_cuda_batch_kernel_compiles_to_ptx():
-    """Every family's CUDA batch kernel (the CPU source through ``_jit_cuda.device``) lowers to
-    PTX with no GPU here: one kernel entry, its device functions inlined (no calls), the 32-bit
-    rotations as funnel shifts, message words loaded whole from global memory where aligned. Needs numba-cuda and NVVM (``nvidia-nvvm``, as the ``cu13``
-    extra of numba-cuda installs it)."""
+    """Every family's CUDA batch kernel (the CPU source through ``_jit_cuda.device``), ragged
+    and 2-D, lowers to PTX with no GPU here, after the same family's CPU kernel was compiled in
+    the process: one kernel entry, its device functions inlined (no calls), the 32-bit rotations
+    as funnel shifts, message words loaded whole from global memory where aligned. Needs
+    numba-cuda, NVVM and NVRTC (``nvidia-nvvm``, ``nvidia-cuda-nvrtc``: the test extra)."""
     import importlib.util
     import json
     if importlib.util.find_spec("numba_cuda") is None:
         pytest.skip("numba-cuda is not installed")
-    result = run_python(PTX_CHECK, timeout=600)
+    result = run_python(PTX_CHECK, timeout=900)
     assert result.returncode == 0, result.stderr[-3000:]
     stats = json.loads(result.stdout.strip().splitlines()[-1])
     if "skip" in stats:
         pytest.skip(f"no NVVM to compile PTX with: {stats['skip']}")
-    assert sorted(stats) == sorted(["md5", "sha1", "sha256", "sha512", "keccak", "blake2b",
-                                    "blake2s"])
-    for family, s in stats.items():
-        assert s["entry"] == 1 and s["calls"] == 0, (family, s)
+    families = ["md5", "sha1", "sha256", "sha512", "keccak", "blake2b", "blake2s"]
+    assert sorted(stats) == sorted(f"{f} {layout}" for f in families
+                                   for layout in ("ragged", "2-D"))
+    for case, s in stats.items():
+        family = case.split()[0]
+        assert s["entry"] == 1 and s["calls"] == 0, (case, s)
         if family in ("md5", "sha1", "sha256", "blake2s"):
-            assert s["funnel"] > 0 and s["ld32"] > 0, (family, s)     # rotations, whole words
+            assert s["funnel"] > 0 and s["ld32"] > 0, (case, s)     # rotations, whole words
         else:
-            assert s["ld64"] > 0, (family, s)
+            assert s["ld64"] > 0, (case, s)
 
 
 # --- 8. whole words from byte arrays ------------------------------------------------------

@@ -59,10 +59,24 @@ def gil_kernel(func):
 from .._config import GIL_MINSIZE  # noqa: E402,F401  (hashlib's HASHLIB_GIL_MINSIZE)
 
 
+def cpu_overload(pyfunc, **options):
+    """``numba.extending.overload`` of ``pyfunc``, inlined at Numba-IR level, for the CPU target
+    only: device code calls its own forms (``_jit_cuda``), and one that named a CPU helper by
+    mistake fails to type there instead of lowering the CPU form (a generic overload would
+    serve CUDA too)."""
+    return overload(pyfunc, inline="always", target="cpu", **options)
+
+
+# Helper -> its compiled form's impl factory (``_jit_cuda`` reuses those that have no CUDA
+# form of their own).
+CPU_FORMS = {}
+
+
 def _ol(pyfunc):
     """Register ``impl`` as the compiled form of the interpreted helper ``pyfunc``."""
     def register(impl_factory):
-        overload(pyfunc, inline="always")(impl_factory)
+        cpu_overload(pyfunc)(impl_factory)
+        CPU_FORMS[pyfunc] = impl_factory
         return pyfunc
     return register
 
@@ -91,7 +105,7 @@ def new_words(n, dtype):
     return np.zeros(n, dtype) if JIT_ENABLED else [0] * n
 
 
-@overload(new_words, inline="always", prefer_literal=True)
+@cpu_overload(new_words, prefer_literal=True)
 def _new_words(n, dtype):
     if not isinstance(n, types.IntegerLiteral):
         return None
@@ -137,7 +151,7 @@ def scratch_copy(words, cap):
     return words.copy()
 
 
-@overload(scratch_copy, inline="always", prefer_literal=True)
+@cpu_overload(scratch_copy, prefer_literal=True)
 def _scratch_copy(words, cap):
     if not isinstance(cap, types.IntegerLiteral):
         return None
@@ -150,7 +164,7 @@ def _scratch_copy(words, cap):
     return impl
 
 
-@overload(scratch, inline="always", prefer_literal=True)
+@cpu_overload(scratch, prefer_literal=True)
 def _scratch(n, dtype, cap):
     if not isinstance(cap, types.IntegerLiteral):
         return None

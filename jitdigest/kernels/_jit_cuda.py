@@ -1,11 +1,13 @@
 """The CUDA forms of the word helpers of ``_jit`` and the row helpers of ``_rows``, so that the
 CPU kernels' own source compiles as CUDA device functions.
 
-The CPU forms are generic ``@overload``s inlined at Numba-IR level (``inline="always"``); the
-CUDA target types their omitted and literal arguments wrongly when it inlines them, so each
-helper gets a ``target="cuda"`` overload here (the CUDA target prefers it to the generic one),
-compiled as an ordinary device function that LLVM inlines. The block loaders read aligned
-message words whole. The GIL helpers do nothing. The scratch helpers (``new_words``,
+The CPU forms are CPU-target ``@overload``s inlined at Numba-IR level (``inline="always"``);
+the CUDA target types their omitted and literal arguments wrongly when it inlines them, so each
+helper gets a ``target="cuda"`` overload here, compiled as an ordinary device function that
+LLVM inlines, on a stand-in function that ``device`` calls in place of the CPU one (Numba's
+typing record of a Python function is shared by every target: see ``_cuda``). A helper with no
+CUDA form here gets a stand-in with its CPU form's implementation. The block loaders read
+aligned message words whole. The GIL helpers do nothing. The scratch helpers (``new_words``,
 ``scratch``, ``scratch_copy``) return arrays, which a CUDA device function may not: ``device``
 rebinds them to frame-local intrinsics (thread-local memory, in registers where LLVM can).
 Importing this module imports Numba's CUDA target (numba-cuda); ``jitdigest.cuda`` does,
@@ -23,12 +25,43 @@ from . import _internals, _jit, _rows
 from ._internals import address_of, word_at
 
 
+# CPU helper -> the function device code calls instead (see ``device``).
+_SUBSTITUTES = {}
+
+
 def _cuda(pyfunc):
-    """Register the decorated impl factory as ``pyfunc``'s CUDA form."""
+    """Register the decorated impl factory as the CUDA form of ``pyfunc``, on a stand-in: a
+    copy of ``pyfunc`` that ``device`` puts where kernels name ``pyfunc``. Numba keeps one
+    typing record per Python function for every target (its ``Function`` type maps argument
+    types to the implementation last chosen), so an overload of ``pyfunc`` itself would let a
+    CPU compile of a kernel make a later CUDA compile of another lower the CPU form."""
+    def register(factory):
+        _stand_in(pyfunc, factory)
+        return factory
+    return register
+
+
+def _stand_in(pyfunc, factory):
+    stand_in = FunctionType(pyfunc.__code__, pyfunc.__globals__, pyfunc.__name__,
+                            pyfunc.__defaults__, pyfunc.__closure__)
+    stand_in.__qualname__ = f"{pyfunc.__qualname__} (CUDA)"
+    overload(stand_in, target="cuda")(factory)
+    _SUBSTITUTES[pyfunc] = stand_in
+    return stand_in
+
+
+def _cuda_only(pyfunc):
+    """Register the decorated impl factory as ``pyfunc``'s form, for a helper only device code
+    calls (no CPU form to keep apart from)."""
     def register(factory):
         overload(pyfunc, target="cuda")(factory)
         return factory
     return register
+
+
+def on_cuda(pyfunc):
+    """What CUDA device code calls for the CPU helper ``pyfunc``."""
+    return _SUBSTITUTES[pyfunc]
 
 
 # --- 32-bit and 64-bit words --------------------------------------------------------------
@@ -117,7 +150,7 @@ def _bswap64(x):
     return x
 
 
-@_cuda(_bswap32)
+@_cuda_only(_bswap32)
 def _bswap32_impl(x):
     def impl(x):
         y = np.uint32(x)                    # Numba widens uint32 shifts: truncate the result
@@ -126,7 +159,7 @@ def _bswap32_impl(x):
     return impl
 
 
-@_cuda(_bswap64)
+@_cuda_only(_bswap64)
 def _bswap64_impl(x):
     def impl(x):
         y = np.uint64(x)
@@ -140,7 +173,7 @@ def _aligned(data, pos, size):
     return True
 
 
-@_cuda(_aligned)
+@_cuda_only(_aligned)
 def _aligned_impl(data, pos, size):
     return lambda data, pos, size: (address_of(data) + pos) % size == 0
 
@@ -187,11 +220,14 @@ def _load_le32(data, pos, w, n):
     return impl
 
 
+_be64_cuda = on_cuda(_jit.be64)
+
+
 @_cuda(_jit.load_be64)
 def _load_be64(data, pos, w, n):
     def impl(data, pos, w, n):
         for i in range(n):
-            w[i] = _jit.be64(data, pos + 8 * i)
+            w[i] = _be64_cuda(data, pos + 8 * i)
     return impl
 
 
@@ -259,11 +295,11 @@ def _length_of(lengths, r):
 
 # The scratch helpers return arrays, which a CUDA device function may not: in device code they
 # are intrinsics that allocate in the caller's frame (``_internals`` section 7).
-_SUBSTITUTES = {
+_SUBSTITUTES.update({
     _jit.new_words: _internals.local_words,
     _jit.scratch: _internals.local_scratch,
     _jit.scratch_copy: _internals.local_copy,
-}
+})
 _DEVICE = {}
 
 
@@ -275,7 +311,7 @@ def source_of(kernel):
 def device(kernel):
     """The CUDA device function compiled from ``kernel``'s own source: its Python function with
     the globals it names rebound, every Numba kernel it calls to that kernel's device function
-    (recursively) and every scratch helper to its device form. Under the CUDA simulator the
+    (recursively) and every helper to its device stand-in. Under the CUDA simulator the
     kernel runs as it is (interpreted with ``NUMBA_DISABLE_JIT=1``, else compiled for the CPU)."""
     if config.ENABLE_CUDASIM:
         return cuda.jit(device=True)(_with_host_arrays(kernel))
@@ -287,6 +323,8 @@ def device(kernel):
             value = names.get(name)
             if _hashable(value) and value in _SUBSTITUTES:
                 names[name] = _SUBSTITUTES[value]
+            elif _hashable(value) and value in _jit.CPU_FORMS:     # same form on the device
+                names[name] = _stand_in(value, _jit.CPU_FORMS[value])
             elif isinstance(value, Dispatcher):
                 names[name] = device(value)
         rebuilt = FunctionType(func.__code__, names, func.__name__, func.__defaults__,

@@ -22,9 +22,8 @@ negative length (ValueError): the batch driver proves every bound before a call
 loop over 2**57 blocks.
 """
 from numba import prange, types
-from numba.extending import overload
 
-from ._jit import inline_kernel
+from ._jit import cpu_overload, inline_kernel
 
 
 def row_count(rows):
@@ -70,35 +69,35 @@ def _is_grid(rows):
     return isinstance(rows, types.UniTuple)
 
 
-@overload(row_count, inline="always")
+@cpu_overload(row_count)
 def _row_count(rows):
     if _is_grid(rows):
         return lambda rows: rows[1] - rows[0]
     return lambda rows: rows.shape[0]
 
 
-@overload(row_at, inline="always")
+@cpu_overload(row_at)
 def _row_at(rows, i):
     if _is_grid(rows):
         return lambda rows, i: rows[0] + i
     return lambda rows, i: rows[i]
 
 
-@overload(chunk_of, inline="always")
+@cpu_overload(chunk_of)
 def _chunk_of(rows, bounds, c):
     if _is_grid(rows):
         return lambda rows, bounds, c: (rows[0] + bounds[c], rows[0] + bounds[c + 1])
     return lambda rows, bounds, c: rows[bounds[c]:bounds[c + 1]]
 
 
-@overload(start_of, inline="always")
+@cpu_overload(start_of)
 def _start_of(starts, r):
     if isinstance(starts, types.Integer):
         return lambda starts, r: r * starts
     return lambda starts, r: starts[r]
 
 
-@overload(length_of, inline="always")
+@cpu_overload(length_of)
 def _length_of(lengths, r):
     if isinstance(lengths, types.Integer):
         def grid_length(lengths, r):

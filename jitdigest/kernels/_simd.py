@@ -18,7 +18,9 @@ import numpy as np
 from llvmlite import ir
 from numba.core import cgutils, types
 from numba.core.errors import TypingError
-from numba.extending import intrinsic, models, overload, register_model
+from numba.extending import intrinsic, models, register_model
+
+from ._jit import cpu_overload
 
 _I8 = ir.IntType(8)
 _I32 = ir.IntType(32)
@@ -327,7 +329,7 @@ def c_blocks(data, offset, nbytes):
     raise NotImplementedError("c_blocks is only available in compiled kernels")
 
 
-@overload(c_blocks, inline="always")
+@cpu_overload(c_blocks)
 def _c_blocks(data, offset, nbytes):
     if isinstance(data, types.Buffer) and data.layout == "C":
         return lambda data, offset, nbytes: (data, offset)
