@@ -55,6 +55,12 @@ SUM_BATCH_BYTES = 4 * 1024 * 1024
 # batch in flight) and contention (-j 100000 started 351 threads and doubled the peak memory;
 # 3,000 files of 32 KiB: 338 MB at -j 100000 before the cap, 210 MB after, 147 MB at -j 1).
 SUM_JOBS_PER_CPU = 4
+# jitdigest.blake3 with max_threads above 1: the input is cut into subtrees of up to this many
+# bytes, one task each (its groups of chunks through the lanes, then its parents in lanes), at
+# least 4 tasks a thread, so that only one chaining value a subtree is left to merge on the
+# calling thread (tasks of 2 groups, 4,096 values for 64 MiB, left 0.56 ms of serial merging).
+BLAKE3_SUBTREE_BYTES = 256 * 1024
+BLAKE3_TASKS_PER_THREAD = 4
 # jitdigest sum -a blake3 -j 1: max_threads of files streamed (above SUM_SMALL_FILE bytes).
 # 1: a 256 MiB file read in 256 KiB-4 MiB blocks, 2 cores shared with other work, 7 alternating
 # runs: medians 0.092-0.104 s at one thread, 0.096-0.104 s at two (per block, threads only

@@ -21,7 +21,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from . import _algorithms, _cpu, _notice, _parallel
+from . import _algorithms, _config, _cpu, _notice, _parallel
 from ._hashobj import HashType
 from .kernels.blake3 import backends
 from .kernels.blake3.layout import (BLOCK_LEN, BLOCKS, CHUNK_LEN, COUNTER, DERIVE_KEY_CONTEXT,
@@ -52,8 +52,8 @@ def _signatures():
         "oneshot": (params, message, i64, i64, out),
         "oneshot_array": (params, data, i64, i64, out),
         "flush": (state, buf, i64),
-        "parallel_cvs": (state, data, i64, i64, state),
-        "push_cvs": (state, state, i64),
+        "parallel_cvs": (state, data, i64, i64, i64, state),
+        "push_cvs": (state, state, i64, i64),
     }
 
 
@@ -238,27 +238,39 @@ def _update(threads, state, buf, buflen, view):
 
 def _update_threads(kernels, state, buf, buflen, view, threads):
     """``kernels.update`` on ``threads`` threads (``max_threads`` above 1, or AUTO: -1): the
-    whole groups of chunks that follow the next group boundary, when there are at least two
-    per thread, are hashed by the lanes' ``prange`` entry and pushed in order; the rest, and
-    everything when there are too few groups, no lanes or no parallel regions, as usual.
-    Returns the new ``buflen``."""
+    whole subtrees of chunks that follow the next boundary of such subtrees are hashed by the
+    lanes' ``prange`` entry, a subtree a task, and their chaining values pushed in order; the
+    rest, and everything when there is too little for every thread, no lanes or no parallel
+    regions, as usual. Subtrees are the largest power-of-two number of lane groups, up to
+    ``_config.BLAKE3_SUBTREE_BYTES``, that gives every thread ``BLAKE3_TASKS_PER_THREAD``
+    tasks (down to one task of two groups). Returns the new ``buflen``."""
     group = kernels.group_len
     if threads == blake3.AUTO:
         threads = _parallel.max_threads()
     if group == 0 or threads < 2 or not _parallel.usable():
         return kernels.update(state, buf, buflen, view)
     chunks = int(state[COUNTER + 1]) << 32 | int(state[COUNTER])
-    head = -(chunks * CHUNK_LEN + int(state[BLOCKS]) * BLOCK_LEN + buflen) % group
-    ngroups = (len(view) - head - 1) // group if len(view) > head else 0
-    if ngroups < 2 * threads:
-        return kernels.update(state, buf, buflen, view)
+    done = chunks * CHUNK_LEN + int(state[BLOCKS]) * BLOCK_LEN + buflen
+    per = 2
+    while 2 * per * group <= _config.BLAKE3_SUBTREE_BYTES:
+        per *= 2
+    while True:
+        size = per * group
+        head = -done % size
+        nsub = (len(view) - head - 1) // size if len(view) > head else 0
+        if nsub >= (_config.BLAKE3_TASKS_PER_THREAD if per > 2 else 1) * threads:
+            break
+        if per == 2:
+            return kernels.update(state, buf, buflen, view)
+        per //= 2
     if head:
         buflen = kernels.update(state, buf, buflen, view[:head])
-    kernels.flush(state, buf, buflen)         # the state now at the group boundary
+    kernels.flush(state, buf, buflen)         # the state now at the subtrees' boundary
+    ngroups = nsub * per
     out = np.empty(8 * ngroups, np.uint32)
     with _parallel.region(threads):
-        kernels.parallel_cvs(state, view, head, ngroups, out)
-    kernels.push_cvs(state, out, ngroups)
+        kernels.parallel_cvs(state, view, head, ngroups, per, out)
+    kernels.push_cvs(state, out, ngroups, per)
     return kernels.update(state, buf, 0, view[head + ngroups * group:])
 
 
@@ -280,8 +292,8 @@ class blake3(metaclass=_Blake3Type):
     - ``derive_key_context``: a ``str``, hard-coded, globally unique and application-specific:
       the key derivation mode, ``data`` being the key material. Not together with ``key``.
     - ``max_threads``: a positive int, or ``blake3.AUTO`` (Numba's thread count). Above 1, long
-      inputs are hashed on up to that many threads where lane kernels serve (whole groups of
-      chunks, at least two per thread, by their ``prange`` entry); else on one.
+      inputs are hashed on up to that many threads where lane kernels serve (subtrees of up to
+      256 KiB, a task each, by their ``prange`` entry); else on one.
     - ``usedforsecurity``: a bool, ignored (as hashlib's and the package's).
 
     ``update`` returns the object; ``digest(length=32, *, seek=0)`` returns ``length`` bytes of

@@ -5,6 +5,7 @@ and 32 chunks, in one call and in updates that split groups, in the three modes;
 JITDIGEST_DISABLE switches, in this process and in a new one; ``max_threads`` above 1."""
 import os
 import pathlib
+import random
 import subprocess
 import sys
 
@@ -156,3 +157,46 @@ def test_threads(width):
                     assert h.copy().digest(40) == expected, (width, n, args, threads, first)
                     checked += 1
     assert checked == 4 * 3 * 2 * 4
+
+
+def test_threads_cut_subtrees_anywhere(width, monkeypatch):
+    """``max_threads`` above 1 hashes whole subtrees a task each (``_update_threads``), on
+    each lane width: with subtree caps from 2 lane groups to 256 KiB, 1 or 4 tasks a thread,
+    inputs that start anywhere in the tree (a first update of any length: the part before the
+    next subtree boundary goes as usual) and every mode, each digest equals the package's, and
+    the parallel entry ran with every subtree size asked for."""
+    from jitdigest import _config
+    from jitdigest import blake3 as b3mod
+    kernels = b3mod._kernels()
+    if not kernels.group_len or not b3mod._parallel.usable():
+        pytest.skip(f"{width}: no lane groups or no parallel regions: max_threads hashes on "
+                    "one thread")
+    group = kernels.group_len
+    pers = []
+    entry = kernels.parallel_cvs
+
+    def counted(state, data, pos, ngroups, per, out):
+        pers.append(per)
+        return entry(state, data, pos, ngroups, per, out)
+    monkeypatch.setattr(kernels, "parallel_cvs", counted, raising=False)
+    rng = random.Random(0x5B7 + kernels.group_len)
+    big = rng.randbytes(3 * 1024 * 1024)
+    checked = 0
+    for cap, tasks in ((2 * group, 1), (4 * group, 4), (8 * group, 1), (256 * 1024, 4),
+                       (256 * 1024, 1)):
+        monkeypatch.setattr(_config, "BLAKE3_SUBTREE_BYTES", cap)
+        monkeypatch.setattr(_config, "BLAKE3_TASKS_PER_THREAD", tasks)
+        for n in (4 * group, 9 * group + 1, 40 * group - 1, 3 * 1024 * 1024):
+            for mode in MODES:
+                args = mode
+                first = rng.choice((0, 1, 64, 1024, group - 1, rng.randrange(n)))
+                for threads in (2, 3):
+                    h = blake3(**args, max_threads=threads)
+                    h.update(big[:first])
+                    h.update(big[first:n])
+                    expected = ref.blake3(big[:n], **args).digest(40)
+                    assert h.digest(40) == expected, (cap, tasks, n, mode, first, threads)
+                    checked += 1
+    assert checked == 5 * 4 * 3 * 2
+    sizes = set(pers)
+    assert {2, 4, 8} <= sizes and 256 * 1024 // group in sizes, sizes

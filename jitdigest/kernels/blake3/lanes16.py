@@ -534,12 +534,38 @@ def _compress(buf, block_len, flags):
 
 
 @kernel
+def _parents(state, cvs, at, n, keep, buf):
+    """Merge the ``n`` chaining values ``cvs[at:at + 8 * n]`` a level at a time, in place
+    (parent j of j*2, j*2+1, 16 parents a pass), down to the first ``keep`` (``n // keep``
+    a power of two); reads the key words and the mode from ``state``. ``buf``: the lanes'
+    words."""
+    _wide_vectors()
+    mode = np.uint32(state[FLAGS])
+    while n > keep:
+        n //= 2
+        for p0 in range(0, n, 16):
+            for l in range(16):
+                j = min(p0 + l, n - 1)  # lanes past the level's end repeat its last parent
+                for i in range(8):
+                    buf[i * 16 + l] = state[KEY + i]
+                buf[128 + l] = 0
+                buf[144 + l] = 0
+                for k in range(16):
+                    buf[(10 + k - k % 2) * 16 + 2 * l + k % 2] = cvs[at + 16 * j + k]
+            _compress(buf, BLOCK_LEN, np.uint32(mode | PARENT))  # the chunks' types: one compile
+            for l in range(min(16, n - p0)):
+                for i in range(8):
+                    cvs[at + (p0 + l) * 8 + i] = buf[i * 16 + l]
+
+
+@kernel
 def subtree_cvs(state, data, pos, ngroups, level, count, out, at):
     """The chaining values of ``ngroups`` subtrees of ``2 ** level`` (at most 16) whole
     chunks of ``data`` from byte ``pos``, the first chunk's counter ``count``, into
     ``out[at:at + 8 * ngroups]``; reads the key words and the mode from ``state``. In
     subtrees under 16 chunks the lanes past them repeat the last chunk, unread.
     """
+    _wide_vectors()
     buf = np.zeros(416, np.uint32)
     # message words 2j, 2j + 1 of lane l: pairs[80 + 16 * j + l]
     pairs = buf.view(np.uint64)
@@ -579,23 +605,7 @@ def subtree_cvs(state, data, pos, ngroups, level, count, out, at):
             for l in range(size):
                 for i in range(8):
                     cvs[(h * size + l) * 8 + i] = buf[i * 16 + l]
-        n = nb * size
-        while n > nb:  # the parents, a level at a time, in place: parent j of j*2, j*2+1
-            n //= 2
-            for p0 in range(0, n, 16):
-                for l in range(16):
-                    j = min(p0 + l, n - 1)  # lanes past the level's end repeat its last parent
-                    for i in range(8):
-                        buf[i * 16 + l] = state[KEY + i]
-                    buf[128 + l] = 0
-                    buf[144 + l] = 0
-                    for k in range(16):
-                        buf[(10 + k - k % 2) * 16 + 2 * l + k % 2] = cvs[16 * j + k]
-                _compress(buf, BLOCK_LEN,
-                    np.uint32(mode | PARENT))  # the chunks' types: one compile
-                for l in range(min(16, n - p0)):
-                    for i in range(8):
-                        cvs[(p0 + l) * 8 + i] = buf[i * 16 + l]
+        _parents(state, cvs, 0, nb * size, nb, buf)
         for h in range(8 * nb):
             out[at + 8 * g + h] = cvs[h]
         g += nb
@@ -619,16 +629,22 @@ def groups(state, data, pos, ngroups, level, m):
 
 
 @parallel_kernel
-def parallel_cvs(state, data, pos, ngroups, out):
-    """``subtree_cvs`` of ``ngroups`` whole groups of 16 chunks from byte ``pos`` (the
-    state at a group boundary) into ``out[0:8 * ngroups]``, 2 groups per task, the
-    tasks spread over cores (a ``prange`` loop): pushed afterwards by ``push_cvs``;
-    the state is read only (no block held back: ``flush``)."""
+def parallel_cvs(state, data, pos, ngroups, per, out):
+    """The chaining values of ``ngroups // per`` subtrees of ``per`` (a power of two)
+    whole groups of 16 chunks each from byte ``pos`` (the state at such a subtree's
+    boundary), subtree t's into ``out[8 * per * t:8 * per * t + 8]`` (the rest of
+    ``out[0:8 * ngroups]`` its groups' values), a subtree per task, the tasks spread over
+    cores (a ``prange`` loop), each merging its own groups' values in lanes: pushed
+    afterwards by ``push_cvs``; the state is read only (no block held back: ``flush``).
+    ``ngroups`` is a multiple of ``per``."""
     count = np.uint64(state[COUNTER + 1]) << np.uint64(32) | np.uint64(state[COUNTER])
-    for t in prange((ngroups + 1) // 2):
-        g = t * 2
-        subtree_cvs(state, data, pos + g * 16384, min(2, ngroups - g), 4,
-            count + np.uint64(g * 16), out, 8 * g)
+    for t in prange(ngroups // per):
+        g = t * per
+        subtree_cvs(state, data, pos + g * 16384, per, 4, count + np.uint64(g * 16), out,
+            8 * g)
+        if per > 1:
+            buf = np.zeros(416, np.uint32)
+            _parents(state, out, 8 * g, per, 1, buf)
 
 
 @kernel
@@ -642,11 +658,14 @@ def flush(state, buf, buflen):
 
 
 @kernel
-def push_cvs(state, out, ngroups):
-    """After ``parallel_cvs``: its groups' subtrees onto the stack."""
+def push_cvs(state, out, ngroups, per):
+    """After ``parallel_cvs``: its subtrees (of ``per`` groups) onto the stack."""
     m = new_words(16, np.uint32)
-    for g in range(ngroups):
-        push_subtree(state, out, 8 * g, 4, m)
+    level = 4
+    while (1 << (level - 4)) < per:
+        level += 1
+    for t in range(ngroups // per):
+        push_subtree(state, out, 8 * per * t, level, m)
 
 
 @kernel
