@@ -42,6 +42,8 @@ def _cuda(pyfunc):
 
 
 def _stand_in(pyfunc, factory):
+    """A copy of the helper ``pyfunc`` with ``factory`` as its CUDA form, recorded as what
+    device code calls for ``pyfunc``."""
     stand_in = FunctionType(pyfunc.__code__, pyfunc.__globals__, pyfunc.__name__,
                             pyfunc.__defaults__, pyfunc.__closure__)
     stand_in.__qualname__ = f"{pyfunc.__qualname__} (CUDA)"
