@@ -11,7 +11,8 @@ Each figure is the median of ``--repeat`` timed calls after a warm-up call (whic
 the GPU is synchronised before and after each. Kernel-only figures are also taken at each of
 ``--threads-per-block`` (the default launch is ``_config.CUDA_THREADS_PER_BLOCK``), and each
 kernel's registers and local memory per thread are printed. The CPU runs on ``--cpu-messages``
-rows (its rate does not depend on the count once it is large). The timed algorithms are checked
+rows with every thread and on an eighth of them with one (how its cores scale). The timed
+algorithms are checked
 and measured first, then every other algorithm is checked; the table and JSON are rewritten
 after each step, so a run cut short still leaves what it measured.
 """
@@ -44,7 +45,8 @@ RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 def parse():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--messages", type=int, default=10_000_000, help="rows per GPU measurement")
-    p.add_argument("--cpu-messages", type=int, default=1_000_000, help="rows per CPU one")
+    p.add_argument("--cpu-messages", type=int, default=4_000_000,
+                   help="rows per CPU measurement (an eighth of them on one thread)")
     p.add_argument("--sizes", type=int, nargs="+", default=[64, 1024], help="row bytes")
     p.add_argument("--algorithms", nargs="+", default=["sha256", "md5"],
                    help="algorithms timed (all are checked)")
@@ -157,11 +159,14 @@ def measure(name, size, args, rng):
     copies = timed(lambda: jc.hash_many(name, host, **kw(name)).copy_to_host(), args.repeat)
     cpu_rows = host[:args.cpu_messages]
     cpu = timed(lambda: jitdigest.hash_many(name, cpu_rows, **kw(name)), args.repeat)
+    one_rows = cpu_rows[:max(1, len(cpu_rows) // 8)]      # one thread: how the cores scale
+    one = timed(lambda: jitdigest.hash_many(name, one_rows, threads=1, **kw(name)), args.repeat)
     return {"algorithm": name, "size": size, "messages": args.messages,
             "threads_per_block": default, "kernel_per_s": args.messages / kernel,
             "kernel_per_s_by_threads_per_block": {str(k): v for k, v in widths.items()},
             "copies_per_s": args.messages / copies, "cpu_per_s": len(cpu_rows) / cpu,
-            "cpu_messages": len(cpu_rows), "rows_ok": bool(check),
+            "cpu_messages": len(cpu_rows), "cpu_one_thread_per_s": len(one_rows) / one,
+            "rows_ok": bool(check),
             "resources": resources(name)}
 
 
@@ -212,10 +217,12 @@ def write(results, checks, args, gpu, env, chart=False):
               f"{_config.CUDA_THREADS_PER_BLOCK} threads a block; copies: host rows in, "
               "digests back to the host):",
               "", "| algorithm | bytes | GPU kernel | GPU with copies | CPU hash_many | "
-              "kernel / CPU | copies / CPU |", "| --- | --- | --- | --- | --- | --- | --- |"]
+              "CPU, one thread | kernel / CPU | copies / CPU |",
+              "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in results:
         lines.append(f"| {r['algorithm']} | {r['size']} | {r['kernel_per_s']:.3g} | "
                      f"{r['copies_per_s']:.3g} | {r['cpu_per_s']:.3g} | "
+                     f"{r['cpu_one_thread_per_s']:.3g} | "
                      f"{r['kernel_per_s'] / r['cpu_per_s']:.1f}x | "
                      f"{r['copies_per_s'] / r['cpu_per_s']:.1f}x |")
     if results:
