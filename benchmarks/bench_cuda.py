@@ -12,9 +12,8 @@ the GPU is synchronised before and after each. Kernel-only figures are also take
 ``--threads-per-block`` (the default launch is ``_config.CUDA_THREADS_PER_BLOCK``), and each
 kernel's registers and local memory per thread are printed. The CPU runs on ``--cpu-messages``
 rows with every thread and on an eighth of them with one (how its cores scale). The timed
-algorithms are checked
-and measured first, then every other algorithm is checked; the table and JSON are rewritten
-after each step, so a run cut short still leaves what it measured.
+algorithms are checked and measured first, then every other algorithm is checked; the table
+and JSON are rewritten after each step, so a run cut short still leaves what it measured.
 """
 import argparse
 import hashlib
