@@ -45,6 +45,21 @@ class Algo:
     def new(self, data=b""):
         return self._ctor(data)
 
+    def new_large(self):
+        """A hash object for a file too large to read whole."""
+        return self._ctor()
+
+    @property
+    def batch_kwargs(self):
+        """``hash_many``'s keyword arguments for this output (a SHAKE's length)."""
+        return {"length": self.size if self.xof else None}
+
+    @property
+    def cache_key(self):
+        """The algorithm as a --cache row stores it: its name and output length, e.g.
+        "blake2b:256"."""
+        return f"{self.name}:{self.bits}"
+
     def finish(self, h):
         return h.digest(self.size) if self.xof else h.digest()
 
@@ -91,7 +106,7 @@ class Blake3:
     def __hash__(self):
         return hash(self._ident())
 
-    @property
+    @functools.cached_property
     def cache_key(self):
         """What a --cache row says of this mode: the context, or an identifier of the key
         (a BLAKE3 derived key of it: the database never holds the key itself)."""
@@ -262,6 +277,9 @@ class Several:
 
     def new(self, data=b""):
         return _SeveralHash([part.new(data) for part in self.parts])
+
+    def new_large(self):
+        return self.new()
 
     def finish(self, h):
         return tuple(part.finish(p) for part, p in zip(self.parts, h.hashes))

@@ -45,12 +45,6 @@ _SELECT_DIR = ("SELECT name, dev, ino, size, mtime_ns, ctime_ns, run_start_ns, d
 _UPSERT = "INSERT OR REPLACE INTO digests VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 
-def algo_key(algo):
-    """The algorithm as stored: its name and output length, e.g. "blake2b:256" (BLAKE3 says
-    its mode too: algos.Blake3.cache_key)."""
-    return getattr(algo, "cache_key", None) or f"{algo.name}:{algo.bits}"
-
-
 class Cache:
     """One run's view of the database: ``lookup`` before hashing, ``store`` after, ``close`` at
     the end. ``warn`` takes a message (str) for stderr. With ``read=False`` (--no-cache-read)
@@ -145,7 +139,7 @@ class Cache:
 
     def _stored(self, folder, name, st, algo):
         """The stored digest of ``algo`` for the file ``st`` describes, or None."""
-        key = (folder, algo_key(algo))
+        key = (folder, algo.cache_key)
         rows = self._dirs.get(key)
         if rows is None:
             try:
@@ -183,7 +177,7 @@ class Cache:
         parts = getattr(item.algo, "parts", None)
         pairs = [(item.algo, item.digest)] if parts is None else zip(parts, item.digest)
         for algo, digest in pairs:
-            self._rows.append((folder, name, algo_key(algo), st.st_dev, st.st_ino,
+            self._rows.append((folder, name, algo.cache_key, st.st_dev, st.st_ino,
                                st.st_size, st.st_mtime_ns, st.st_ctime_ns, self.start_ns,
                                bytes(digest)))
         if len(self._rows) >= _config.SUM_CACHE_COMMIT_FILES:

@@ -36,8 +36,7 @@ class Hasher:
 
     def _stream(self, item, fd, head):
         """Hash the rest of an open file after its first bytes ``head``."""
-        algo = item.algo
-        h = algo.new_large() if hasattr(algo, "new_large") else algo.new()
+        h = item.algo.new_large()
         h.update(head)
         size = len(head)
         buf = self._buffer()
@@ -111,9 +110,7 @@ class Hasher:
         # One thread: -j alone decides how many run (with -j N the batches are already spread
         # over N workers; hash_many's own threads only contended with them).
         kw = {} if offsets is None else {"offsets": offsets}
-        # BLAKE3's mode and length; a SHAKE's length
-        kw.update(getattr(algo, "batch_kwargs", None) or
-                  {"length": algo.size if algo.xof else None})
+        kw.update(algo.batch_kwargs)                # a SHAKE's length; BLAKE3's mode and length
         out = self._hash_many(algo.batch_name, messages, threads=1, **kw)
         return [row.tobytes() for row in out]
 
