@@ -57,9 +57,8 @@ def _signatures():
     }
 
 
-_ENTRIES = ("update", "final", "oneshot", "oneshot_array", "flush", "parallel_cvs", "push_cvs")
-# the entries the objects use, for ``jitdigest warmup``
-ENTRIES = _ENTRIES
+# the entries the objects use (also what ``jitdigest warmup`` compiles for them)
+ENTRIES = ("update", "final", "oneshot", "oneshot_array", "flush", "parallel_cvs", "push_cvs")
 
 
 class _Kernels:
@@ -74,7 +73,7 @@ class _Kernels:
         self.group_len = getattr(module, "LANES", 0) * CHUNK_LEN
 
     def __getattr__(self, entry):
-        if entry not in _ENTRIES:
+        if entry not in ENTRIES:
             raise AttributeError(entry)
         func = getattr(self._module, entry)
         if _cpu.jit_enabled():
