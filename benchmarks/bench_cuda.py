@@ -11,9 +11,9 @@ Each figure is the median of ``--repeat`` timed calls after a warm-up call (whic
 the GPU is synchronised before and after each. Kernel-only figures are also taken at each of
 ``--threads-per-block`` (the default launch is ``_config.CUDA_THREADS_PER_BLOCK``), and each
 kernel's registers and local memory per thread are printed. The CPU runs on ``--cpu-messages``
-rows with every thread and on an eighth of them with one (how its cores scale). The timed
-algorithms are checked and measured first, then every other algorithm is checked; the table
-and JSON are rewritten after each step, so a run cut short still leaves what it measured.
+rows with every thread and on an eighth of them with one (how its cores scale). Every
+algorithm is checked first (the timed ones leading), then the timed ones are measured; the
+table and JSON are rewritten after each step, so a run cut short still leaves what it found.
 """
 import argparse
 import hashlib
@@ -279,8 +279,10 @@ def main():
               f"({time.perf_counter() - t0:.1f} s) {env['kernels'][name]}", flush=True)
         write(results, checks, args, gpu, env)
 
-    for name in args.algorithms:               # the timed ones first: a short run keeps them
-        check(name)
+    timed_names = list(args.algorithms)
+    for name in timed_names + sorted(jc.algorithms_available - set(timed_names)):
+        check(name)                            # every digest first: a short run keeps them
+    for name in timed_names:
         for size in args.sizes:
             t0 = time.perf_counter()
             results.append(measure(name, size, args, rng))
@@ -302,8 +304,6 @@ def main():
                     ptx = f"// {exc!r}"
                 with open(os.path.join(args.ptx, f"{name}_{i}.ptx"), "w") as f:
                     f.write(f"// {sig}\n" + ptx)
-    for name in sorted(jc.algorithms_available - set(args.algorithms)):
-        check(name)
     write(results, checks, args, gpu, env, chart=True)
     bad = [name for name, (good, total) in checks.items() if good != total]
     bad += [f"{r['algorithm']}/{r['size']}" for r in results if not r["rows_ok"]]
