@@ -8,12 +8,14 @@ Writes a Markdown table, JSON and (with matplotlib) a chart into benchmarks/resu
     python benchmarks/bench_cuda.py --sim-smoke     # Numba's simulator, tiny sizes, no GPU
 
 Each figure is the median of ``--repeat`` timed calls after a warm-up call (which compiles);
-the GPU is synchronised before and after each. Kernel-only figures are also taken at each of
-``--threads-per-block`` (the default launch is ``_config.CUDA_THREADS_PER_BLOCK``), and each
-kernel's registers and local memory per thread are printed. The CPU runs on ``--cpu-messages``
-rows with every thread and on an eighth of them with one (how its cores scale). Every
-algorithm is checked first (the timed ones leading), then the timed ones are measured; the
-table and JSON are rewritten after each step, so a run cut short still leaves what it found.
+the GPU is synchronised before and after each. The timed algorithms' CPU kernels compile in a
+``jitdigest warmup`` process during the device checks, which ends before anything is timed.
+Kernel-only figures are also taken at each of ``--threads-per-block`` (the default launch is
+``_config.CUDA_THREADS_PER_BLOCK``), and each kernel's registers and local memory per thread
+are printed. The CPU runs on ``--cpu-messages`` rows with every thread and on an eighth of them
+with one (how its cores scale). Every algorithm is checked first (the timed ones leading), then
+the timed ones are measured; the table and JSON are rewritten after each step, so a run cut
+short still leaves what it found.
 """
 import argparse
 import hashlib
@@ -21,6 +23,7 @@ import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 
@@ -53,6 +56,9 @@ def parse():
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--threads-per-block", type=int, nargs="+", default=[64, 128, 256, 512],
                    help="launch widths timed kernel-only")
+    p.add_argument("--no-cpu-warmup", action="store_true",
+                   help="do not compile the timed algorithms' CPU kernels on other cores "
+                        "('jitdigest warmup') while the device checks run")
     p.add_argument("--results", default=RESULTS, help="folder for the table, JSON and chart")
     p.add_argument("--ptx", metavar="DIR", help="also write the timed kernels' PTX there")
     p.add_argument("--sim-smoke", action="store_true",
@@ -266,6 +272,10 @@ def write(results, checks, args, gpu, env, chart=False):
 def main():
     args = parse()
     rng = np.random.default_rng(2026)
+    warmup = None
+    if not (SIM or args.no_cpu_warmup):       # the CPU's kernels compile during the GPU checks
+        warmup = subprocess.Popen([sys.executable, "-m", "jitdigest", "warmup", "--no-tune",
+                                   *args.algorithms], stdout=subprocess.DEVNULL)
     gpu = device_name()
     env = environment()
     print(gpu, env, flush=True)
@@ -282,6 +292,8 @@ def main():
     timed_names = list(args.algorithms)
     for name in timed_names + sorted(jc.algorithms_available - set(timed_names)):
         check(name)                            # every digest first: a short run keeps them
+    if warmup is not None:                    # nothing else on the cores while timing
+        print("cpu warmup:", "ok" if warmup.wait() == 0 else "failed", flush=True)
     for name in timed_names:
         for size in args.sizes:
             t0 = time.perf_counter()

@@ -3,8 +3,8 @@
 ``compress`` is the generic block function, kept in its own file so that a faster kernel
 (SHA-NI, lanes) with the same signature can stand in for it.
 """
-from .._jit import (add32, const_words, gil_kernel, kernel, load_be32, new_words, parallel_kernel,
-                   rotr32, u32)
+from .._jit import (add32, const_words, gil_kernel, inline_kernel, kernel, load_be32, new_words,
+                   parallel_kernel, rotr32, u32)
 from ..._algorithms import MERKLE_DAMGARD
 from .._hmac import md_hmac, md_hmac_final, md_hmac_rows, md_hmac_states, md_pbkdf2
 from .._md import md_final, md_hash_rows, md_oneshot, md_update
@@ -35,6 +35,34 @@ def _round(a, b, c, d, e, f, g, h, k, w, bc):
     return add32(d, t1), add32(t1, s0, maj), ab
 
 
+@inline_kernel
+def _expand(w, start, stop):
+    """Message schedule words w[start:stop]. Inlined by Numba, one call per 16 rounds: loops
+    short enough for LLVM to unroll, so every index is a constant and ``w`` can live in
+    registers (on a GPU: not in thread-local memory)."""
+    for i in range(start, stop):
+        x = u32(w[i - 15])
+        y = u32(w[i - 2])
+        s0 = rotr32(x, 7) ^ rotr32(x, 18) ^ (x >> 3)
+        s1 = rotr32(y, 17) ^ rotr32(y, 19) ^ (y >> 10)
+        w[i] = add32(w[i - 16], s0, w[i - 7], s1)
+
+
+@inline_kernel
+def _rounds(a, b, c, d, e, f, g, h, bc, w, start, stop):
+    """Rounds start..stop (a multiple of 8 apart): 8 per pass, names rotate, values stay."""
+    for t in range(start, stop, 8):
+        d, h, bc = _round(a, b, c, d, e, f, g, h, K256[t], w[t], bc)
+        c, g, bc = _round(h, a, b, c, d, e, f, g, K256[t + 1], w[t + 1], bc)
+        b, f, bc = _round(g, h, a, b, c, d, e, f, K256[t + 2], w[t + 2], bc)
+        a, e, bc = _round(f, g, h, a, b, c, d, e, K256[t + 3], w[t + 3], bc)
+        h, d, bc = _round(e, f, g, h, a, b, c, d, K256[t + 4], w[t + 4], bc)
+        g, c, bc = _round(d, e, f, g, h, a, b, c, K256[t + 5], w[t + 5], bc)
+        f, b, bc = _round(c, d, e, f, g, h, a, b, K256[t + 6], w[t + 6], bc)
+        e, a, bc = _round(b, c, d, e, f, g, h, a, K256[t + 7], w[t + 7], bc)
+    return a, b, c, d, e, f, g, h, bc
+
+
 @kernel
 def compress(state, data, offset, nblocks):
     """Compress ``nblocks`` 64-byte blocks of ``data`` from byte ``offset`` into ``state`` (8 x u32)."""
@@ -50,24 +78,13 @@ def compress(state, data, offset, nblocks):
     for blk in range(nblocks):
         p = offset + 64 * blk
         load_be32(data[p:p + 64], 0, w, 16)     # a block view: indices provably >= 0
-        a, b, c, d, e, f, g, h = h0, h1, h2, h3, h4, h5, h6, h7
-        bc = b ^ c
-        for t in range(0, 64, 8):               # 8 rounds per pass: names rotate, values stay
-            if t >= 16:                         # this pass's schedule words, next to its rounds
-                for i in range(t, t + 8):
-                    x = u32(w[i - 15])
-                    y = u32(w[i - 2])
-                    s0 = rotr32(x, 7) ^ rotr32(x, 18) ^ (x >> 3)
-                    s1 = rotr32(y, 17) ^ rotr32(y, 19) ^ (y >> 10)
-                    w[i] = add32(w[i - 16], s0, w[i - 7], s1)
-            d, h, bc = _round(a, b, c, d, e, f, g, h, K256[t], w[t], bc)
-            c, g, bc = _round(h, a, b, c, d, e, f, g, K256[t + 1], w[t + 1], bc)
-            b, f, bc = _round(g, h, a, b, c, d, e, f, K256[t + 2], w[t + 2], bc)
-            a, e, bc = _round(f, g, h, a, b, c, d, e, K256[t + 3], w[t + 3], bc)
-            h, d, bc = _round(e, f, g, h, a, b, c, d, K256[t + 4], w[t + 4], bc)
-            g, c, bc = _round(d, e, f, g, h, a, b, c, K256[t + 5], w[t + 5], bc)
-            f, b, bc = _round(c, d, e, f, g, h, a, b, K256[t + 6], w[t + 6], bc)
-            e, a, bc = _round(b, c, d, e, f, g, h, a, K256[t + 7], w[t + 7], bc)
+        a, b, c, d, e, f, g, h, bc = _rounds(h0, h1, h2, h3, h4, h5, h6, h7, h1 ^ h2, w, 0, 16)
+        _expand(w, 16, 32)
+        a, b, c, d, e, f, g, h, bc = _rounds(a, b, c, d, e, f, g, h, bc, w, 16, 32)
+        _expand(w, 32, 48)
+        a, b, c, d, e, f, g, h, bc = _rounds(a, b, c, d, e, f, g, h, bc, w, 32, 48)
+        _expand(w, 48, 64)
+        a, b, c, d, e, f, g, h, bc = _rounds(a, b, c, d, e, f, g, h, bc, w, 48, 64)
         h0 = add32(h0, a)
         h1 = add32(h1, b)
         h2 = add32(h2, c)
