@@ -138,9 +138,8 @@ import struct, sys
 import numpy as np, numba
 from numba.extending import overload
 from jitdigest.kernels import _jit, _jit_cuda as jc
-# The CUDA loaders' helpers, given to the CPU target too, so their code runs here.
-overload(jc._bswap32)(jc._bswap32_impl)
-overload(jc._bswap64)(jc._bswap64_impl)
+# The CUDA loaders' helpers, given to the CPU target too, so their code runs here (the byte
+# swaps are LLVM intrinsics, for any target).
 overload(jc._aligned)(jc._aligned_impl)
 overload(jc.on_cuda(_jit.be64))(jc._be64)
 FORMATS = {"load_be32": ">16I", "load_le32": "<16I", "load_be64": ">16Q", "load_le64": "<16Q"}
@@ -171,3 +170,66 @@ def test_cuda_loaders_read_the_cpu_loaders_words():
     assert proc.returncode == 0, proc.stdout + proc.stderr
     checked, aligned = proc.stdout.split()[1::2]
     assert int(checked) == 4 * 9 + 9 and 4 <= int(aligned) < 36, proc.stdout
+
+
+WORDS = r"""
+import numpy as np, numba
+from numba.extending import overload
+from jitdigest.kernels import _jit, _jit_cuda as jc
+# The CUDA forms of the 32-bit helpers (LLVM i32 operations), given to the CPU target under
+# the stand-in names device code calls, so their code runs here.
+add32, rotl32, rotr32 = (jc.on_cuda(f) for f in (_jit.add32, _jit.rotl32, _jit.rotr32))
+overload(add32)(jc._add32)
+overload(rotl32)(jc._rotl32)
+overload(rotr32)(jc._rotr32)
+
+
+@numba.njit
+def words(x, y, out, wide):
+    for i in range(x.shape[0]):
+        a = x[i]
+        b = y[i]
+        big = (np.uint64(b) << np.uint64(32)) | np.uint64(a)       # high bits to be cut
+        out[i, 0] = add32(a, b)
+        out[i, 1] = add32(a, b, 0x9b05688c, big, a ^ b)
+        out[i, 2] = add32(big, -1, 7)
+        out[i, 3] = rotl32(a, 5)
+        out[i, 4] = rotr32(big, 13)
+        out[i, 5] = jc._bswap32(big)
+        for n in range(1, 32):                                      # amounts not constant
+            out[i, 5 + n] = rotl32(a, n)
+            out[i, 36 + n] = rotr32(a, n)
+        wide[i] = jc._bswap64(big)
+
+
+rng = np.random.default_rng(11)
+x = rng.integers(0, 1 << 32, 500, dtype=np.uint64).astype(np.uint32)
+y = rng.integers(0, 1 << 32, 500, dtype=np.uint64).astype(np.uint32)
+x[:4] = [0, 0xFFFFFFFF, 0x80000000, 1]
+out = np.zeros((500, 68), np.uint32)
+wide = np.zeros(500, np.uint64)
+words(x, y, out, wide)
+M = 0xFFFFFFFF
+rotl = lambda v, n: ((v << n) | (v >> (32 - n))) & M
+checked = 0
+for i in range(500):
+    a, b = int(x[i]), int(y[i])
+    big = (b << 32) | a
+    want = [(a + b) & M, (a + b + 0x9b05688c + big + (a ^ b)) & M, (big - 1 + 7) & M,
+            rotl(a, 5), rotl(a, 32 - 13), int.from_bytes(a.to_bytes(4, "big"), "little")]
+    want += [rotl(a, n) for n in range(1, 32)] + [rotl(a, 32 - n) for n in range(1, 32)]
+    assert out[i].tolist() == want, (i, a, b)
+    assert int(wide[i]) == int.from_bytes(big.to_bytes(8, "big"), "little")
+    checked += 1
+print("checked", checked)
+"""
+
+
+@needs_numba_cuda
+def test_cuda_word_helpers_compute_what_python_does():
+    """The CUDA forms of add32, rotl32, rotr32 and the byte swaps (LLVM i32/i64 operations, so
+    that NVPTX keeps 32-bit words 32-bit) compiled for the CPU: sums of up to five integers of
+    any width, constant and variable rotations, cut to 32 bits as plain Python arithmetic is."""
+    proc = child(["-c", WORDS], sim=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.split() == ["checked", "500"], proc.stdout

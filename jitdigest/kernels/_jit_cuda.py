@@ -19,11 +19,14 @@ import numpy as np
 from numba import config, cuda
 from numba.core import types
 from numba.core.dispatcher import Dispatcher
-from numba.extending import overload
+from llvmlite import ir
+from numba.extending import intrinsic, overload
 
 from . import _internals, _jit, _rows
 from ._internals import address_of, word_at
 
+
+_I32 = ir.IntType(32)
 
 # CPU helper -> the function device code calls instead (see ``device``).
 _SUBSTITUTES = {}
@@ -68,6 +71,70 @@ def on_cuda(pyfunc):
 
 # --- 32-bit and 64-bit words --------------------------------------------------------------
 
+# The 32-bit helpers are LLVM i32 operations: Numba widens uint32 arithmetic to 64 bits, and
+# NVPTX keeps part of that width (measured on SHA-256: every other round's rotations as 64-bit
+# mask-shift-or sequences instead of one funnel shift, and 64-bit adds). Their arguments are
+# any integers (cut to 32 bits), constants included.
+
+def _word32(context, builder, value, ty):
+    """``value`` of Numba type ``ty`` as an LLVM i32 (an omitted argument: its default)."""
+    if isinstance(ty, types.Omitted):
+        return ir.Constant(_I32, int(ty.value) & 0xFFFFFFFF)
+    return context.cast(builder, value, ty, types.uint32)
+
+
+def _integers(*tys):
+    return all(isinstance(t, types.Integer) or (isinstance(t, types.Omitted)
+                                                and isinstance(t.value, int)) for t in tys)
+
+
+@intrinsic
+def _sum32(typingctx, a, b, c, d, e):
+    if not _integers(a, b, c, d, e):
+        return None
+
+    def codegen(context, builder, signature, args):
+        words = [_word32(context, builder, v, t) for v, t in zip(args, signature.args)]
+        total = words[0]
+        for word in words[1:]:
+            total = builder.add(total, word)
+        return total
+    return types.uint32(a, b, c, d, e), codegen
+
+
+def _rotation(left):
+    @intrinsic
+    def rotate(typingctx, x, n):
+        if not _integers(x, n):
+            return None
+
+        def codegen(context, builder, signature, args):
+            value = _word32(context, builder, args[0], signature.args[0])
+            k = builder.and_(_word32(context, builder, args[1], signature.args[1]),
+                             ir.Constant(_I32, 31))
+            back = builder.and_(builder.sub(ir.Constant(_I32, 32), k), ir.Constant(_I32, 31))
+            if not left:
+                k, back = back, k
+            return builder.or_(builder.shl(value, k), builder.lshr(value, back))
+        return types.uint32(x, n), codegen
+    return rotate
+
+
+_rotl32_i32 = _rotation(True)
+_rotr32_i32 = _rotation(False)
+
+
+@intrinsic
+def _bswap32(typingctx, x):
+    """The bytes of a 32-bit word reversed (one PTX ``prmt``)."""
+    if not _integers(x):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.bswap(_word32(context, builder, args[0], signature.args[0]))
+    return types.uint32(x), codegen
+
+
 @_cuda(_jit.u32)
 def _u32(x):
     return lambda x: np.uint32(x)
@@ -75,25 +142,17 @@ def _u32(x):
 
 @_cuda(_jit.add32)
 def _add32(a, b, c=0, d=0, e=0):
-    def impl(a, b, c=0, d=0, e=0):
-        return np.uint32(np.uint64(a) + np.uint64(b) + np.uint64(c) + np.uint64(d) + np.uint64(e))
-    return impl
+    return lambda a, b, c=0, d=0, e=0: _sum32(a, b, c, d, e)
 
 
 @_cuda(_jit.rotl32)
 def _rotl32(x, n):
-    def impl(x, n):
-        y = np.uint32(x)
-        return np.uint32((y << np.uint32(n)) | (y >> np.uint32(32 - n)))
-    return impl
+    return lambda x, n: _rotl32_i32(x, n)
 
 
 @_cuda(_jit.rotr32)
 def _rotr32(x, n):
-    def impl(x, n):
-        y = np.uint32(x)
-        return np.uint32((y >> np.uint32(n)) | (y << np.uint32(32 - n)))
-    return impl
+    return lambda x, n: _rotr32_i32(x, n)
 
 
 @_cuda(_jit.not32)
@@ -144,31 +203,15 @@ def _not64(x):
 # Message words are read whole where their address is aligned to their size (2-D rows of a
 # multiple of 8 bytes, the padded final blocks), else byte by byte; big-endian ones swapped.
 
-def _bswap32(x):
-    return x
+@intrinsic
+def _bswap64(typingctx, x):
+    """The bytes of a 64-bit word reversed."""
+    if not _integers(x):
+        return None
 
-
-def _bswap64(x):
-    return x
-
-
-@_cuda_only(_bswap32)
-def _bswap32_impl(x):
-    def impl(x):
-        y = np.uint32(x)                    # Numba widens uint32 shifts: truncate the result
-        return np.uint32((y >> np.uint32(24)) | ((y >> np.uint32(8)) & np.uint32(0xFF00))
-                         | ((y << np.uint32(8)) & np.uint32(0xFF0000)) | (y << np.uint32(24)))
-    return impl
-
-
-@_cuda_only(_bswap64)
-def _bswap64_impl(x):
-    def impl(x):
-        y = np.uint64(x)
-        hi = _bswap32(np.uint32(y & np.uint64(0xFFFFFFFF)))
-        lo = _bswap32(np.uint32(y >> np.uint64(32)))
-        return (np.uint64(hi) << np.uint64(32)) | np.uint64(lo)
-    return impl
+    def codegen(context, builder, signature, args):
+        return builder.bswap(context.cast(builder, args[0], signature.args[0], types.uint64))
+    return types.uint64(x), codegen
 
 
 def _aligned(data, pos, size):
