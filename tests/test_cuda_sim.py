@@ -158,18 +158,35 @@ be64 = numba.njit(jc._be64(None, None))
 for p in range(9):
     assert be64(data, p) == struct.unpack_from(">Q", data.tobytes(), p)[0]
     checked += 1
-print("checked", checked, "aligned", aligned)
+# Digests from states: whole words where the row is aligned, else bytes.
+store_words = jc.on_cuda(_jit.store_words)
+overload(store_words)(jc._store_words)
+store = numba.njit(lambda state, little, out: store_words(state, little, out))
+stored = 0
+for dtype, fmt in ((np.uint32, "I"), (np.uint64, "Q")):
+    state = data[:64].view(dtype).copy()
+    for little in (True, False):
+        whole = struct.pack(("<" if little else ">") + f"{len(state)}{fmt}", *state.tolist())
+        for p in range(9):
+            for n in (len(whole), len(whole) - 4, 20):
+                buf = np.zeros(p + n, np.uint8)
+                store(state, little, buf[p:])
+                assert buf[p:].tobytes() == whole[:n], (dtype, little, p, n)
+                stored += 1
+print("checked", checked, "aligned", aligned, "stored", stored)
 """
 
 
 @needs_numba_cuda
 def test_cuda_loaders_read_the_cpu_loaders_words():
-    """The CUDA block loaders (whole words where aligned, else bytes) compiled for the CPU read
-    what struct reads, at every offset of a word (both paths)."""
+    """The CUDA block loaders (16-byte vectors or whole words where aligned, else bytes) and
+    digest writer compiled for the CPU read and write what struct does, at every offset of a
+    word (every path)."""
     proc = child(["-c", LOADERS], sim=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    checked, aligned = proc.stdout.split()[1::2]
+    checked, aligned, stored = proc.stdout.split()[1::2]
     assert int(checked) == 4 * 9 + 9 and 4 <= int(aligned) < 36, proc.stdout
+    assert int(stored) == 2 * 2 * 9 * 3, proc.stdout
 
 
 WORDS = r"""

@@ -19,7 +19,7 @@ import numpy as np
 
 from .._algorithms import SPECS
 from ._jit import (GIL_MINSIZE, const_words, inline_kernel, reacquire_gil, release_gil_if,
-                   scratch, scratch_copy)
+                   scratch, scratch_copy, store_words)
 from ._rows import length_of, row_at, row_count, start_of
 
 # BLAKE2b's IV is SHA-512's initial state, BLAKE2s's is SHA-256's (RFC 7693, 2.6).
@@ -80,9 +80,7 @@ def b2_finish(compress, block_size, state, src, start, count, out):
     for i in range(count):
         block[i] = src[start + i]
     compress(state, block, 0, 1, count, True)
-    word_bytes = state.itemsize
-    for i in range(len(out)):
-        out[i] = (int(state[i // word_bytes]) >> (8 * (i % word_bytes))) & 0xFF
+    store_words(state, True, out)
 
 
 @inline_kernel

@@ -20,7 +20,7 @@ iterations, ds, out)`` (``ds``: the digest size; ``out``: a bytearray of ``dklen
 import numpy as np
 
 from ._jit import (GIL_MINSIZE, inline_kernel, reacquire_gil, release_gil_if, scratch,
-                   scratch_copy)
+                   scratch_copy, store_words)
 from ._md import md_finish
 from ._rows import length_of, row_at, row_count, start_of
 
@@ -28,11 +28,7 @@ from ._rows import length_of, row_at, row_count, start_of
 @inline_kernel
 def put_digest(little, state, out, n):
     """out[0:n] = the first n digest bytes of ``state`` (the family's byte order)."""
-    word_bytes = state.itemsize
-    for i in range(n):
-        k = i % word_bytes
-        shift = 8 * k if little else 8 * (word_bytes - 1 - k)
-        out[i] = (int(state[i // word_bytes]) >> shift) & 0xFF
+    store_words(state, little, out[:n])
 
 
 @inline_kernel

@@ -360,15 +360,16 @@ def compiler_lock():
 
 def _local_array(context, builder, word, cap, n=None, source=None):
     """Section 2's array on ``cap`` words of ``word``, of length ``n`` (an LLVM intp; ``cap``
-    when None), zero-filled, then the first ``n`` words copied from the pointer ``source``."""
+    when None): its ``n`` words zeroed, or copied from the pointer ``source``."""
     llvm_word = context.get_data_type(word)
     size = context.get_abi_sizeof(llvm_word)
     intp = lambda v: context.get_constant(types.intp, v)          # noqa: E731
     data = cgutils.alloca_once(builder, llvm_word, size=cap)
-    data.align = 8                          # whole 64-bit words may be read from it (section 8)
-    cgutils.memset(builder, data, intp(cap * size), 0)
+    data.align = 16                         # 16-byte vectors may be read from it (section 8)
     n = intp(cap) if n is None else n
-    if source is not None:
+    if source is None:                      # only its n words: fewer stores than all cap
+        cgutils.memset(builder, data, builder.mul(n, intp(size)), 0)
+    else:
         cgutils.raw_memcpy(builder, data, source, n, size)
     array_type = types.Array(word, 1, "C")
     array = context.make_array(array_type)(context, builder)
@@ -452,6 +453,48 @@ def word_at(typingctx, data, pos, dtype):
         ptr = builder.bitcast(at, context.get_value_type(word).as_pointer())
         return builder.load(ptr, align=context.get_abi_sizeof(context.get_value_type(word)))
     return word(data, pos, dtype), codegen
+
+
+@intrinsic
+def words_at(typingctx, data, pos, dtype, count):
+    """``count`` (a literal) native-endian words of ``dtype`` from byte ``pos`` of the uint8
+    array ``data``, as a tuple, read as one vector: the caller proves ``pos`` aligned to the
+    whole vector's size and the words inside ``data`` (on a GPU, one 16-byte load)."""
+    word = _word_of(dtype)
+    if not (isinstance(data, types.Array) and data.dtype == types.uint8 and word is not None
+            and isinstance(count, types.IntegerLiteral)):
+        return None
+    n = count.literal_value
+
+    def codegen(context, builder, signature, args):
+        base = context.make_array(data)(context, builder, args[0]).data
+        at = builder.gep(base, [context.cast(builder, args[1], pos, types.intp)])
+        llvm_word = context.get_value_type(word)
+        vector = ir.VectorType(llvm_word, n)
+        loaded = builder.load(builder.bitcast(at, vector.as_pointer()),
+                              align=n * context.get_abi_sizeof(llvm_word))
+        return context.make_tuple(builder, types.UniTuple(word, n),
+                                  [builder.extract_element(loaded, ir.Constant(ir.IntType(32), i))
+                                   for i in range(n)])
+    return types.UniTuple(word, n)(data, pos, dtype, count), codegen
+
+
+@intrinsic
+def put_word(typingctx, data, pos, value):
+    """Store the integer ``value`` (of its own width) native-endian at byte ``pos`` of the
+    uint8 array ``data``, whole: the caller proves it aligned to its size and inside ``data``."""
+    if not (isinstance(data, types.Array) and data.dtype == types.uint8
+            and isinstance(value, types.Integer)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        base = context.make_array(data)(context, builder, args[0]).data
+        at = builder.gep(base, [context.cast(builder, args[1], pos, types.intp)])
+        llvm_word = context.get_value_type(value)
+        builder.store(args[2], builder.bitcast(at, llvm_word.as_pointer()),
+                      align=context.get_abi_sizeof(llvm_word))
+        return context.get_dummy_value()
+    return types.none(data, pos, value), codegen
 
 
 # --- 9. PTX without a GPU --------------------------------------------------------------

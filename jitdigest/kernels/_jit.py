@@ -365,3 +365,26 @@ _register_loader(load_be32, 4, False)
 _register_loader(load_le32, 4, True)
 _register_loader(load_be64, 8, False)
 _register_loader(load_le64, 8, True)
+
+
+# --- digests: words -> bytes --------------------------------------------------------------
+
+def store_words(state, little, out):
+    """out[:] = the first ``len(out)`` bytes of the words of ``state``, each word written
+    little-endian if ``little`` else big-endian (a digest from its state)."""
+    word_bytes = state.itemsize
+    for i in range(len(out)):
+        k = i % word_bytes
+        shift = 8 * k if little else 8 * (word_bytes - 1 - k)
+        out[i] = (int(state[i // word_bytes]) >> shift) & 0xFF
+
+
+@_ol(store_words)
+def _store_words(state, little, out):
+    def impl(state, little, out):
+        word_bytes = state.itemsize
+        for i in range(len(out)):
+            k = i % word_bytes
+            shift = 8 * k if little else 8 * (word_bytes - 1 - k)
+            out[i] = (int(state[i // word_bytes]) >> shift) & 0xFF
+    return impl

@@ -23,7 +23,7 @@ from llvmlite import ir
 from numba.extending import intrinsic, overload
 
 from . import _internals, _jit, _rows
-from ._internals import address_of, word_at
+from ._internals import address_of, put_word, word_at, words_at
 
 
 _I32 = ir.IntType(32)
@@ -238,6 +238,14 @@ def _be64(data, pos):
 @_cuda(_jit.load_be32)
 def _load_be32(data, pos, w, n):
     def impl(data, pos, w, n):
+        if n % 4 == 0 and _aligned(data, pos, 16):       # 16 bytes a load
+            for i in range(0, n, 4):
+                a, b, c, d = words_at(data, pos + 4 * i, np.uint32, 4)
+                w[i] = _bswap32(a)
+                w[i + 1] = _bswap32(b)
+                w[i + 2] = _bswap32(c)
+                w[i + 3] = _bswap32(d)
+            return
         if _aligned(data, pos, 4):
             for i in range(n):
                 w[i] = _bswap32(word_at(data, pos + 4 * i, np.uint32))
@@ -253,6 +261,14 @@ def _load_be32(data, pos, w, n):
 @_cuda(_jit.load_le32)
 def _load_le32(data, pos, w, n):
     def impl(data, pos, w, n):
+        if n % 4 == 0 and _aligned(data, pos, 16):
+            for i in range(0, n, 4):
+                a, b, c, d = words_at(data, pos + 4 * i, np.uint32, 4)
+                w[i] = a
+                w[i + 1] = b
+                w[i + 2] = c
+                w[i + 3] = d
+            return
         if _aligned(data, pos, 4):
             for i in range(n):
                 w[i] = word_at(data, pos + 4 * i, np.uint32)
@@ -289,6 +305,27 @@ def _load_le64(data, pos, w, n):
             for j in range(8):
                 v = (v << np.uint64(8)) | np.uint64(data[q + 7 - j])
             w[i] = v
+    return impl
+
+
+# --- digests: whole words where the digest row is aligned ----------------------------------
+
+@_cuda(_jit.store_words)
+def _store_words(state, little, out):
+    word = state.dtype
+    swap = _bswap32 if word.bitwidth == 32 else _bswap64
+
+    def impl(state, little, out):
+        word_bytes = state.itemsize
+        n = len(out)
+        if n % word_bytes == 0 and _aligned(out, 0, word_bytes):
+            for i in range(n // word_bytes):
+                put_word(out, i * word_bytes, state[i] if little else swap(state[i]))
+            return
+        for i in range(n):
+            k = i % word_bytes
+            shift = 8 * k if little else 8 * (word_bytes - 1 - k)
+            out[i] = (int(state[i // word_bytes]) >> shift) & 0xFF
     return impl
 
 

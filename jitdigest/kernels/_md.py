@@ -7,7 +7,7 @@ entry points in each algorithm file fix the block size, length-field size and by
 import numpy as np
 
 from ._jit import (GIL_MINSIZE, inline_kernel, reacquire_gil, release_gil_if, scratch,
-                   scratch_copy)
+                   scratch_copy, store_words)
 from ._rows import length_of, row_at, row_count, start_of
 
 
@@ -57,11 +57,7 @@ def md_finish(compress, block_size, len_bytes, little, state, src, start, count,
     if len_bytes == 16:
         pad[end - 9] = (total >> 61) & 0xFF
     compress(state, pad, 0, end // block_size)
-    word_bytes = state.itemsize
-    for i in range(len(out)):
-        k = i % word_bytes
-        shift = 8 * k if little else 8 * (word_bytes - 1 - k)
-        out[i] = (int(state[i // word_bytes]) >> shift) & 0xFF
+    store_words(state, little, out)
 
 
 @inline_kernel
