@@ -373,18 +373,18 @@ def store_words(state, little, out):
     """out[:] = the first ``len(out)`` bytes of the words of ``state``, each word written
     little-endian if ``little`` else big-endian (a digest from its state)."""
     word_bytes = state.itemsize
+    # Byte i of a word is its bits 8 * (last ^ i). Computed without a branch: Numba's inliner
+    # loses track of a variable set in branches of an overload inlined into an inlined kernel.
+    last = (word_bytes - 1) * (1 - int(little))
     for i in range(len(out)):
-        k = i % word_bytes
-        shift = 8 * k if little else 8 * (word_bytes - 1 - k)
-        out[i] = (int(state[i // word_bytes]) >> shift) & 0xFF
+        out[i] = (int(state[i // word_bytes]) >> (8 * (last ^ (i % word_bytes)))) & 0xFF
 
 
 @_ol(store_words)
 def _store_words(state, little, out):
     def impl(state, little, out):
         word_bytes = state.itemsize
+        last = (word_bytes - 1) * (1 - int(little))      # no branch: see store_words
         for i in range(len(out)):
-            k = i % word_bytes
-            shift = 8 * k if little else 8 * (word_bytes - 1 - k)
-            out[i] = (int(state[i // word_bytes]) >> shift) & 0xFF
+            out[i] = (int(state[i // word_bytes]) >> (8 * (last ^ (i % word_bytes)))) & 0xFF
     return impl

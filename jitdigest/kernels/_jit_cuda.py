@@ -319,13 +319,16 @@ def _store_words(state, little, out):
         word_bytes = state.itemsize
         n = len(out)
         if n % word_bytes == 0 and _aligned(out, 0, word_bytes):
-            for i in range(n // word_bytes):
-                put_word(out, i * word_bytes, state[i] if little else swap(state[i]))
+            if little:
+                for i in range(n // word_bytes):
+                    put_word(out, i * word_bytes, state[i])
+            else:
+                for i in range(n // word_bytes):
+                    put_word(out, i * word_bytes, swap(state[i]))
             return
+        last = (word_bytes - 1) * (1 - int(little))
         for i in range(n):
-            k = i % word_bytes
-            shift = 8 * k if little else 8 * (word_bytes - 1 - k)
-            out[i] = (int(state[i // word_bytes]) >> shift) & 0xFF
+            out[i] = (int(state[i // word_bytes]) >> (8 * (last ^ (i % word_bytes)))) & 0xFF
     return impl
 
 
