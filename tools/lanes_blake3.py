@@ -124,10 +124,10 @@ def blake3_kernel(lw, wide):
     add(1, '"""')
     if wide:   # measured: without it the prange entry's tasks ran 15-20% slower
         add(1, "_wide_vectors()")
-    add(1, "buf = np.zeros(%d, np.uint32)" % (STRIDE * lw))
+    add(1, "buf = new_words(%d, np.uint32)" % (STRIDE * lw))
     add(1, "# message words 2j, 2j + 1 of lane l: pairs[%d + %d * j + l]" % (5 * lw, lw))
     add(1, "pairs = buf.view(np.uint64)")
-    add(1, "cvs = np.zeros(%d, np.uint32)  # chaining values, 8 words each, one after another"
+    add(1, "cvs = new_words(%d, np.uint32)  # chaining values, 8 words each, one after another"
         % (8 * GROUPS * lw))
     add(1, "mode = np.uint32(state[FLAGS])")
     add(1, "g = 0")
@@ -172,7 +172,7 @@ def blake3_kernel(lw, wide):
     add(1, "``pos`` (``subtree_cvs``) and push them onto the stack (``push_subtree``): the state")
     add(1, "is at a boundary of such subtrees (no chunk begun) and input follows them. ``m``: 16")
     add(1, 'scratch words."""')
-    add(1, "cvs = np.zeros(%d, np.uint32)" % (8 * GROUPS))
+    add(1, "cvs = new_words(%d, np.uint32)" % (8 * GROUPS))
     add(1, "g = 0")
     add(1, "while g < ngroups:")
     add(2, "nb = min(%d, ngroups - g)" % GROUPS)
@@ -200,7 +200,7 @@ def blake3_kernel(lw, wide):
         % (lw * 1024, level, lw))
     add(3, "8 * g)")
     add(2, "if per > 1:")
-    add(3, "buf = np.zeros(%d, np.uint32)" % (STRIDE * lw))
+    add(3, "buf = new_words(%d, np.uint32)" % (STRIDE * lw))
     add(3, "_parents(state, out, 8 * g, per, 1, buf)")
     L.append("")
     L.append("")

@@ -566,10 +566,10 @@ def subtree_cvs(state, data, pos, ngroups, level, count, out, at):
     subtrees under 16 chunks the lanes past them repeat the last chunk, unread.
     """
     _wide_vectors()
-    buf = np.zeros(416, np.uint32)
+    buf = new_words(416, np.uint32)
     # message words 2j, 2j + 1 of lane l: pairs[80 + 16 * j + l]
     pairs = buf.view(np.uint64)
-    cvs = np.zeros(256, np.uint32)  # chaining values, 8 words each, one after another
+    cvs = new_words(256, np.uint32)  # chaining values, 8 words each, one after another
     mode = np.uint32(state[FLAGS])
     g = 0
     while g < ngroups:
@@ -617,7 +617,7 @@ def groups(state, data, pos, ngroups, level, m):
     ``pos`` (``subtree_cvs``) and push them onto the stack (``push_subtree``): the state
     is at a boundary of such subtrees (no chunk begun) and input follows them. ``m``: 16
     scratch words."""
-    cvs = np.zeros(16, np.uint32)
+    cvs = new_words(16, np.uint32)
     g = 0
     while g < ngroups:
         nb = min(2, ngroups - g)
@@ -643,7 +643,7 @@ def parallel_cvs(state, data, pos, ngroups, per, out):
         subtree_cvs(state, data, pos + g * 16384, per, 4, count + np.uint64(g * 16), out,
             8 * g)
         if per > 1:
-            buf = np.zeros(416, np.uint32)
+            buf = new_words(416, np.uint32)
             _parents(state, out, 8 * g, per, 1, buf)
 
 

@@ -562,10 +562,10 @@ def subtree_cvs(state, data, pos, ngroups, level, count, out, at):
     ``out[at:at + 8 * ngroups]``; reads the key words and the mode from ``state``. In
     subtrees under 8 chunks the lanes past them repeat the last chunk, unread.
     """
-    buf = np.zeros(208, np.uint32)
+    buf = new_words(208, np.uint32)
     # message words 2j, 2j + 1 of lane l: pairs[40 + 8 * j + l]
     pairs = buf.view(np.uint64)
-    cvs = np.zeros(128, np.uint32)  # chaining values, 8 words each, one after another
+    cvs = new_words(128, np.uint32)  # chaining values, 8 words each, one after another
     mode = np.uint32(state[FLAGS])
     g = 0
     while g < ngroups:
@@ -613,7 +613,7 @@ def groups(state, data, pos, ngroups, level, m):
     ``pos`` (``subtree_cvs``) and push them onto the stack (``push_subtree``): the state
     is at a boundary of such subtrees (no chunk begun) and input follows them. ``m``: 16
     scratch words."""
-    cvs = np.zeros(16, np.uint32)
+    cvs = new_words(16, np.uint32)
     g = 0
     while g < ngroups:
         nb = min(2, ngroups - g)
@@ -639,7 +639,7 @@ def parallel_cvs(state, data, pos, ngroups, per, out):
         subtree_cvs(state, data, pos + g * 8192, per, 3, count + np.uint64(g * 8), out,
             8 * g)
         if per > 1:
-            buf = np.zeros(208, np.uint32)
+            buf = new_words(208, np.uint32)
             _parents(state, out, 8 * g, per, 1, buf)
 
 
