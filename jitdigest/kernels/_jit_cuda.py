@@ -6,20 +6,22 @@ the CUDA target types their omitted and literal arguments wrongly when it inline
 helper gets a ``target="cuda"`` overload here, compiled as an ordinary device function that
 LLVM inlines, on a stand-in function that ``device`` calls in place of the CPU one (Numba's
 typing record of a Python function is shared by every target: see ``_cuda``). A helper with no
-CUDA form here gets a stand-in with its CPU form's implementation. The block loaders read
-aligned message words whole. The GIL helpers do nothing. The scratch helpers (``new_words``,
-``scratch``, ``scratch_copy``) return arrays, which a CUDA device function may not: ``device``
-rebinds them to frame-local intrinsics (thread-local memory, in registers where LLVM can).
+CUDA form here gets a stand-in with its CPU form's implementation. The 32-bit word helpers are
+LLVM i32 operations; the block loaders read aligned message words whole (16 bytes a load where
+they can) and ``store_words`` writes a digest as whole words. The GIL helpers do nothing. The
+scratch helpers (``new_words``, ``scratch``, ``scratch_copy``) return arrays, which a CUDA
+device function may not: ``device`` rebinds them to frame-local intrinsics (thread-local
+memory, in registers where LLVM can).
 Importing this module imports Numba's CUDA target (numba-cuda); ``jitdigest.cuda`` does,
 nothing else.
 """
 from types import CodeType, FunctionType
 
 import numpy as np
+from llvmlite import ir
 from numba import config, cuda
 from numba.core import types
 from numba.core.dispatcher import Dispatcher
-from llvmlite import ir
 from numba.extending import intrinsic, overload
 
 from . import _internals, _jit, _rows
