@@ -439,6 +439,12 @@ def address_of(typingctx, arr):
     return types.intp(arr), codegen
 
 
+def _byte_address(context, builder, data_type, data, pos_type, pos):
+    """The LLVM pointer to byte ``pos`` of the uint8 array ``data``."""
+    base = context.make_array(data_type)(context, builder, data).data
+    return builder.gep(base, [context.cast(builder, pos, pos_type, types.intp)])
+
+
 @intrinsic
 def word_at(typingctx, data, pos, dtype):
     """The native-endian word of ``dtype`` at byte ``pos`` of the uint8 array ``data``, read
@@ -448,8 +454,7 @@ def word_at(typingctx, data, pos, dtype):
         return None
 
     def codegen(context, builder, signature, args):
-        base = context.make_array(data)(context, builder, args[0]).data
-        at = builder.gep(base, [context.cast(builder, args[1], pos, types.intp)])
+        at = _byte_address(context, builder, data, args[0], pos, args[1])
         ptr = builder.bitcast(at, context.get_value_type(word).as_pointer())
         return builder.load(ptr, align=context.get_abi_sizeof(context.get_value_type(word)))
     return word(data, pos, dtype), codegen
@@ -467,8 +472,7 @@ def words_at(typingctx, data, pos, dtype, count):
     n = count.literal_value
 
     def codegen(context, builder, signature, args):
-        base = context.make_array(data)(context, builder, args[0]).data
-        at = builder.gep(base, [context.cast(builder, args[1], pos, types.intp)])
+        at = _byte_address(context, builder, data, args[0], pos, args[1])
         llvm_word = context.get_value_type(word)
         vector = ir.VectorType(llvm_word, n)
         loaded = builder.load(builder.bitcast(at, vector.as_pointer()),
@@ -488,8 +492,7 @@ def put_word(typingctx, data, pos, value):
         return None
 
     def codegen(context, builder, signature, args):
-        base = context.make_array(data)(context, builder, args[0]).data
-        at = builder.gep(base, [context.cast(builder, args[1], pos, types.intp)])
+        at = _byte_address(context, builder, data, args[0], pos, args[1])
         llvm_word = context.get_value_type(value)
         builder.store(args[2], builder.bitcast(at, llvm_word.as_pointer()),
                       align=context.get_abi_sizeof(llvm_word))

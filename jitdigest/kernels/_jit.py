@@ -382,9 +382,4 @@ def store_words(state, little, out):
 
 @_ol(store_words)
 def _store_words(state, little, out):
-    def impl(state, little, out):
-        word_bytes = state.itemsize
-        last = (word_bytes - 1) * (1 - int(little))      # no branch: see store_words
-        for i in range(len(out)):
-            out[i] = (int(state[i // word_bytes]) >> (8 * (last ^ (i % word_bytes)))) & 0xFF
-    return impl
+    return store_words                  # the same code, compiled
