@@ -429,3 +429,123 @@ def test_address_and_words_of_a_byte_array():
     assert base == data.ctypes.data and at == base + 8
     assert w32 == int.from_bytes(data[8:12].tobytes(), sys.byteorder)
     assert w64 == int.from_bytes(data[8:16].tobytes(), sys.byteorder)
+
+
+# --- 10. Numba's SSA pass in long blocks --------------------------------------------------
+
+def test_stmt_index_gives_numbas_answers():
+    """The replacement answers as Numba's linear scan does, for statements in and out of the
+    block, every ``stop`` (the default -1, 0, inside, past the end, negative), before and
+    after the body changes; and it is the one Numba's SSA pass calls."""
+    import random
+
+    from numba.core import ir, ssa
+    assert ssa._FixSSAVars._stmt_index is _internals.stmt_index
+    original = _internals.NUMBA_STMT_INDEX
+    scope, loc = ir.Scope(None, ir.Loc("f", 1)), ir.Loc("f", 1)
+
+    def assign(i):
+        return ir.Assign(ir.Const(i, loc), scope.redefine("x", loc), loc)
+
+    rng = random.Random(7)
+    ours, numbas, checked = ssa._FixSSAVars({}), ssa._FixSSAVars({}), 0
+    block = ir.Block(scope, loc)
+    block.body = [assign(i) for i in range(40)]
+    outside = [assign(-1), ir.Assign(ir.Expr.phi(loc), scope.redefine("x", loc), loc)]
+    for change in range(4):
+        if change == 1:
+            block.body.append(assign(99))                   # longer, same list
+        elif change == 2:
+            block.body = block.body[5:]                     # another list
+        elif change == 3:
+            block.body[3] = outside[0]                      # same list, same length
+            del ours._jitdigest_positions                   # (never done by Numba's pass)
+        n = len(block.body)
+        for stmt in block.body + outside:
+            for stop in (-1, -2, -n, -n - 3, 0, 1, n // 2, n - 1, n, n + 5, rng.randrange(n)):
+                assert ours._stmt_index(stmt, block, stop) == \
+                    original(numbas, stmt, block, stop), (change, stop)
+                checked += 1
+            assert ours._stmt_index(stmt, block) == original(numbas, stmt, block)
+    assert checked > 1500
+
+
+def test_long_blocks_compile_without_a_quadratic_ssa_pass():
+    """A loop whose body is one long block (500 statements reassigning one variable, as the
+    generated lane kernels' rounds do) compiles, and Numba's SSA pass looks statements up
+    through the replacement."""
+    from numba.core import ssa
+    lines = ["def f(x, n):", "    t = x", "    for _ in range(n):"]
+    lines += [f"        t = t * 3 + {i}" for i in range(500)]
+    lines.append("    return t")
+    namespace = {}
+    exec("\n".join(lines), namespace)
+    calls = []
+    replacement = ssa._FixSSAVars._stmt_index
+
+    def counting(self, *args, **kwargs):
+        calls.append(1)
+        return replacement(self, *args, **kwargs)
+    ssa._FixSSAVars._stmt_index = counting
+    try:
+        f = numba.njit(namespace["f"])
+        expected = 5
+        for i in range(500):
+            expected = (expected * 3 + i) % (1 << 64)
+        assert f(5, 1) % (1 << 64) == expected
+    finally:
+        ssa._FixSSAVars._stmt_index = replacement
+    assert calls, "Numba's SSA pass no longer calls _stmt_index: see _internals section 10"
+
+
+# --- 11. an operator on scalars, typed once -----------------------------------------------
+
+def test_operator_types_are_numbas_and_new_overloads_are_seen():
+    """Remembered answers equal Numba's own, first time and again, for operators on scalar
+    numbers (literal or not); other calls go to Numba untouched; a failure is not remembered,
+    and an operator overload registered later is used."""
+    import operator
+
+    from numba.core import types
+    from numba.core.registry import cpu_target
+    from numba.core.types import functions
+    assert functions.BaseFunction.get_call_type is _internals.call_type
+    context = cpu_target.typing_context
+    context.refresh()
+    scalars = [types.uint32, types.uint64, types.int64, types.uint8, types.boolean,
+               types.float64, types.IntegerLiteral(7), types.BooleanLiteral(True)]
+    ops = [operator.add, operator.xor, operator.rshift, operator.lshift, operator.or_,
+           operator.and_, operator.lt, operator.mul, operator.floordiv, operator.invert]
+    checked = 0
+    for op in ops:
+        fnty = context.resolve_value_type(op)
+        for a in scalars:
+            for b in scalars:
+                args = (a,) if op is operator.invert else (a, b)
+                try:
+                    want = _internals.NUMBA_GET_CALL_TYPE(fnty, context, args, {})
+                except Exception as exc:
+                    want = type(exc)
+                for _ in range(2):
+                    try:
+                        got = fnty.get_call_type(context, args, {})
+                    except Exception as exc:
+                        got = type(exc)
+                    assert got == want, (op, args)
+                    checked += 1
+    assert checked > 1000
+    array = types.Array(types.uint32, 1, "C")
+    add = context.resolve_value_type(operator.add)
+    assert add.get_call_type(context, (array, array), {}) == \
+        _internals.NUMBA_GET_CALL_TYPE(add, context, (array, array), {})
+
+    def matmul(a, b):
+        return a @ b
+    with pytest.raises(numba.core.errors.TypingError):
+        numba.njit(matmul)(3, 4)                       # no int @ int in Numba
+
+    @numba.extending.overload(operator.matmul)
+    def _int_matmul(a, b):
+        if isinstance(a, types.Integer) and isinstance(b, types.Integer):
+            return lambda a, b: a * b + 1
+    assert numba.njit(matmul)(3, 4) == 13
