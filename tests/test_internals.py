@@ -431,6 +431,80 @@ def test_address_and_words_of_a_byte_array():
     assert w64 == int.from_bytes(data[8:16].tobytes(), sys.byteorder)
 
 
+def test_read_only_is_the_same_bytes_typed_once():
+    """``read_only`` gives the caller's memory (no copy) as one type, from a mutable or
+    read-only array, ``bytes`` or ``bytearray``; the drivers hand every block function its
+    input through it, so a block function is compiled once whatever its callers hold."""
+    from jitdigest.kernels._internals import read_only
+
+    @numba.njit
+    def view(data):
+        seen = read_only(data)
+        return seen[len(seen) - 1], address_of_first(seen)
+
+    @numba.njit
+    def address_of_first(arr):
+        return _internals.address_of(arr)
+
+    array = np.arange(70, dtype=np.uint8)
+    for data, last in ((array, 69), (array[:10], 9), (np.frombuffer(bytes(range(5)), np.uint8), 4),
+                       (bytes(range(7)), 6), (bytearray(range(9)), 8)):
+        got, address = view(data)
+        assert got == last
+        if isinstance(data, np.ndarray):
+            assert address == data.ctypes.data
+    assert len(address_of_first.signatures) == 1        # one read-only array type for all
+    with pytest.raises(numba.core.errors.TypingError):
+        view(np.zeros(4, np.uint32))                     # uint8 only
+
+
+def test_block_functions_compile_once_for_every_driver():
+    """The Merkle-Damgard and BLAKE2 drivers (update, final, one-shot, batch rows) call a
+    block function with one argument type each: a stand-in block function, called by all of
+    them, ends up with one compiled signature."""
+    from jitdigest.kernels import _blake2, _md
+    from jitdigest.kernels._rows import start_of  # noqa: F401  (rows helpers: the drivers')
+
+    @numba.njit
+    def md_blocks(state, data, offset, nblocks):
+        for b in range(nblocks):
+            for i in range(64):
+                state[i % 8] += np.uint32(data[offset + 64 * b + i])
+
+    @numba.njit
+    def b2_blocks(state, data, offset, nblocks, inc, last):
+        for b in range(nblocks):
+            state[8] += np.uint64(inc)
+            for i in range(128):
+                state[i % 8] ^= np.uint64(data[offset + 128 * b + i])
+        if last:
+            state[10] += np.uint64(1)
+
+    @numba.njit
+    def md_all(state, buf, data, message, values, starts, lengths, rows, out):
+        n = _md.md_update(md_blocks, 64, state, buf, 0, data)
+        _md.md_final(md_blocks, 64, 8, True, state, buf, n, len(data), out[0])
+        _md.md_oneshot(md_blocks, 64, 8, True, state, message, out[1])
+        _md.md_hash_rows(md_blocks, 64, 8, True, values, starts, lengths, rows, state, out)
+
+    @numba.njit
+    def b2_all(state, buf, data, message, values, starts, lengths, rows, out):
+        n = _blake2.b2_update(b2_blocks, 128, state, buf, 0, data)
+        _blake2.b2_final(b2_blocks, 128, state, buf, n, out[0])
+        _blake2.b2_oneshot(b2_blocks, 128, state, message, out[1])
+        _blake2.b2_hash_rows(b2_blocks, 128, values, starts, lengths, rows, state, out)
+
+    data = np.frombuffer(bytes(range(256)) * 2, np.uint8)
+    index = np.array([0, 1], np.int64)
+    lengths = np.array([100, 300], np.int64)
+    md_all(np.zeros(8, np.uint32), np.zeros(64, np.uint8), data, bytes(200), data, index,
+           lengths, index, np.zeros((2, 16), np.uint8))
+    b2_all(np.zeros(11, np.uint64), np.zeros(128, np.uint8), data, bytes(200), data, index,
+           lengths, index, np.zeros((2, 32), np.uint8))
+    assert len(md_blocks.signatures) == 1, md_blocks.signatures
+    assert len(b2_blocks.signatures) == 1, b2_blocks.signatures
+
+
 # --- 10. Numba's SSA pass in long blocks --------------------------------------------------
 
 def test_stmt_index_gives_numbas_answers():

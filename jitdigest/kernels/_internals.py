@@ -22,7 +22,9 @@ seams, one section each:
    copied, for CUDA device code (which may not return an array from a device function, so
    ``_jit``'s scratch helpers become these in ``_jit_cuda``);
 8. ``address_of()`` / ``word_at()``: an array's data address, and the native word at a byte
-   offset of a uint8 array (CUDA loaders read aligned message words whole);
+   offset of a uint8 array (CUDA loaders read aligned message words whole); ``read_only()``:
+   a uint8 array, ``bytes`` or ``bytearray`` as a read-only uint8 array (Numba stores all three
+   in one struct, ``ArrayModel``), so a block function is compiled for one input type;
 9. ``ptx_without_gpu()``: CUDA kernels compiled to PTX on a machine with no GPU (numba-cuda's
    ``CUDADispatcher.compile_device`` asks the current device for its compute capability);
 10. ``stmt_index()``: Numba's SSA reconstruction finds a statement's position in its block by a
@@ -49,6 +51,7 @@ import llvmlite.binding as ll  # noqa: E402
 import numba  # noqa: E402
 from llvmlite import ir  # noqa: E402
 from numba.core import caching, cgutils, codegen, errors, types  # noqa: E402
+from numba.core.imputils import impl_ret_borrowed  # noqa: E402
 from numba.extending import intrinsic  # noqa: E402
 
 # --- 1. 512-bit vectors -------------------------------------------------------------------
@@ -444,6 +447,24 @@ def address_of(typingctx, arr):
         data = context.make_array(arr)(context, builder, args[0]).data
         return builder.ptrtoint(data, context.get_value_type(types.intp))
     return types.intp(arr), codegen
+
+
+_READ_ONLY = types.Array(types.uint8, 1, "C", readonly=True)
+
+
+@intrinsic
+def read_only(typingctx, data):
+    """``data`` (a C-contiguous 1-D uint8 array, mutable or not, ``bytes`` or ``bytearray``)
+    typed as a read-only uint8 array: the same struct, the same memory, no copy."""
+    if not (isinstance(data, (types.Array, types.Bytes, types.ByteArray)) and data.ndim == 1
+            and data.layout == "C" and data.dtype == types.uint8):
+        return None
+
+    def codegen(context, builder, signature, args):
+        if context.get_value_type(data) != context.get_value_type(_READ_ONLY):
+            raise errors.NumbaError(f"{data} is not stored as a uint8 array")
+        return impl_ret_borrowed(context, builder, _READ_ONLY, args[0])
+    return _READ_ONLY(data), codegen
 
 
 def _byte_address(context, builder, data_type, data, pos_type, pos):
