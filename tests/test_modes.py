@@ -59,18 +59,31 @@ print("checked", checked)
 print("kernels", sorted(set(jitdigest.info()["kernels"][name] for name in names)))
 """
 
-# The families whose per-message kernels on x86 need a CPU feature (SHA-NI: sha1, sha256; AVX2:
-# the sha512 family): a generic target must serve them with the portable kernels. The other
-# families (md5, keccak, blake2) have no feature-bound per-message kernel; compiling them again
-# for the generic target would only repeat the host's checks (about 90 s on a 2-core machine).
-FEATURE_BOUND = ["sha1", "sha224", "sha256", "sha384", "sha512", "sha512_224", "sha512_256"]
+def feature_bound():
+    """The algorithms whose family has a per-message kernel needing a CPU feature that this
+    host has (SHA-NI, AVX2 on x86; the ARMv8 extensions on aarch64), and those kernels' names:
+    a generic target must serve them with the portable kernels. The other families have no
+    such kernel here; compiling them again for the generic target would only repeat the host's
+    checks (about 90 s on a 2-core machine)."""
+    from jitdigest import _algorithms, _dispatch
+    names, kernels = [], set()
+    for name in sorted(set(_algorithms.SPECS) & hashlib.algorithms_available):
+        bound = [b.name for b in _dispatch.backends(_algorithms.SPECS[name].family)
+                 if b.feature is not None and b.usable()]
+        if bound:
+            names.append(name)
+            kernels.update(bound)
+    return names, sorted(kernels)
+
+
+FEATURE_BOUND, FEATURE_KERNELS = feature_bound()
 
 
 @pytest.mark.parametrize("env, absent", [
-    ({"JITDIGEST_DISABLE": "all"}, ["sha_ni", "avx2"]),
+    ({"JITDIGEST_DISABLE": "all"}, FEATURE_KERNELS),
     ({"JITDIGEST_DISABLE": "sha_ni"}, ["sha_ni"]),
-    ({"NUMBA_CPU_NAME": "generic", "CHECK_NAMES": " ".join(FEATURE_BOUND)}, ["sha_ni", "avx2"]),
-    ({"NUMBA_DISABLE_JIT": "1"}, ["sha_ni", "avx2"]),
+    ({"NUMBA_CPU_NAME": "generic", "CHECK_NAMES": " ".join(FEATURE_BOUND)}, FEATURE_KERNELS),
+    ({"NUMBA_DISABLE_JIT": "1"}, FEATURE_KERNELS),
 ], ids=["disable-all", "disable-sha_ni", "cpu-generic", "no-jit"])
 def test_switched_processes_give_right_digests(env, absent):
     # Numba keys its cache by target CPU name and features, so a generic-target process does
