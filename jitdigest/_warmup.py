@@ -4,8 +4,8 @@ every core compiles, and store them in the kernel cache, so that later runs load
 compile.
 
 Numba compiles one function at a time per process (its compiler lock) and mostly in Python, so
-processes, not threads, use the cores. Kernels are handed out biggest first (the lane kernels
-take ten times longer than the rest) to keep the processes evenly busy.
+processes, not threads, use the cores. Kernel sets are handed out lane kernels first (the
+largest compiles) to keep the processes evenly busy.
 """
 import multiprocessing
 import sys
@@ -14,19 +14,20 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 
 from . import _algorithms, _dispatch
 
-# Entries of a batch ("lanes") backend, one task per layout: each prange entry with the entry it
-# calls (compiled once, in one process). Per-message backends serve every entry.
-BATCH_TASKS = (("hash_rows", "hash_chunks"), ("hash_grid", "grid_chunks"))
+# Entries of a batch ("lanes") backend: one task, as both layouts call one block function
+# (compiled once, in one process; split over two processes, each compiled it); each prange
+# entry with the entry it calls. Per-message backends serve every entry.
+BATCH_TASKS = (("hash_rows", "hash_chunks", "hash_grid", "grid_chunks"),)
 
 
 def plan(names, blake3=False):
     """[(backend, word name, entries)] that the algorithms ``names`` (and BLAKE3, if
     ``blake3``) use on this CPU, without repeats, lane kernels first, and {algorithm: (kernel,
-    batch kernel)} names for the report. A lane kernel's entries are separate tasks (each is a
-    large compile of its own); a per-message kernel's entries are one task, as they share
-    compiled pieces (``compress``). BLAKE3's objects' entries are one task of their own
-    (``OBJECT``), its per-message backend's batch entries separate ones (they serve batches of
-    a few rows: ``_dispatch.default_batch_kernels``)."""
+    batch kernel)} names for the report. A kernel set's entries are one task, as they share
+    compiled pieces (a lane kernel's block function, a per-message kernel's ``compress``).
+    BLAKE3's objects' entries are one task of their own (``OBJECT``), its per-message backend's
+    batch entries another (they serve batches of a few rows:
+    ``_dispatch.default_batch_kernels``)."""
     tasks, chosen = {}, {}
     specs = [_algorithms.lookup(name) for name in names]
     for spec in specs + ([_algorithms.BLAKE3] if blake3 else []):

@@ -195,6 +195,63 @@ def test_empty_rows_and_repeated_rows(name, backend):
     check(name, out, msgs)
 
 
+# --- block functions --------------------------------------------------------------------------
+
+def test_block_functions_are_compiled_once_and_inlined():
+    """Each generated file's block function is a kernel of its own (typed once for the rows and
+    the grid form of ``hash_rows``) that LLVM inlines into its callers: ``inline_in_callers``
+    must leave no call to it in the machine code. Checked on a stand-in block function large
+    enough that LLVM would not inline it unasked (also checked), compiled here without the
+    cache (cached code has no assembly to inspect)."""
+    import re
+
+    import numba
+    if not _cpu.jit_enabled():
+        pytest.skip("NUMBA_DISABLE_JIT=1: nothing is compiled")
+    from jitdigest.kernels._lanes import inline_in_callers
+    rounds = 120
+    body = "".join("        a = np.uint32(a * np.uint32(2654435761) + b)\n"
+                   "        b = np.uint32(b ^ (a >> np.uint32(%d)))\n" % (1 + i % 13)
+                   for i in range(rounds))
+
+    def make(inline):
+        source = ("def block(buf):\n" + ("    inline_in_callers()\n" if inline else "") +
+                  "    for l in range(8):\n        a = buf[l]\n        b = buf[8 + l]\n" +
+                  body + "        buf[l] = a\n        buf[8 + l] = b\n")
+        space = {"np": np, "inline_in_callers": inline_in_callers}
+        exec(source, space)
+        block = numba.njit(space["block"])
+
+        @numba.njit
+        def driver(buf, n):
+            for _ in range(n):
+                block(buf)
+        return block, driver
+
+    want = list(range(16))
+    for _ in range(2):
+        for l in range(8):
+            a, b = want[l], want[8 + l]
+            for i in range(rounds):
+                a = (a * 2654435761 + b) & 0xFFFFFFFF
+                b = b ^ (a >> (1 + i % 13))
+            want[l], want[8 + l] = a, b
+    for inline in (False, True):
+        block, driver = make(inline)
+        buf = np.arange(16, dtype=np.uint32)
+        driver(buf, 2)
+        assert buf.tolist() == want
+        symbol = next(iter(block.overloads.values())).fndesc.mangled_name
+        asm = driver.inspect_asm(driver.signatures[0])
+        called = re.search(r"(call|movabs)\S*\s+\$?%s\b" % re.escape(symbol), asm)
+        assert bool(called) is not inline, (
+            f"inline={inline}: numba {numba.__version__}: the block function is "
+            f"{'still called' if inline else 'inlined unasked (the check would be blind)'}")
+    for module in {b.module for b in BATCH_BACKENDS if b.module.NAME.startswith("lanes")}:
+        assert any(hasattr(module, name) for name in ("_block", "_permute", "_compress")), \
+            module.__name__
+
+
 # --- dispatch -------------------------------------------------------------------------------
 
 def test_backends_name_entries_that_exist():

@@ -1,7 +1,8 @@
 """BLAKE2b and BLAKE2s (unkeyed) for the lanes-kernel generator (tools/gen_lanes.py): the
 family table (``Blake2``), the round statements, the kernel (``blake2_kernel``) and the
 variants generated (``BLAKE2``)."""
-from lanes_common import W32, W64, finish, preamble, prefetch_ahead, prefetch_next_row, wrap
+from lanes_common import (W32, W64, block_function, finish, preamble, prefetch_ahead,
+                          prefetch_next_row, wrap)
 
 # The IVs and SIGMA from the tables that own them (lanes_common, imported first, put the
 # repository on sys.path).
@@ -49,7 +50,8 @@ def blake2_rounds(alg, nrounds, msg):
 
 
 def blake2_kernel(alg, prefix, lw, wide):
-    """Source lines of ``<prefix>hash_rows`` for BLAKE2b or BLAKE2s with ``lw`` lanes."""
+    """Source lines of the block function and ``<prefix>hash_rows`` for BLAKE2b or BLAKE2s
+    with ``lw`` lanes."""
     W, wb, bs = alg.W, alg.wb, alg.block
     dt = W.np
     nl = lw
@@ -146,23 +148,33 @@ def blake2_kernel(alg, prefix, lw, wide):
     add(4, "buf[%d + lane] = %s ^ f1" % (11 * nl, W.c(alg.iv[7])))
     add(2, "if busy == 0:")
     add(3, "break")
-    add(2, "for l in range(%d):  # the block function" % lw)
+    add(2, "%s_block(buf)" % prefix)
+    L.append("")
+    L.append("")
+    B = []
+
+    def badd(indent, text):
+        B.extend(wrap(" " * (4 * indent) + text))
+
+    block_function(badd, prefix + "_block", wide, [
+        "The block function: each lane's h0..h7 (the first %d words of ``buf``)" % (8 * nl),
+        "compressed with its message words, counter and flags, in place."])
+    badd(1, "for l in range(%d):" % lw)
     for i in range(8):
-        add(3, "v%d = buf[%d + l]" % (i, i * nl))
+        badd(2, "v%d = buf[%d + l]" % (i, i * nl))
     for i in range(4):
-        add(3, "v%d = %s" % (8 + i, W.c(alg.iv[i])))
+        badd(2, "v%d = %s" % (8 + i, W.c(alg.iv[i])))
     for i in range(4):
-        add(3, "v%d = buf[%d + l]" % (12 + i, (8 + i) * nl))
+        badd(2, "v%d = buf[%d + l]" % (12 + i, (8 + i) * nl))
     for j in range(16):
-        add(3, "x%d = buf[%d + l]" % (j, (12 + j) * nl))
+        badd(2, "x%d = buf[%d + l]" % (j, (12 + j) * nl))
     for st in blake2_rounds(alg, alg.rounds,
                             lambda k, i: "x%d" % BLAKE2_SIGMA[k % 10][i]):
-        add(3, st)
+        badd(2, st)
     for i in range(8):
-        add(3, "buf[%d + l] = buf[%d + l] ^ v%d ^ v%d" % (i * nl, i * nl, i, i + 8))
-    L.append("")
-    L.append("")
-    return L
+        badd(2, "buf[%d + l] = buf[%d + l] ^ v%d ^ v%d" % (i * nl, i * nl, i, i + 8))
+    B.extend(["", ""])
+    return B + L
 
 
 # (algorithm, lanes): wide

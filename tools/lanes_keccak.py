@@ -1,6 +1,7 @@
 """Keccak (SHA-3, SHAKE) for the lanes-kernel generator (tools/gen_lanes.py): the round
 statements, the kernel (``keccak_kernel``) and the variants generated (``KECCAK``)."""
-from lanes_common import W64, finish, preamble, prefetch_ahead, prefetch_next_row, wrap
+from lanes_common import (W64, block_function, finish, preamble, prefetch_ahead, prefetch_next_row,
+                          wrap)
 
 # Rotations and round constants from the kernel that owns them (lanes_common, imported first,
 # put the repository on sys.path).
@@ -43,8 +44,9 @@ def keccak_rounds(rcs):
 
 
 def keccak_kernel(prefix, lw, wide, per_pass):
-    """Source lines of ``<prefix>hash_rows`` for Keccak (SHA-3, SHAKE) with ``lw`` lanes,
-    ``per_pass`` rounds per pass of the lane loop (the round loop stays a loop outside it)."""
+    """Source lines of the permutation and ``<prefix>hash_rows`` for Keccak (SHA-3, SHAKE) with
+    ``lw`` lanes, ``per_pass`` rounds per pass of the lane loop (the round loop stays a loop
+    outside it)."""
     nl = lw
     L = []
 
@@ -125,18 +127,27 @@ def keccak_kernel(prefix, lw, wide, per_pass):
     add(4, "buf[(nwr - 1) * %d + lane] ^= TOP" % nl)
     add(2, "if busy == 0:")
     add(3, "break")
-    add(2, "for r0 in range(0, 24, %d):  # Keccak-f[1600], %d rounds per pass"
-        % (per_pass, per_pass))
-    add(3, "for l in range(%d):" % lw)
+    add(2, "%s_permute(buf)" % prefix)
+    L.append("")
+    L.append("")
+    B = []
+
+    def badd(indent, text):
+        B.extend(wrap(" " * (4 * indent) + text))
+
+    block_function(badd, prefix + "_permute", wide, [
+        "Keccak-f[1600] on each lane's state (the first %d words of ``buf``), in place."
+        % (25 * nl)])
+    badd(1, "for r0 in range(0, 24, %d):  # %d rounds per pass" % (per_pass, per_pass))
+    badd(2, "for l in range(%d):" % lw)
     for i in range(25):
-        add(4, "a%02d = buf[%d + l]" % (i, i * nl))
+        badd(3, "a%02d = buf[%d + l]" % (i, i * nl))
     for st in keccak_rounds(["RC[r0 + %d]" % k if k else "RC[r0]" for k in range(per_pass)]):
-        add(4, st)
+        badd(3, st)
     for i in range(25):
-        add(4, "buf[%d + l] = a%02d" % (i * nl, i))
-    L.append("")
-    L.append("")
-    return L
+        badd(3, "buf[%d + l] = a%02d" % (i * nl, i))
+    B.extend(["", ""])
+    return B + L
 
 
 KECCAK = {8: (True, 2), 4: (False, 2)}     # lanes: (wide, rounds per pass)

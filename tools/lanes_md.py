@@ -2,8 +2,8 @@
 statements, the Merkle-Damgard family table (``MD``), the kernel (``md_kernel``), SHA-256's
 shared pad-block schedule (``pad_schedule``), and the variants generated (``FAMILIES``,
 ``UNIFORM``)."""
-from lanes_common import (W32, W64, finish, interleave, preamble, prefetch_ahead,
-                          prefetch_next_row, wrap)
+from lanes_common import (W32, W64, block_function, finish, interleave, preamble,
+                          prefetch_ahead, prefetch_next_row, wrap)
 
 # Round constants from the kernels that own them (one table each, as gen_keccak reads keccak.py);
 # lanes_common, imported first, put the repository on sys.path.
@@ -163,7 +163,8 @@ def pad_schedule(alg):
 
 
 def md_kernel(alg, prefix, lw, groups, wide, uniform=False):
-    """Source lines of ``<prefix>hash_rows`` for ``alg`` with ``groups`` x ``lw`` lanes."""
+    """Source lines of ``<prefix>hash_rows`` for ``alg`` with ``groups`` x ``lw`` lanes, after
+    those of the block function(s) it calls."""
     W, ns, nw, bs, wb = alg.W, alg.nstate, alg.nwords, alg.block, alg.wb
     nl = lw * groups
     dt = W.np
@@ -380,28 +381,48 @@ def md_kernel(alg, prefix, lw, groups, wide, uniform=False):
         add(3, "if uni != kwn:")
         add(4, "_pad_schedule(buf, %d, uni + pre)" % kwo)
         add(4, "kwn = uni")
-        for i in range(len(alg.K)):     # in locals: loads inside the loop stop the vectoriser
-            add(3, "k%d = buf[%d]" % (i, kwo + i))
-        add(3, "for l in range(%d):" % lw)
-        for gi in range(groups):
-            g = "_%d" % gi if groups > 1 else ""
-            off = gi * lw
-            for i in range(ns):
-                add(4, "%s%s = buf[%d + l]" % ("abcdefgh"[i], g, i * nl + off))
-            body, final = alg.rounds(g, kw=lambda i: "k%d" % i)
-            for st in body:
-                add(4, st)
-            for i in range(ns):
-                add(4, "buf[%d + l] = %s" % (i * nl + off, W.add("buf[%d + l]" % (i * nl + off),
-                                                                  final[i])))
+        add(3, "%s_block_kw(buf)" % prefix)
         add(2, "else:")
         add(3, "for lane in range(%d):" % nl)
         add(4, "if late[lane] >= 0:")
         pad_block(5, "lane", "late[lane]")
         ind = 3
-    add(ind, "# the block function: lanes l + %d * g of the %d groups g side by side"
-        % (lw, groups))
-    add(ind, "for l in range(%d):" % lw)
+    add(ind, "%s_block(buf)" % prefix)
+    L.append("")
+    L.append("")
+
+    # The block functions, compiled once and called by every form of hash_rows (a call per
+    # block: as fast, measured; written into each form, they were typed again for each).
+    B = []
+
+    def badd(indent, text):
+        B.extend(wrap(" " * (4 * indent) + text))
+
+    if uniform:
+        block_function(badd, prefix + "_block_kw", wide, [
+            "The block function when every lane's block is the pad-only block of one",
+            "length: K + W of that block, shared, from buf[%d:]." % kwo])
+        for i in range(len(alg.K)):     # in locals: loads inside the loop stop the vectoriser
+            badd(1, "k%d = buf[%d]" % (i, kwo + i))
+        badd(1, "for l in range(%d):" % lw)
+        for gi in range(groups):
+            g = "_%d" % gi if groups > 1 else ""
+            off = gi * lw
+            for i in range(ns):
+                badd(2, "%s%s = buf[%d + l]" % ("abcdefgh"[i], g, i * nl + off))
+            body, final = alg.rounds(g, kw=lambda i: "k%d" % i)
+            for st in body:
+                badd(2, st)
+            for i in range(ns):
+                badd(2, "buf[%d + l] = %s" % (i * nl + off, W.add("buf[%d + l]" % (i * nl + off),
+                                                                   final[i])))
+        B.extend(["", ""])
+    block_function(badd, prefix + "_block", wide, [
+        "The block function: each lane's state words (the first %d words of ``buf``)" % (ns * nl),
+        "compressed with its message words, in place."] + (
+            ["Lanes l + %d * g of the %d groups g side by side." % (lw, groups)] if groups > 1
+            else []))
+    badd(1, "for l in range(%d):" % lw)
     sts = []
     for gi in range(groups):
         g = "_%d" % gi if groups > 1 else ""
@@ -415,10 +436,9 @@ def md_kernel(alg, prefix, lw, groups, wide, uniform=False):
         sts.append((load, body, store))
     for part in range(3):
         for st in interleave([x[part] for x in sts]):
-            add(ind + 1, st)
-    L.append("")
-    L.append("")
-    return L
+            badd(2, st)
+    B.extend(["", ""])
+    return B + L
 
 
 # lanes per vector group LW: (groups G, wide). ``wide`` kernels ask LLVM for 512-bit vectors

@@ -9,8 +9,8 @@ tools/gen_lanes.py, not this file.
 import numpy as np
 
 from .._jit import inline_kernel, kernel, parallel_kernel
-from .._lanes import (PF_MIN, be64 as _dword, be32 as _word, prefetch as _prefetch,
-    wide_vectors as _wide_vectors)
+from .._lanes import (PF_MIN, be64 as _dword, be32 as _word,
+    inline_in_callers as _inline_in_callers, prefetch as _prefetch, wide_vectors as _wide_vectors)
 from .._rows import length_of, over_chunks, row_at, row_count, start_of
 
 NAME = "lanes16"
@@ -18,6 +18,349 @@ FEATURE = ("avx512f", "avx512bw")
 SWITCH = "avx512"
 LANES = 16  # messages side by side in one SIMD group
 IN_FLIGHT = 16  # messages hashed at once per call
+
+
+@kernel
+def _block(buf):
+    """The block function: each lane's state words (the first 80 words of ``buf``)
+    compressed with its message words, in place."""
+    _inline_in_callers()
+    _wide_vectors()
+    for l in range(16):
+        a = buf[0 + l]
+        b = buf[16 + l]
+        c = buf[32 + l]
+        d = buf[48 + l]
+        e = buf[64 + l]
+        x0 = buf[81 + 2 * l]
+        x1 = buf[80 + 2 * l]
+        x2 = buf[113 + 2 * l]
+        x3 = buf[112 + 2 * l]
+        x4 = buf[145 + 2 * l]
+        x5 = buf[144 + 2 * l]
+        x6 = buf[177 + 2 * l]
+        x7 = buf[176 + 2 * l]
+        x8 = buf[209 + 2 * l]
+        x9 = buf[208 + 2 * l]
+        x10 = buf[241 + 2 * l]
+        x11 = buf[240 + 2 * l]
+        x12 = buf[273 + 2 * l]
+        x13 = buf[272 + 2 * l]
+        x14 = buf[305 + 2 * l]
+        x15 = buf[304 + 2 * l]
+        e = np.uint32(e + (a << 5 | a >> 27) + (d ^ (b & (c ^ d))) + np.uint32(0x5a827999) + x0)
+        b = np.uint32(b << 30 | b >> 2)
+        d = np.uint32(d + (e << 5 | e >> 27) + (c ^ (a & (b ^ c))) + np.uint32(0x5a827999) + x1)
+        a = np.uint32(a << 30 | a >> 2)
+        c = np.uint32(c + (d << 5 | d >> 27) + (b ^ (e & (a ^ b))) + np.uint32(0x5a827999) + x2)
+        e = np.uint32(e << 30 | e >> 2)
+        b = np.uint32(b + (c << 5 | c >> 27) + (a ^ (d & (e ^ a))) + np.uint32(0x5a827999) + x3)
+        d = np.uint32(d << 30 | d >> 2)
+        a = np.uint32(a + (b << 5 | b >> 27) + (e ^ (c & (d ^ e))) + np.uint32(0x5a827999) + x4)
+        c = np.uint32(c << 30 | c >> 2)
+        e = np.uint32(e + (a << 5 | a >> 27) + (d ^ (b & (c ^ d))) + np.uint32(0x5a827999) + x5)
+        b = np.uint32(b << 30 | b >> 2)
+        d = np.uint32(d + (e << 5 | e >> 27) + (c ^ (a & (b ^ c))) + np.uint32(0x5a827999) + x6)
+        a = np.uint32(a << 30 | a >> 2)
+        c = np.uint32(c + (d << 5 | d >> 27) + (b ^ (e & (a ^ b))) + np.uint32(0x5a827999) + x7)
+        e = np.uint32(e << 30 | e >> 2)
+        b = np.uint32(b + (c << 5 | c >> 27) + (a ^ (d & (e ^ a))) + np.uint32(0x5a827999) + x8)
+        d = np.uint32(d << 30 | d >> 2)
+        a = np.uint32(a + (b << 5 | b >> 27) + (e ^ (c & (d ^ e))) + np.uint32(0x5a827999) + x9)
+        c = np.uint32(c << 30 | c >> 2)
+        e = np.uint32(e + (a << 5 | a >> 27) + (d ^ (b & (c ^ d))) + np.uint32(0x5a827999) + x10)
+        b = np.uint32(b << 30 | b >> 2)
+        d = np.uint32(d + (e << 5 | e >> 27) + (c ^ (a & (b ^ c))) + np.uint32(0x5a827999) + x11)
+        a = np.uint32(a << 30 | a >> 2)
+        c = np.uint32(c + (d << 5 | d >> 27) + (b ^ (e & (a ^ b))) + np.uint32(0x5a827999) + x12)
+        e = np.uint32(e << 30 | e >> 2)
+        b = np.uint32(b + (c << 5 | c >> 27) + (a ^ (d & (e ^ a))) + np.uint32(0x5a827999) + x13)
+        d = np.uint32(d << 30 | d >> 2)
+        a = np.uint32(a + (b << 5 | b >> 27) + (e ^ (c & (d ^ e))) + np.uint32(0x5a827999) + x14)
+        c = np.uint32(c << 30 | c >> 2)
+        e = np.uint32(e + (a << 5 | a >> 27) + (d ^ (b & (c ^ d))) + np.uint32(0x5a827999) + x15)
+        b = np.uint32(b << 30 | b >> 2)
+        y = x13 ^ x8 ^ x2 ^ x0
+        x16 = np.uint32(y << 1 | y >> 31)
+        d = np.uint32(d + (e << 5 | e >> 27) + (c ^ (a & (b ^ c))) + np.uint32(0x5a827999) + x16)
+        a = np.uint32(a << 30 | a >> 2)
+        y = x14 ^ x9 ^ x3 ^ x1
+        x17 = np.uint32(y << 1 | y >> 31)
+        c = np.uint32(c + (d << 5 | d >> 27) + (b ^ (e & (a ^ b))) + np.uint32(0x5a827999) + x17)
+        e = np.uint32(e << 30 | e >> 2)
+        y = x15 ^ x10 ^ x4 ^ x2
+        x18 = np.uint32(y << 1 | y >> 31)
+        b = np.uint32(b + (c << 5 | c >> 27) + (a ^ (d & (e ^ a))) + np.uint32(0x5a827999) + x18)
+        d = np.uint32(d << 30 | d >> 2)
+        y = x16 ^ x11 ^ x5 ^ x3
+        x19 = np.uint32(y << 1 | y >> 31)
+        a = np.uint32(a + (b << 5 | b >> 27) + (e ^ (c & (d ^ e))) + np.uint32(0x5a827999) + x19)
+        c = np.uint32(c << 30 | c >> 2)
+        y = x17 ^ x12 ^ x6 ^ x4
+        x20 = np.uint32(y << 1 | y >> 31)
+        e = np.uint32(e + (a << 5 | a >> 27) + (b ^ c ^ d) + np.uint32(0x6ed9eba1) + x20)
+        b = np.uint32(b << 30 | b >> 2)
+        y = x18 ^ x13 ^ x7 ^ x5
+        x21 = np.uint32(y << 1 | y >> 31)
+        d = np.uint32(d + (e << 5 | e >> 27) + (a ^ b ^ c) + np.uint32(0x6ed9eba1) + x21)
+        a = np.uint32(a << 30 | a >> 2)
+        y = x19 ^ x14 ^ x8 ^ x6
+        x22 = np.uint32(y << 1 | y >> 31)
+        c = np.uint32(c + (d << 5 | d >> 27) + (e ^ a ^ b) + np.uint32(0x6ed9eba1) + x22)
+        e = np.uint32(e << 30 | e >> 2)
+        y = x20 ^ x15 ^ x9 ^ x7
+        x23 = np.uint32(y << 1 | y >> 31)
+        b = np.uint32(b + (c << 5 | c >> 27) + (d ^ e ^ a) + np.uint32(0x6ed9eba1) + x23)
+        d = np.uint32(d << 30 | d >> 2)
+        y = x21 ^ x16 ^ x10 ^ x8
+        x24 = np.uint32(y << 1 | y >> 31)
+        a = np.uint32(a + (b << 5 | b >> 27) + (c ^ d ^ e) + np.uint32(0x6ed9eba1) + x24)
+        c = np.uint32(c << 30 | c >> 2)
+        y = x22 ^ x17 ^ x11 ^ x9
+        x25 = np.uint32(y << 1 | y >> 31)
+        e = np.uint32(e + (a << 5 | a >> 27) + (b ^ c ^ d) + np.uint32(0x6ed9eba1) + x25)
+        b = np.uint32(b << 30 | b >> 2)
+        y = x23 ^ x18 ^ x12 ^ x10
+        x26 = np.uint32(y << 1 | y >> 31)
+        d = np.uint32(d + (e << 5 | e >> 27) + (a ^ b ^ c) + np.uint32(0x6ed9eba1) + x26)
+        a = np.uint32(a << 30 | a >> 2)
+        y = x24 ^ x19 ^ x13 ^ x11
+        x27 = np.uint32(y << 1 | y >> 31)
+        c = np.uint32(c + (d << 5 | d >> 27) + (e ^ a ^ b) + np.uint32(0x6ed9eba1) + x27)
+        e = np.uint32(e << 30 | e >> 2)
+        y = x25 ^ x20 ^ x14 ^ x12
+        x28 = np.uint32(y << 1 | y >> 31)
+        b = np.uint32(b + (c << 5 | c >> 27) + (d ^ e ^ a) + np.uint32(0x6ed9eba1) + x28)
+        d = np.uint32(d << 30 | d >> 2)
+        y = x26 ^ x21 ^ x15 ^ x13
+        x29 = np.uint32(y << 1 | y >> 31)
+        a = np.uint32(a + (b << 5 | b >> 27) + (c ^ d ^ e) + np.uint32(0x6ed9eba1) + x29)
+        c = np.uint32(c << 30 | c >> 2)
+        y = x27 ^ x22 ^ x16 ^ x14
+        x30 = np.uint32(y << 1 | y >> 31)
+        e = np.uint32(e + (a << 5 | a >> 27) + (b ^ c ^ d) + np.uint32(0x6ed9eba1) + x30)
+        b = np.uint32(b << 30 | b >> 2)
+        y = x28 ^ x23 ^ x17 ^ x15
+        x31 = np.uint32(y << 1 | y >> 31)
+        d = np.uint32(d + (e << 5 | e >> 27) + (a ^ b ^ c) + np.uint32(0x6ed9eba1) + x31)
+        a = np.uint32(a << 30 | a >> 2)
+        y = x29 ^ x24 ^ x18 ^ x16
+        x32 = np.uint32(y << 1 | y >> 31)
+        c = np.uint32(c + (d << 5 | d >> 27) + (e ^ a ^ b) + np.uint32(0x6ed9eba1) + x32)
+        e = np.uint32(e << 30 | e >> 2)
+        y = x30 ^ x25 ^ x19 ^ x17
+        x33 = np.uint32(y << 1 | y >> 31)
+        b = np.uint32(b + (c << 5 | c >> 27) + (d ^ e ^ a) + np.uint32(0x6ed9eba1) + x33)
+        d = np.uint32(d << 30 | d >> 2)
+        y = x31 ^ x26 ^ x20 ^ x18
+        x34 = np.uint32(y << 1 | y >> 31)
+        a = np.uint32(a + (b << 5 | b >> 27) + (c ^ d ^ e) + np.uint32(0x6ed9eba1) + x34)
+        c = np.uint32(c << 30 | c >> 2)
+        y = x32 ^ x27 ^ x21 ^ x19
+        x35 = np.uint32(y << 1 | y >> 31)
+        e = np.uint32(e + (a << 5 | a >> 27) + (b ^ c ^ d) + np.uint32(0x6ed9eba1) + x35)
+        b = np.uint32(b << 30 | b >> 2)
+        y = x33 ^ x28 ^ x22 ^ x20
+        x36 = np.uint32(y << 1 | y >> 31)
+        d = np.uint32(d + (e << 5 | e >> 27) + (a ^ b ^ c) + np.uint32(0x6ed9eba1) + x36)
+        a = np.uint32(a << 30 | a >> 2)
+        y = x34 ^ x29 ^ x23 ^ x21
+        x37 = np.uint32(y << 1 | y >> 31)
+        c = np.uint32(c + (d << 5 | d >> 27) + (e ^ a ^ b) + np.uint32(0x6ed9eba1) + x37)
+        e = np.uint32(e << 30 | e >> 2)
+        y = x35 ^ x30 ^ x24 ^ x22
+        x38 = np.uint32(y << 1 | y >> 31)
+        b = np.uint32(b + (c << 5 | c >> 27) + (d ^ e ^ a) + np.uint32(0x6ed9eba1) + x38)
+        d = np.uint32(d << 30 | d >> 2)
+        y = x36 ^ x31 ^ x25 ^ x23
+        x39 = np.uint32(y << 1 | y >> 31)
+        a = np.uint32(a + (b << 5 | b >> 27) + (c ^ d ^ e) + np.uint32(0x6ed9eba1) + x39)
+        c = np.uint32(c << 30 | c >> 2)
+        y = x37 ^ x32 ^ x26 ^ x24
+        x40 = np.uint32(y << 1 | y >> 31)
+        e = np.uint32(e + (a << 5 | a >> 27) + ((b & c) | (d & (b | c))) + np.uint32(0x8f1bbcdc) +
+            x40)
+        b = np.uint32(b << 30 | b >> 2)
+        y = x38 ^ x33 ^ x27 ^ x25
+        x41 = np.uint32(y << 1 | y >> 31)
+        d = np.uint32(d + (e << 5 | e >> 27) + ((a & b) | (c & (a | b))) + np.uint32(0x8f1bbcdc) +
+            x41)
+        a = np.uint32(a << 30 | a >> 2)
+        y = x39 ^ x34 ^ x28 ^ x26
+        x42 = np.uint32(y << 1 | y >> 31)
+        c = np.uint32(c + (d << 5 | d >> 27) + ((e & a) | (b & (e | a))) + np.uint32(0x8f1bbcdc) +
+            x42)
+        e = np.uint32(e << 30 | e >> 2)
+        y = x40 ^ x35 ^ x29 ^ x27
+        x43 = np.uint32(y << 1 | y >> 31)
+        b = np.uint32(b + (c << 5 | c >> 27) + ((d & e) | (a & (d | e))) + np.uint32(0x8f1bbcdc) +
+            x43)
+        d = np.uint32(d << 30 | d >> 2)
+        y = x41 ^ x36 ^ x30 ^ x28
+        x44 = np.uint32(y << 1 | y >> 31)
+        a = np.uint32(a + (b << 5 | b >> 27) + ((c & d) | (e & (c | d))) + np.uint32(0x8f1bbcdc) +
+            x44)
+        c = np.uint32(c << 30 | c >> 2)
+        y = x42 ^ x37 ^ x31 ^ x29
+        x45 = np.uint32(y << 1 | y >> 31)
+        e = np.uint32(e + (a << 5 | a >> 27) + ((b & c) | (d & (b | c))) + np.uint32(0x8f1bbcdc) +
+            x45)
+        b = np.uint32(b << 30 | b >> 2)
+        y = x43 ^ x38 ^ x32 ^ x30
+        x46 = np.uint32(y << 1 | y >> 31)
+        d = np.uint32(d + (e << 5 | e >> 27) + ((a & b) | (c & (a | b))) + np.uint32(0x8f1bbcdc) +
+            x46)
+        a = np.uint32(a << 30 | a >> 2)
+        y = x44 ^ x39 ^ x33 ^ x31
+        x47 = np.uint32(y << 1 | y >> 31)
+        c = np.uint32(c + (d << 5 | d >> 27) + ((e & a) | (b & (e | a))) + np.uint32(0x8f1bbcdc) +
+            x47)
+        e = np.uint32(e << 30 | e >> 2)
+        y = x45 ^ x40 ^ x34 ^ x32
+        x48 = np.uint32(y << 1 | y >> 31)
+        b = np.uint32(b + (c << 5 | c >> 27) + ((d & e) | (a & (d | e))) + np.uint32(0x8f1bbcdc) +
+            x48)
+        d = np.uint32(d << 30 | d >> 2)
+        y = x46 ^ x41 ^ x35 ^ x33
+        x49 = np.uint32(y << 1 | y >> 31)
+        a = np.uint32(a + (b << 5 | b >> 27) + ((c & d) | (e & (c | d))) + np.uint32(0x8f1bbcdc) +
+            x49)
+        c = np.uint32(c << 30 | c >> 2)
+        y = x47 ^ x42 ^ x36 ^ x34
+        x50 = np.uint32(y << 1 | y >> 31)
+        e = np.uint32(e + (a << 5 | a >> 27) + ((b & c) | (d & (b | c))) + np.uint32(0x8f1bbcdc) +
+            x50)
+        b = np.uint32(b << 30 | b >> 2)
+        y = x48 ^ x43 ^ x37 ^ x35
+        x51 = np.uint32(y << 1 | y >> 31)
+        d = np.uint32(d + (e << 5 | e >> 27) + ((a & b) | (c & (a | b))) + np.uint32(0x8f1bbcdc) +
+            x51)
+        a = np.uint32(a << 30 | a >> 2)
+        y = x49 ^ x44 ^ x38 ^ x36
+        x52 = np.uint32(y << 1 | y >> 31)
+        c = np.uint32(c + (d << 5 | d >> 27) + ((e & a) | (b & (e | a))) + np.uint32(0x8f1bbcdc) +
+            x52)
+        e = np.uint32(e << 30 | e >> 2)
+        y = x50 ^ x45 ^ x39 ^ x37
+        x53 = np.uint32(y << 1 | y >> 31)
+        b = np.uint32(b + (c << 5 | c >> 27) + ((d & e) | (a & (d | e))) + np.uint32(0x8f1bbcdc) +
+            x53)
+        d = np.uint32(d << 30 | d >> 2)
+        y = x51 ^ x46 ^ x40 ^ x38
+        x54 = np.uint32(y << 1 | y >> 31)
+        a = np.uint32(a + (b << 5 | b >> 27) + ((c & d) | (e & (c | d))) + np.uint32(0x8f1bbcdc) +
+            x54)
+        c = np.uint32(c << 30 | c >> 2)
+        y = x52 ^ x47 ^ x41 ^ x39
+        x55 = np.uint32(y << 1 | y >> 31)
+        e = np.uint32(e + (a << 5 | a >> 27) + ((b & c) | (d & (b | c))) + np.uint32(0x8f1bbcdc) +
+            x55)
+        b = np.uint32(b << 30 | b >> 2)
+        y = x53 ^ x48 ^ x42 ^ x40
+        x56 = np.uint32(y << 1 | y >> 31)
+        d = np.uint32(d + (e << 5 | e >> 27) + ((a & b) | (c & (a | b))) + np.uint32(0x8f1bbcdc) +
+            x56)
+        a = np.uint32(a << 30 | a >> 2)
+        y = x54 ^ x49 ^ x43 ^ x41
+        x57 = np.uint32(y << 1 | y >> 31)
+        c = np.uint32(c + (d << 5 | d >> 27) + ((e & a) | (b & (e | a))) + np.uint32(0x8f1bbcdc) +
+            x57)
+        e = np.uint32(e << 30 | e >> 2)
+        y = x55 ^ x50 ^ x44 ^ x42
+        x58 = np.uint32(y << 1 | y >> 31)
+        b = np.uint32(b + (c << 5 | c >> 27) + ((d & e) | (a & (d | e))) + np.uint32(0x8f1bbcdc) +
+            x58)
+        d = np.uint32(d << 30 | d >> 2)
+        y = x56 ^ x51 ^ x45 ^ x43
+        x59 = np.uint32(y << 1 | y >> 31)
+        a = np.uint32(a + (b << 5 | b >> 27) + ((c & d) | (e & (c | d))) + np.uint32(0x8f1bbcdc) +
+            x59)
+        c = np.uint32(c << 30 | c >> 2)
+        y = x57 ^ x52 ^ x46 ^ x44
+        x60 = np.uint32(y << 1 | y >> 31)
+        e = np.uint32(e + (a << 5 | a >> 27) + (b ^ c ^ d) + np.uint32(0xca62c1d6) + x60)
+        b = np.uint32(b << 30 | b >> 2)
+        y = x58 ^ x53 ^ x47 ^ x45
+        x61 = np.uint32(y << 1 | y >> 31)
+        d = np.uint32(d + (e << 5 | e >> 27) + (a ^ b ^ c) + np.uint32(0xca62c1d6) + x61)
+        a = np.uint32(a << 30 | a >> 2)
+        y = x59 ^ x54 ^ x48 ^ x46
+        x62 = np.uint32(y << 1 | y >> 31)
+        c = np.uint32(c + (d << 5 | d >> 27) + (e ^ a ^ b) + np.uint32(0xca62c1d6) + x62)
+        e = np.uint32(e << 30 | e >> 2)
+        y = x60 ^ x55 ^ x49 ^ x47
+        x63 = np.uint32(y << 1 | y >> 31)
+        b = np.uint32(b + (c << 5 | c >> 27) + (d ^ e ^ a) + np.uint32(0xca62c1d6) + x63)
+        d = np.uint32(d << 30 | d >> 2)
+        y = x61 ^ x56 ^ x50 ^ x48
+        x64 = np.uint32(y << 1 | y >> 31)
+        a = np.uint32(a + (b << 5 | b >> 27) + (c ^ d ^ e) + np.uint32(0xca62c1d6) + x64)
+        c = np.uint32(c << 30 | c >> 2)
+        y = x62 ^ x57 ^ x51 ^ x49
+        x65 = np.uint32(y << 1 | y >> 31)
+        e = np.uint32(e + (a << 5 | a >> 27) + (b ^ c ^ d) + np.uint32(0xca62c1d6) + x65)
+        b = np.uint32(b << 30 | b >> 2)
+        y = x63 ^ x58 ^ x52 ^ x50
+        x66 = np.uint32(y << 1 | y >> 31)
+        d = np.uint32(d + (e << 5 | e >> 27) + (a ^ b ^ c) + np.uint32(0xca62c1d6) + x66)
+        a = np.uint32(a << 30 | a >> 2)
+        y = x64 ^ x59 ^ x53 ^ x51
+        x67 = np.uint32(y << 1 | y >> 31)
+        c = np.uint32(c + (d << 5 | d >> 27) + (e ^ a ^ b) + np.uint32(0xca62c1d6) + x67)
+        e = np.uint32(e << 30 | e >> 2)
+        y = x65 ^ x60 ^ x54 ^ x52
+        x68 = np.uint32(y << 1 | y >> 31)
+        b = np.uint32(b + (c << 5 | c >> 27) + (d ^ e ^ a) + np.uint32(0xca62c1d6) + x68)
+        d = np.uint32(d << 30 | d >> 2)
+        y = x66 ^ x61 ^ x55 ^ x53
+        x69 = np.uint32(y << 1 | y >> 31)
+        a = np.uint32(a + (b << 5 | b >> 27) + (c ^ d ^ e) + np.uint32(0xca62c1d6) + x69)
+        c = np.uint32(c << 30 | c >> 2)
+        y = x67 ^ x62 ^ x56 ^ x54
+        x70 = np.uint32(y << 1 | y >> 31)
+        e = np.uint32(e + (a << 5 | a >> 27) + (b ^ c ^ d) + np.uint32(0xca62c1d6) + x70)
+        b = np.uint32(b << 30 | b >> 2)
+        y = x68 ^ x63 ^ x57 ^ x55
+        x71 = np.uint32(y << 1 | y >> 31)
+        d = np.uint32(d + (e << 5 | e >> 27) + (a ^ b ^ c) + np.uint32(0xca62c1d6) + x71)
+        a = np.uint32(a << 30 | a >> 2)
+        y = x69 ^ x64 ^ x58 ^ x56
+        x72 = np.uint32(y << 1 | y >> 31)
+        c = np.uint32(c + (d << 5 | d >> 27) + (e ^ a ^ b) + np.uint32(0xca62c1d6) + x72)
+        e = np.uint32(e << 30 | e >> 2)
+        y = x70 ^ x65 ^ x59 ^ x57
+        x73 = np.uint32(y << 1 | y >> 31)
+        b = np.uint32(b + (c << 5 | c >> 27) + (d ^ e ^ a) + np.uint32(0xca62c1d6) + x73)
+        d = np.uint32(d << 30 | d >> 2)
+        y = x71 ^ x66 ^ x60 ^ x58
+        x74 = np.uint32(y << 1 | y >> 31)
+        a = np.uint32(a + (b << 5 | b >> 27) + (c ^ d ^ e) + np.uint32(0xca62c1d6) + x74)
+        c = np.uint32(c << 30 | c >> 2)
+        y = x72 ^ x67 ^ x61 ^ x59
+        x75 = np.uint32(y << 1 | y >> 31)
+        e = np.uint32(e + (a << 5 | a >> 27) + (b ^ c ^ d) + np.uint32(0xca62c1d6) + x75)
+        b = np.uint32(b << 30 | b >> 2)
+        y = x73 ^ x68 ^ x62 ^ x60
+        x76 = np.uint32(y << 1 | y >> 31)
+        d = np.uint32(d + (e << 5 | e >> 27) + (a ^ b ^ c) + np.uint32(0xca62c1d6) + x76)
+        a = np.uint32(a << 30 | a >> 2)
+        y = x74 ^ x69 ^ x63 ^ x61
+        x77 = np.uint32(y << 1 | y >> 31)
+        c = np.uint32(c + (d << 5 | d >> 27) + (e ^ a ^ b) + np.uint32(0xca62c1d6) + x77)
+        e = np.uint32(e << 30 | e >> 2)
+        y = x75 ^ x70 ^ x64 ^ x62
+        x78 = np.uint32(y << 1 | y >> 31)
+        b = np.uint32(b + (c << 5 | c >> 27) + (d ^ e ^ a) + np.uint32(0xca62c1d6) + x78)
+        d = np.uint32(d << 30 | d >> 2)
+        y = x76 ^ x71 ^ x65 ^ x63
+        x79 = np.uint32(y << 1 | y >> 31)
+        a = np.uint32(a + (b << 5 | b >> 27) + (c ^ d ^ e) + np.uint32(0xca62c1d6) + x79)
+        c = np.uint32(c << 30 | c >> 2)
+        buf[0 + l] = np.uint32(buf[0 + l] + a)
+        buf[16 + l] = np.uint32(buf[16 + l] + b)
+        buf[32 + l] = np.uint32(buf[32 + l] + c)
+        buf[48 + l] = np.uint32(buf[48 + l] + d)
+        buf[64 + l] = np.uint32(buf[64 + l] + e)
 
 
 @kernel
@@ -115,362 +458,7 @@ def hash_rows(values, starts, lengths, rows, iv, out):
                             buf[304 + 2 * lane] = np.uint32((n + pre) << 3)
         if busy == 0:
             break
-        # the block function: lanes l + 16 * g of the 1 groups g side by side
-        for l in range(16):
-            a = buf[0 + l]
-            b = buf[16 + l]
-            c = buf[32 + l]
-            d = buf[48 + l]
-            e = buf[64 + l]
-            x0 = buf[81 + 2 * l]
-            x1 = buf[80 + 2 * l]
-            x2 = buf[113 + 2 * l]
-            x3 = buf[112 + 2 * l]
-            x4 = buf[145 + 2 * l]
-            x5 = buf[144 + 2 * l]
-            x6 = buf[177 + 2 * l]
-            x7 = buf[176 + 2 * l]
-            x8 = buf[209 + 2 * l]
-            x9 = buf[208 + 2 * l]
-            x10 = buf[241 + 2 * l]
-            x11 = buf[240 + 2 * l]
-            x12 = buf[273 + 2 * l]
-            x13 = buf[272 + 2 * l]
-            x14 = buf[305 + 2 * l]
-            x15 = buf[304 + 2 * l]
-            e = np.uint32(e + (a << 5 | a >> 27) + (d ^ (b & (c ^ d))) + np.uint32(0x5a827999) +
-                x0)
-            b = np.uint32(b << 30 | b >> 2)
-            d = np.uint32(d + (e << 5 | e >> 27) + (c ^ (a & (b ^ c))) + np.uint32(0x5a827999) +
-                x1)
-            a = np.uint32(a << 30 | a >> 2)
-            c = np.uint32(c + (d << 5 | d >> 27) + (b ^ (e & (a ^ b))) + np.uint32(0x5a827999) +
-                x2)
-            e = np.uint32(e << 30 | e >> 2)
-            b = np.uint32(b + (c << 5 | c >> 27) + (a ^ (d & (e ^ a))) + np.uint32(0x5a827999) +
-                x3)
-            d = np.uint32(d << 30 | d >> 2)
-            a = np.uint32(a + (b << 5 | b >> 27) + (e ^ (c & (d ^ e))) + np.uint32(0x5a827999) +
-                x4)
-            c = np.uint32(c << 30 | c >> 2)
-            e = np.uint32(e + (a << 5 | a >> 27) + (d ^ (b & (c ^ d))) + np.uint32(0x5a827999) +
-                x5)
-            b = np.uint32(b << 30 | b >> 2)
-            d = np.uint32(d + (e << 5 | e >> 27) + (c ^ (a & (b ^ c))) + np.uint32(0x5a827999) +
-                x6)
-            a = np.uint32(a << 30 | a >> 2)
-            c = np.uint32(c + (d << 5 | d >> 27) + (b ^ (e & (a ^ b))) + np.uint32(0x5a827999) +
-                x7)
-            e = np.uint32(e << 30 | e >> 2)
-            b = np.uint32(b + (c << 5 | c >> 27) + (a ^ (d & (e ^ a))) + np.uint32(0x5a827999) +
-                x8)
-            d = np.uint32(d << 30 | d >> 2)
-            a = np.uint32(a + (b << 5 | b >> 27) + (e ^ (c & (d ^ e))) + np.uint32(0x5a827999) +
-                x9)
-            c = np.uint32(c << 30 | c >> 2)
-            e = np.uint32(e + (a << 5 | a >> 27) + (d ^ (b & (c ^ d))) + np.uint32(0x5a827999) +
-                x10)
-            b = np.uint32(b << 30 | b >> 2)
-            d = np.uint32(d + (e << 5 | e >> 27) + (c ^ (a & (b ^ c))) + np.uint32(0x5a827999) +
-                x11)
-            a = np.uint32(a << 30 | a >> 2)
-            c = np.uint32(c + (d << 5 | d >> 27) + (b ^ (e & (a ^ b))) + np.uint32(0x5a827999) +
-                x12)
-            e = np.uint32(e << 30 | e >> 2)
-            b = np.uint32(b + (c << 5 | c >> 27) + (a ^ (d & (e ^ a))) + np.uint32(0x5a827999) +
-                x13)
-            d = np.uint32(d << 30 | d >> 2)
-            a = np.uint32(a + (b << 5 | b >> 27) + (e ^ (c & (d ^ e))) + np.uint32(0x5a827999) +
-                x14)
-            c = np.uint32(c << 30 | c >> 2)
-            e = np.uint32(e + (a << 5 | a >> 27) + (d ^ (b & (c ^ d))) + np.uint32(0x5a827999) +
-                x15)
-            b = np.uint32(b << 30 | b >> 2)
-            y = x13 ^ x8 ^ x2 ^ x0
-            x16 = np.uint32(y << 1 | y >> 31)
-            d = np.uint32(d + (e << 5 | e >> 27) + (c ^ (a & (b ^ c))) + np.uint32(0x5a827999) +
-                x16)
-            a = np.uint32(a << 30 | a >> 2)
-            y = x14 ^ x9 ^ x3 ^ x1
-            x17 = np.uint32(y << 1 | y >> 31)
-            c = np.uint32(c + (d << 5 | d >> 27) + (b ^ (e & (a ^ b))) + np.uint32(0x5a827999) +
-                x17)
-            e = np.uint32(e << 30 | e >> 2)
-            y = x15 ^ x10 ^ x4 ^ x2
-            x18 = np.uint32(y << 1 | y >> 31)
-            b = np.uint32(b + (c << 5 | c >> 27) + (a ^ (d & (e ^ a))) + np.uint32(0x5a827999) +
-                x18)
-            d = np.uint32(d << 30 | d >> 2)
-            y = x16 ^ x11 ^ x5 ^ x3
-            x19 = np.uint32(y << 1 | y >> 31)
-            a = np.uint32(a + (b << 5 | b >> 27) + (e ^ (c & (d ^ e))) + np.uint32(0x5a827999) +
-                x19)
-            c = np.uint32(c << 30 | c >> 2)
-            y = x17 ^ x12 ^ x6 ^ x4
-            x20 = np.uint32(y << 1 | y >> 31)
-            e = np.uint32(e + (a << 5 | a >> 27) + (b ^ c ^ d) + np.uint32(0x6ed9eba1) + x20)
-            b = np.uint32(b << 30 | b >> 2)
-            y = x18 ^ x13 ^ x7 ^ x5
-            x21 = np.uint32(y << 1 | y >> 31)
-            d = np.uint32(d + (e << 5 | e >> 27) + (a ^ b ^ c) + np.uint32(0x6ed9eba1) + x21)
-            a = np.uint32(a << 30 | a >> 2)
-            y = x19 ^ x14 ^ x8 ^ x6
-            x22 = np.uint32(y << 1 | y >> 31)
-            c = np.uint32(c + (d << 5 | d >> 27) + (e ^ a ^ b) + np.uint32(0x6ed9eba1) + x22)
-            e = np.uint32(e << 30 | e >> 2)
-            y = x20 ^ x15 ^ x9 ^ x7
-            x23 = np.uint32(y << 1 | y >> 31)
-            b = np.uint32(b + (c << 5 | c >> 27) + (d ^ e ^ a) + np.uint32(0x6ed9eba1) + x23)
-            d = np.uint32(d << 30 | d >> 2)
-            y = x21 ^ x16 ^ x10 ^ x8
-            x24 = np.uint32(y << 1 | y >> 31)
-            a = np.uint32(a + (b << 5 | b >> 27) + (c ^ d ^ e) + np.uint32(0x6ed9eba1) + x24)
-            c = np.uint32(c << 30 | c >> 2)
-            y = x22 ^ x17 ^ x11 ^ x9
-            x25 = np.uint32(y << 1 | y >> 31)
-            e = np.uint32(e + (a << 5 | a >> 27) + (b ^ c ^ d) + np.uint32(0x6ed9eba1) + x25)
-            b = np.uint32(b << 30 | b >> 2)
-            y = x23 ^ x18 ^ x12 ^ x10
-            x26 = np.uint32(y << 1 | y >> 31)
-            d = np.uint32(d + (e << 5 | e >> 27) + (a ^ b ^ c) + np.uint32(0x6ed9eba1) + x26)
-            a = np.uint32(a << 30 | a >> 2)
-            y = x24 ^ x19 ^ x13 ^ x11
-            x27 = np.uint32(y << 1 | y >> 31)
-            c = np.uint32(c + (d << 5 | d >> 27) + (e ^ a ^ b) + np.uint32(0x6ed9eba1) + x27)
-            e = np.uint32(e << 30 | e >> 2)
-            y = x25 ^ x20 ^ x14 ^ x12
-            x28 = np.uint32(y << 1 | y >> 31)
-            b = np.uint32(b + (c << 5 | c >> 27) + (d ^ e ^ a) + np.uint32(0x6ed9eba1) + x28)
-            d = np.uint32(d << 30 | d >> 2)
-            y = x26 ^ x21 ^ x15 ^ x13
-            x29 = np.uint32(y << 1 | y >> 31)
-            a = np.uint32(a + (b << 5 | b >> 27) + (c ^ d ^ e) + np.uint32(0x6ed9eba1) + x29)
-            c = np.uint32(c << 30 | c >> 2)
-            y = x27 ^ x22 ^ x16 ^ x14
-            x30 = np.uint32(y << 1 | y >> 31)
-            e = np.uint32(e + (a << 5 | a >> 27) + (b ^ c ^ d) + np.uint32(0x6ed9eba1) + x30)
-            b = np.uint32(b << 30 | b >> 2)
-            y = x28 ^ x23 ^ x17 ^ x15
-            x31 = np.uint32(y << 1 | y >> 31)
-            d = np.uint32(d + (e << 5 | e >> 27) + (a ^ b ^ c) + np.uint32(0x6ed9eba1) + x31)
-            a = np.uint32(a << 30 | a >> 2)
-            y = x29 ^ x24 ^ x18 ^ x16
-            x32 = np.uint32(y << 1 | y >> 31)
-            c = np.uint32(c + (d << 5 | d >> 27) + (e ^ a ^ b) + np.uint32(0x6ed9eba1) + x32)
-            e = np.uint32(e << 30 | e >> 2)
-            y = x30 ^ x25 ^ x19 ^ x17
-            x33 = np.uint32(y << 1 | y >> 31)
-            b = np.uint32(b + (c << 5 | c >> 27) + (d ^ e ^ a) + np.uint32(0x6ed9eba1) + x33)
-            d = np.uint32(d << 30 | d >> 2)
-            y = x31 ^ x26 ^ x20 ^ x18
-            x34 = np.uint32(y << 1 | y >> 31)
-            a = np.uint32(a + (b << 5 | b >> 27) + (c ^ d ^ e) + np.uint32(0x6ed9eba1) + x34)
-            c = np.uint32(c << 30 | c >> 2)
-            y = x32 ^ x27 ^ x21 ^ x19
-            x35 = np.uint32(y << 1 | y >> 31)
-            e = np.uint32(e + (a << 5 | a >> 27) + (b ^ c ^ d) + np.uint32(0x6ed9eba1) + x35)
-            b = np.uint32(b << 30 | b >> 2)
-            y = x33 ^ x28 ^ x22 ^ x20
-            x36 = np.uint32(y << 1 | y >> 31)
-            d = np.uint32(d + (e << 5 | e >> 27) + (a ^ b ^ c) + np.uint32(0x6ed9eba1) + x36)
-            a = np.uint32(a << 30 | a >> 2)
-            y = x34 ^ x29 ^ x23 ^ x21
-            x37 = np.uint32(y << 1 | y >> 31)
-            c = np.uint32(c + (d << 5 | d >> 27) + (e ^ a ^ b) + np.uint32(0x6ed9eba1) + x37)
-            e = np.uint32(e << 30 | e >> 2)
-            y = x35 ^ x30 ^ x24 ^ x22
-            x38 = np.uint32(y << 1 | y >> 31)
-            b = np.uint32(b + (c << 5 | c >> 27) + (d ^ e ^ a) + np.uint32(0x6ed9eba1) + x38)
-            d = np.uint32(d << 30 | d >> 2)
-            y = x36 ^ x31 ^ x25 ^ x23
-            x39 = np.uint32(y << 1 | y >> 31)
-            a = np.uint32(a + (b << 5 | b >> 27) + (c ^ d ^ e) + np.uint32(0x6ed9eba1) + x39)
-            c = np.uint32(c << 30 | c >> 2)
-            y = x37 ^ x32 ^ x26 ^ x24
-            x40 = np.uint32(y << 1 | y >> 31)
-            e = np.uint32(e + (a << 5 | a >> 27) + ((b & c) | (d & (b | c))) +
-                np.uint32(0x8f1bbcdc) + x40)
-            b = np.uint32(b << 30 | b >> 2)
-            y = x38 ^ x33 ^ x27 ^ x25
-            x41 = np.uint32(y << 1 | y >> 31)
-            d = np.uint32(d + (e << 5 | e >> 27) + ((a & b) | (c & (a | b))) +
-                np.uint32(0x8f1bbcdc) + x41)
-            a = np.uint32(a << 30 | a >> 2)
-            y = x39 ^ x34 ^ x28 ^ x26
-            x42 = np.uint32(y << 1 | y >> 31)
-            c = np.uint32(c + (d << 5 | d >> 27) + ((e & a) | (b & (e | a))) +
-                np.uint32(0x8f1bbcdc) + x42)
-            e = np.uint32(e << 30 | e >> 2)
-            y = x40 ^ x35 ^ x29 ^ x27
-            x43 = np.uint32(y << 1 | y >> 31)
-            b = np.uint32(b + (c << 5 | c >> 27) + ((d & e) | (a & (d | e))) +
-                np.uint32(0x8f1bbcdc) + x43)
-            d = np.uint32(d << 30 | d >> 2)
-            y = x41 ^ x36 ^ x30 ^ x28
-            x44 = np.uint32(y << 1 | y >> 31)
-            a = np.uint32(a + (b << 5 | b >> 27) + ((c & d) | (e & (c | d))) +
-                np.uint32(0x8f1bbcdc) + x44)
-            c = np.uint32(c << 30 | c >> 2)
-            y = x42 ^ x37 ^ x31 ^ x29
-            x45 = np.uint32(y << 1 | y >> 31)
-            e = np.uint32(e + (a << 5 | a >> 27) + ((b & c) | (d & (b | c))) +
-                np.uint32(0x8f1bbcdc) + x45)
-            b = np.uint32(b << 30 | b >> 2)
-            y = x43 ^ x38 ^ x32 ^ x30
-            x46 = np.uint32(y << 1 | y >> 31)
-            d = np.uint32(d + (e << 5 | e >> 27) + ((a & b) | (c & (a | b))) +
-                np.uint32(0x8f1bbcdc) + x46)
-            a = np.uint32(a << 30 | a >> 2)
-            y = x44 ^ x39 ^ x33 ^ x31
-            x47 = np.uint32(y << 1 | y >> 31)
-            c = np.uint32(c + (d << 5 | d >> 27) + ((e & a) | (b & (e | a))) +
-                np.uint32(0x8f1bbcdc) + x47)
-            e = np.uint32(e << 30 | e >> 2)
-            y = x45 ^ x40 ^ x34 ^ x32
-            x48 = np.uint32(y << 1 | y >> 31)
-            b = np.uint32(b + (c << 5 | c >> 27) + ((d & e) | (a & (d | e))) +
-                np.uint32(0x8f1bbcdc) + x48)
-            d = np.uint32(d << 30 | d >> 2)
-            y = x46 ^ x41 ^ x35 ^ x33
-            x49 = np.uint32(y << 1 | y >> 31)
-            a = np.uint32(a + (b << 5 | b >> 27) + ((c & d) | (e & (c | d))) +
-                np.uint32(0x8f1bbcdc) + x49)
-            c = np.uint32(c << 30 | c >> 2)
-            y = x47 ^ x42 ^ x36 ^ x34
-            x50 = np.uint32(y << 1 | y >> 31)
-            e = np.uint32(e + (a << 5 | a >> 27) + ((b & c) | (d & (b | c))) +
-                np.uint32(0x8f1bbcdc) + x50)
-            b = np.uint32(b << 30 | b >> 2)
-            y = x48 ^ x43 ^ x37 ^ x35
-            x51 = np.uint32(y << 1 | y >> 31)
-            d = np.uint32(d + (e << 5 | e >> 27) + ((a & b) | (c & (a | b))) +
-                np.uint32(0x8f1bbcdc) + x51)
-            a = np.uint32(a << 30 | a >> 2)
-            y = x49 ^ x44 ^ x38 ^ x36
-            x52 = np.uint32(y << 1 | y >> 31)
-            c = np.uint32(c + (d << 5 | d >> 27) + ((e & a) | (b & (e | a))) +
-                np.uint32(0x8f1bbcdc) + x52)
-            e = np.uint32(e << 30 | e >> 2)
-            y = x50 ^ x45 ^ x39 ^ x37
-            x53 = np.uint32(y << 1 | y >> 31)
-            b = np.uint32(b + (c << 5 | c >> 27) + ((d & e) | (a & (d | e))) +
-                np.uint32(0x8f1bbcdc) + x53)
-            d = np.uint32(d << 30 | d >> 2)
-            y = x51 ^ x46 ^ x40 ^ x38
-            x54 = np.uint32(y << 1 | y >> 31)
-            a = np.uint32(a + (b << 5 | b >> 27) + ((c & d) | (e & (c | d))) +
-                np.uint32(0x8f1bbcdc) + x54)
-            c = np.uint32(c << 30 | c >> 2)
-            y = x52 ^ x47 ^ x41 ^ x39
-            x55 = np.uint32(y << 1 | y >> 31)
-            e = np.uint32(e + (a << 5 | a >> 27) + ((b & c) | (d & (b | c))) +
-                np.uint32(0x8f1bbcdc) + x55)
-            b = np.uint32(b << 30 | b >> 2)
-            y = x53 ^ x48 ^ x42 ^ x40
-            x56 = np.uint32(y << 1 | y >> 31)
-            d = np.uint32(d + (e << 5 | e >> 27) + ((a & b) | (c & (a | b))) +
-                np.uint32(0x8f1bbcdc) + x56)
-            a = np.uint32(a << 30 | a >> 2)
-            y = x54 ^ x49 ^ x43 ^ x41
-            x57 = np.uint32(y << 1 | y >> 31)
-            c = np.uint32(c + (d << 5 | d >> 27) + ((e & a) | (b & (e | a))) +
-                np.uint32(0x8f1bbcdc) + x57)
-            e = np.uint32(e << 30 | e >> 2)
-            y = x55 ^ x50 ^ x44 ^ x42
-            x58 = np.uint32(y << 1 | y >> 31)
-            b = np.uint32(b + (c << 5 | c >> 27) + ((d & e) | (a & (d | e))) +
-                np.uint32(0x8f1bbcdc) + x58)
-            d = np.uint32(d << 30 | d >> 2)
-            y = x56 ^ x51 ^ x45 ^ x43
-            x59 = np.uint32(y << 1 | y >> 31)
-            a = np.uint32(a + (b << 5 | b >> 27) + ((c & d) | (e & (c | d))) +
-                np.uint32(0x8f1bbcdc) + x59)
-            c = np.uint32(c << 30 | c >> 2)
-            y = x57 ^ x52 ^ x46 ^ x44
-            x60 = np.uint32(y << 1 | y >> 31)
-            e = np.uint32(e + (a << 5 | a >> 27) + (b ^ c ^ d) + np.uint32(0xca62c1d6) + x60)
-            b = np.uint32(b << 30 | b >> 2)
-            y = x58 ^ x53 ^ x47 ^ x45
-            x61 = np.uint32(y << 1 | y >> 31)
-            d = np.uint32(d + (e << 5 | e >> 27) + (a ^ b ^ c) + np.uint32(0xca62c1d6) + x61)
-            a = np.uint32(a << 30 | a >> 2)
-            y = x59 ^ x54 ^ x48 ^ x46
-            x62 = np.uint32(y << 1 | y >> 31)
-            c = np.uint32(c + (d << 5 | d >> 27) + (e ^ a ^ b) + np.uint32(0xca62c1d6) + x62)
-            e = np.uint32(e << 30 | e >> 2)
-            y = x60 ^ x55 ^ x49 ^ x47
-            x63 = np.uint32(y << 1 | y >> 31)
-            b = np.uint32(b + (c << 5 | c >> 27) + (d ^ e ^ a) + np.uint32(0xca62c1d6) + x63)
-            d = np.uint32(d << 30 | d >> 2)
-            y = x61 ^ x56 ^ x50 ^ x48
-            x64 = np.uint32(y << 1 | y >> 31)
-            a = np.uint32(a + (b << 5 | b >> 27) + (c ^ d ^ e) + np.uint32(0xca62c1d6) + x64)
-            c = np.uint32(c << 30 | c >> 2)
-            y = x62 ^ x57 ^ x51 ^ x49
-            x65 = np.uint32(y << 1 | y >> 31)
-            e = np.uint32(e + (a << 5 | a >> 27) + (b ^ c ^ d) + np.uint32(0xca62c1d6) + x65)
-            b = np.uint32(b << 30 | b >> 2)
-            y = x63 ^ x58 ^ x52 ^ x50
-            x66 = np.uint32(y << 1 | y >> 31)
-            d = np.uint32(d + (e << 5 | e >> 27) + (a ^ b ^ c) + np.uint32(0xca62c1d6) + x66)
-            a = np.uint32(a << 30 | a >> 2)
-            y = x64 ^ x59 ^ x53 ^ x51
-            x67 = np.uint32(y << 1 | y >> 31)
-            c = np.uint32(c + (d << 5 | d >> 27) + (e ^ a ^ b) + np.uint32(0xca62c1d6) + x67)
-            e = np.uint32(e << 30 | e >> 2)
-            y = x65 ^ x60 ^ x54 ^ x52
-            x68 = np.uint32(y << 1 | y >> 31)
-            b = np.uint32(b + (c << 5 | c >> 27) + (d ^ e ^ a) + np.uint32(0xca62c1d6) + x68)
-            d = np.uint32(d << 30 | d >> 2)
-            y = x66 ^ x61 ^ x55 ^ x53
-            x69 = np.uint32(y << 1 | y >> 31)
-            a = np.uint32(a + (b << 5 | b >> 27) + (c ^ d ^ e) + np.uint32(0xca62c1d6) + x69)
-            c = np.uint32(c << 30 | c >> 2)
-            y = x67 ^ x62 ^ x56 ^ x54
-            x70 = np.uint32(y << 1 | y >> 31)
-            e = np.uint32(e + (a << 5 | a >> 27) + (b ^ c ^ d) + np.uint32(0xca62c1d6) + x70)
-            b = np.uint32(b << 30 | b >> 2)
-            y = x68 ^ x63 ^ x57 ^ x55
-            x71 = np.uint32(y << 1 | y >> 31)
-            d = np.uint32(d + (e << 5 | e >> 27) + (a ^ b ^ c) + np.uint32(0xca62c1d6) + x71)
-            a = np.uint32(a << 30 | a >> 2)
-            y = x69 ^ x64 ^ x58 ^ x56
-            x72 = np.uint32(y << 1 | y >> 31)
-            c = np.uint32(c + (d << 5 | d >> 27) + (e ^ a ^ b) + np.uint32(0xca62c1d6) + x72)
-            e = np.uint32(e << 30 | e >> 2)
-            y = x70 ^ x65 ^ x59 ^ x57
-            x73 = np.uint32(y << 1 | y >> 31)
-            b = np.uint32(b + (c << 5 | c >> 27) + (d ^ e ^ a) + np.uint32(0xca62c1d6) + x73)
-            d = np.uint32(d << 30 | d >> 2)
-            y = x71 ^ x66 ^ x60 ^ x58
-            x74 = np.uint32(y << 1 | y >> 31)
-            a = np.uint32(a + (b << 5 | b >> 27) + (c ^ d ^ e) + np.uint32(0xca62c1d6) + x74)
-            c = np.uint32(c << 30 | c >> 2)
-            y = x72 ^ x67 ^ x61 ^ x59
-            x75 = np.uint32(y << 1 | y >> 31)
-            e = np.uint32(e + (a << 5 | a >> 27) + (b ^ c ^ d) + np.uint32(0xca62c1d6) + x75)
-            b = np.uint32(b << 30 | b >> 2)
-            y = x73 ^ x68 ^ x62 ^ x60
-            x76 = np.uint32(y << 1 | y >> 31)
-            d = np.uint32(d + (e << 5 | e >> 27) + (a ^ b ^ c) + np.uint32(0xca62c1d6) + x76)
-            a = np.uint32(a << 30 | a >> 2)
-            y = x74 ^ x69 ^ x63 ^ x61
-            x77 = np.uint32(y << 1 | y >> 31)
-            c = np.uint32(c + (d << 5 | d >> 27) + (e ^ a ^ b) + np.uint32(0xca62c1d6) + x77)
-            e = np.uint32(e << 30 | e >> 2)
-            y = x75 ^ x70 ^ x64 ^ x62
-            x78 = np.uint32(y << 1 | y >> 31)
-            b = np.uint32(b + (c << 5 | c >> 27) + (d ^ e ^ a) + np.uint32(0xca62c1d6) + x78)
-            d = np.uint32(d << 30 | d >> 2)
-            y = x76 ^ x71 ^ x65 ^ x63
-            x79 = np.uint32(y << 1 | y >> 31)
-            a = np.uint32(a + (b << 5 | b >> 27) + (c ^ d ^ e) + np.uint32(0xca62c1d6) + x79)
-            c = np.uint32(c << 30 | c >> 2)
-            buf[0 + l] = np.uint32(buf[0 + l] + a)
-            buf[16 + l] = np.uint32(buf[16 + l] + b)
-            buf[32 + l] = np.uint32(buf[32 + l] + c)
-            buf[48 + l] = np.uint32(buf[48 + l] + d)
-            buf[64 + l] = np.uint32(buf[64 + l] + e)
+        _block(buf)
 
 
 @parallel_kernel
