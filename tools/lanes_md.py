@@ -8,13 +8,11 @@ from lanes_common import (W32, W64, block_function, finish, interleave, preamble
 # Round constants from the kernels that own them (one table each, as gen_keccak reads keccak.py);
 # lanes_common, imported first, put the repository on sys.path.
 from jitdigest._algorithms import MERKLE_DAMGARD
-from jitdigest.kernels.md5.portable import T as _MD5_T
+from jitdigest.kernels.md5.portable import S as MD5_S, T as _MD5_T
 from jitdigest.kernels.sha256.portable import K256 as _K256
 from jitdigest.kernels.sha512.portable import K512 as _K512
 
 # --- constants --------------------------------------------------------------------------
-
-MD5_S = [[7, 12, 17, 22], [5, 9, 14, 20], [4, 11, 16, 23], [6, 10, 15, 21]]
 
 MD5_T = [int(v) for v in _MD5_T]
 K256 = [int(v) for v in _K256]

@@ -24,6 +24,12 @@ T = const_words([
 ], np.uint32)
 
 
+# The rotation amounts of each round's four steps, RFC 1321 section 3.4. Passed from here, not
+# written as literals: a literal argument compiles a step function once per value (16
+# compiles, not 4; LLVM inlines the steps and folds the amounts either way).
+S = ((7, 12, 17, 22), (5, 9, 14, 20), (4, 11, 16, 23), (6, 10, 15, 21))
+
+
 # The four step functions of RFC 1321: a <- b + ((a + F(b, c, d) + x + t) <<< s).
 @kernel
 def _ff(a, b, c, d, x, t, s):
@@ -58,25 +64,25 @@ def compress(state, data, offset, nblocks):
         load_le32(data[p:p + 64], 0, x, 16)     # a block view: indices provably >= 0
         a, b, c, d = h0, h1, h2, h3
         for i in range(0, 16, 4):               # round 1: word i
-            a = _ff(a, b, c, d, x[i], T[i], 7)
-            d = _ff(d, a, b, c, x[i + 1], T[i + 1], 12)
-            c = _ff(c, d, a, b, x[i + 2], T[i + 2], 17)
-            b = _ff(b, c, d, a, x[i + 3], T[i + 3], 22)
+            a = _ff(a, b, c, d, x[i], T[i], S[0][0])
+            d = _ff(d, a, b, c, x[i + 1], T[i + 1], S[0][1])
+            c = _ff(c, d, a, b, x[i + 2], T[i + 2], S[0][2])
+            b = _ff(b, c, d, a, x[i + 3], T[i + 3], S[0][3])
         for i in range(16, 32, 4):              # round 2: word 5i + 1
-            a = _gg(a, b, c, d, x[(5 * i + 1) & 15], T[i], 5)
-            d = _gg(d, a, b, c, x[(5 * i + 6) & 15], T[i + 1], 9)
-            c = _gg(c, d, a, b, x[(5 * i + 11) & 15], T[i + 2], 14)
-            b = _gg(b, c, d, a, x[5 * i & 15], T[i + 3], 20)
+            a = _gg(a, b, c, d, x[(5 * i + 1) & 15], T[i], S[1][0])
+            d = _gg(d, a, b, c, x[(5 * i + 6) & 15], T[i + 1], S[1][1])
+            c = _gg(c, d, a, b, x[(5 * i + 11) & 15], T[i + 2], S[1][2])
+            b = _gg(b, c, d, a, x[5 * i & 15], T[i + 3], S[1][3])
         for i in range(32, 48, 4):              # round 3: word 3i + 5
-            a = _hh(a, b, c, d, x[(3 * i + 5) & 15], T[i], 4)
-            d = _hh(d, a, b, c, x[(3 * i + 8) & 15], T[i + 1], 11)
-            c = _hh(c, d, a, b, x[(3 * i + 11) & 15], T[i + 2], 16)
-            b = _hh(b, c, d, a, x[(3 * i + 14) & 15], T[i + 3], 23)
+            a = _hh(a, b, c, d, x[(3 * i + 5) & 15], T[i], S[2][0])
+            d = _hh(d, a, b, c, x[(3 * i + 8) & 15], T[i + 1], S[2][1])
+            c = _hh(c, d, a, b, x[(3 * i + 11) & 15], T[i + 2], S[2][2])
+            b = _hh(b, c, d, a, x[(3 * i + 14) & 15], T[i + 3], S[2][3])
         for i in range(48, 64, 4):              # round 4: word 7i
-            a = _ii(a, b, c, d, x[7 * i & 15], T[i], 6)
-            d = _ii(d, a, b, c, x[(7 * i + 7) & 15], T[i + 1], 10)
-            c = _ii(c, d, a, b, x[(7 * i + 14) & 15], T[i + 2], 15)
-            b = _ii(b, c, d, a, x[(7 * i + 5) & 15], T[i + 3], 21)
+            a = _ii(a, b, c, d, x[7 * i & 15], T[i], S[3][0])
+            d = _ii(d, a, b, c, x[(7 * i + 7) & 15], T[i + 1], S[3][1])
+            c = _ii(c, d, a, b, x[(7 * i + 14) & 15], T[i + 2], S[3][2])
+            b = _ii(b, c, d, a, x[(7 * i + 5) & 15], T[i + 3], S[3][3])
         h0 = add32(h0, a)
         h1 = add32(h1, b)
         h2 = add32(h2, c)
