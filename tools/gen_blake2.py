@@ -119,7 +119,10 @@ def compress_body(name, gname, var):
     for i in range(4):
         a(f"        v{8 + i} = {u}(0x{iv[i]:0{hexw}X})")
     for i, extra in zip(range(4), ("t0", "t1", "f0", "f1")):
-        a(f"        v{12 + i} = {u}(0x{iv[4 + i]:0{hexw}X}) ^ {extra}")
+        # 32-bit: Numba types uint32 ^ uint32 as uint64, which would give v12..v15 (and G's
+        # arguments) a second type: G compiled three times (the same below for h0..h7)
+        word = f"{u}(0x{iv[4 + i]:0{hexw}X}) ^ {extra}"
+        a(f"        v{12 + i} = {u}({word})" if bits == 32 else f"        v{12 + i} = {word}")
     for r in range(rounds):
         s = SIGMA[r % 10]
         a(f"        # round {r}")
@@ -128,7 +131,8 @@ def compress_body(name, gname, var):
             x, y = f"m{s[2 * g]}", f"m{s[2 * g + 1]}"
             a(f"        {va}, {vb}, {vc}, {vd} = {gname}({va}, {vb}, {vc}, {vd}, {x}, {y})")
     for i in range(8):
-        a(f"        h{i} = h{i} ^ v{i} ^ v{i + 8}")
+        word = f"h{i} ^ v{i} ^ v{i + 8}"
+        a(f"        h{i} = {u}({word})" if bits == 32 else f"        h{i} = {word}")
     for i in range(8):
         a(f"    state[{i}] = h{i}")
     a("    state[8] = t0")

@@ -9,6 +9,7 @@ from lanes_common import (W32, W64, block_function, finish, interleave, preamble
 # lanes_common, imported first, put the repository on sys.path.
 from jitdigest._algorithms import MERKLE_DAMGARD
 from jitdigest.kernels.md5.portable import S as MD5_S, T as _MD5_T
+from jitdigest.kernels.sha1.portable import K as SHA1_K
 from jitdigest.kernels.sha256.portable import K256 as _K256
 from jitdigest.kernels.sha512.portable import K512 as _K512
 
@@ -59,13 +60,13 @@ def sha1_rounds(g):
             st.append("%s = %s" % (x, W.w(W.rol(y, 1)[1:-1])))
         a, b, c, d, e = v
         if i < 20:
-            f, k = "%s ^ (%s & (%s ^ %s))" % (d, b, c, d), 0x5a827999
+            f, k = "%s ^ (%s & (%s ^ %s))" % (d, b, c, d), SHA1_K[0]
         elif i < 40:
-            f, k = "%s ^ %s ^ %s" % (b, c, d), 0x6ed9eba1
+            f, k = "%s ^ %s ^ %s" % (b, c, d), SHA1_K[1]
         elif i < 60:
-            f, k = "(%s & %s) | (%s & (%s | %s))" % (b, c, d, b, c), 0x8f1bbcdc
+            f, k = "(%s & %s) | (%s & (%s | %s))" % (b, c, d, b, c), SHA1_K[2]
         else:
-            f, k = "%s ^ %s ^ %s" % (b, c, d), 0xca62c1d6
+            f, k = "%s ^ %s ^ %s" % (b, c, d), SHA1_K[3]
         st.append("%s = %s" % (e, W.add(e, W.rol(a, 5), "(%s)" % f, W.c(k), x)))
         st.append("%s = %s" % (b, W.w(W.rol(b, 30)[1:-1])))
         v = [e, a, b, c, d]

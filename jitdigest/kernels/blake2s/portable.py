@@ -57,10 +57,10 @@ def compress(state, data, offset, nblocks, inc, last):
         v9 = u32(IV32[1])
         v10 = u32(IV32[2])
         v11 = u32(IV32[3])
-        v12 = u32(IV32[4]) ^ t0
-        v13 = u32(IV32[5]) ^ t1
-        v14 = u32(IV32[6]) ^ f0
-        v15 = u32(IV32[7]) ^ f1
+        v12 = u32(IV32[4] ^ t0)             # u32: Numba types uint32 ^ uint32 as uint64
+        v13 = u32(IV32[5] ^ t1)
+        v14 = u32(IV32[6] ^ f0)
+        v15 = u32(IV32[7] ^ f1)
         for r in range(10):
             s = 16 * r
             v0, v4, v8, v12 = _g32(v0, v4, v8, v12, m[SIGMA[s]], m[SIGMA[s + 1]])
@@ -71,14 +71,14 @@ def compress(state, data, offset, nblocks, inc, last):
             v1, v6, v11, v12 = _g32(v1, v6, v11, v12, m[SIGMA[s + 10]], m[SIGMA[s + 11]])
             v2, v7, v8, v13 = _g32(v2, v7, v8, v13, m[SIGMA[s + 12]], m[SIGMA[s + 13]])
             v3, v4, v9, v14 = _g32(v3, v4, v9, v14, m[SIGMA[s + 14]], m[SIGMA[s + 15]])
-        h0 = h0 ^ v0 ^ v8
-        h1 = h1 ^ v1 ^ v9
-        h2 = h2 ^ v2 ^ v10
-        h3 = h3 ^ v3 ^ v11
-        h4 = h4 ^ v4 ^ v12
-        h5 = h5 ^ v5 ^ v13
-        h6 = h6 ^ v6 ^ v14
-        h7 = h7 ^ v7 ^ v15
+        h0 = u32(h0 ^ v0 ^ v8)
+        h1 = u32(h1 ^ v1 ^ v9)
+        h2 = u32(h2 ^ v2 ^ v10)
+        h3 = u32(h3 ^ v3 ^ v11)
+        h4 = u32(h4 ^ v4 ^ v12)
+        h5 = u32(h5 ^ v5 ^ v13)
+        h6 = u32(h6 ^ v6 ^ v14)
+        h7 = u32(h7 ^ v7 ^ v15)
     state[0] = h0
     state[1] = h1
     state[2] = h2

@@ -85,10 +85,10 @@ def compress(state, data, offset, nblocks, inc, last):
         v9 = u32(0xBB67AE85)
         v10 = u32(0x3C6EF372)
         v11 = u32(0xA54FF53A)
-        v12 = u32(0x510E527F) ^ t0
-        v13 = u32(0x9B05688C) ^ t1
-        v14 = u32(0x1F83D9AB) ^ f0
-        v15 = u32(0x5BE0CD19) ^ f1
+        v12 = u32(u32(0x510E527F) ^ t0)
+        v13 = u32(u32(0x9B05688C) ^ t1)
+        v14 = u32(u32(0x1F83D9AB) ^ f0)
+        v15 = u32(u32(0x5BE0CD19) ^ f1)
         # round 0
         v0, v4, v8, v12 = _g32(v0, v4, v8, v12, m0, m1)
         v1, v5, v9, v13 = _g32(v1, v5, v9, v13, m2, m3)
@@ -179,14 +179,14 @@ def compress(state, data, offset, nblocks, inc, last):
         v1, v6, v11, v12 = _g32(v1, v6, v11, v12, m9, m14)
         v2, v7, v8, v13 = _g32(v2, v7, v8, v13, m3, m12)
         v3, v4, v9, v14 = _g32(v3, v4, v9, v14, m13, m0)
-        h0 = h0 ^ v0 ^ v8
-        h1 = h1 ^ v1 ^ v9
-        h2 = h2 ^ v2 ^ v10
-        h3 = h3 ^ v3 ^ v11
-        h4 = h4 ^ v4 ^ v12
-        h5 = h5 ^ v5 ^ v13
-        h6 = h6 ^ v6 ^ v14
-        h7 = h7 ^ v7 ^ v15
+        h0 = u32(h0 ^ v0 ^ v8)
+        h1 = u32(h1 ^ v1 ^ v9)
+        h2 = u32(h2 ^ v2 ^ v10)
+        h3 = u32(h3 ^ v3 ^ v11)
+        h4 = u32(h4 ^ v4 ^ v12)
+        h5 = u32(h5 ^ v5 ^ v13)
+        h6 = u32(h6 ^ v6 ^ v14)
+        h7 = u32(h7 ^ v7 ^ v15)
     state[0] = h0
     state[1] = h1
     state[2] = h2

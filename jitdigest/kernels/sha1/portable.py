@@ -3,8 +3,8 @@
 ``compress`` is the generic block function, kept in its own file so that a faster kernel
 (SHA-NI, lanes) with the same signature can stand in for it.
 """
-from .._jit import (add32, gil_kernel, inline_kernel, kernel, load_be32, new_words, parallel_kernel,
-                   rotl32, u32)
+from .._jit import (add32, const_words, gil_kernel, inline_kernel, kernel, load_be32, new_words,
+                   parallel_kernel, rotl32, u32)
 from ..._algorithms import MERKLE_DAMGARD
 from .._hmac import md_hmac, md_hmac_final, md_hmac_rows, md_hmac_states, md_pbkdf2
 from .._md import md_final, md_hash_rows, md_oneshot, md_update
@@ -12,11 +12,17 @@ from .._rows import over_chunks
 import numpy as np
 
 
+# The round constants of rounds 0-19, 20-39, 40-59 and 60-79 (FIPS 180-4, 4.2.1). Passed to
+# _parity from a table, not as literals: a literal argument (also an item of a tuple) compiles
+# it once per value.
+K = const_words([0x5a827999, 0x6ed9eba1, 0x8f1bbcdc, 0xca62c1d6], np.uint32)
+
+
 # One round each for rounds 0-19 (Ch), 20-39 and 60-79 (Parity) and 40-59 (Maj). Each returns
 # the new e and b (= b <<< 30); the caller rotates the five names instead of the values.
 @kernel
 def _ch(a, b, c, d, e, w):
-    return add32(e, rotl32(a, 5), d ^ (b & (c ^ d)), 0x5a827999, w), rotl32(b, 30)
+    return add32(e, rotl32(a, 5), d ^ (b & (c ^ d)), K[0], w), rotl32(b, 30)
 
 
 @kernel
@@ -26,7 +32,7 @@ def _parity(a, b, c, d, e, k, w):
 
 @kernel
 def _maj(a, b, c, d, e, w):
-    return add32(e, rotl32(a, 5), (b & c) | (d & (b | c)), 0x8f1bbcdc, w), rotl32(b, 30)
+    return add32(e, rotl32(a, 5), (b & c) | (d & (b | c)), K[2], w), rotl32(b, 30)
 
 
 @inline_kernel
@@ -59,11 +65,11 @@ def compress(state, data, offset, nblocks):
             a, c = _ch(b, c, d, e, a, w[t + 4])
         _expand(w, 20, 40)
         for t in range(20, 40, 5):
-            e, b = _parity(a, b, c, d, e, 0x6ed9eba1, w[t])
-            d, a = _parity(e, a, b, c, d, 0x6ed9eba1, w[t + 1])
-            c, e = _parity(d, e, a, b, c, 0x6ed9eba1, w[t + 2])
-            b, d = _parity(c, d, e, a, b, 0x6ed9eba1, w[t + 3])
-            a, c = _parity(b, c, d, e, a, 0x6ed9eba1, w[t + 4])
+            e, b = _parity(a, b, c, d, e, K[1], w[t])
+            d, a = _parity(e, a, b, c, d, K[1], w[t + 1])
+            c, e = _parity(d, e, a, b, c, K[1], w[t + 2])
+            b, d = _parity(c, d, e, a, b, K[1], w[t + 3])
+            a, c = _parity(b, c, d, e, a, K[1], w[t + 4])
         _expand(w, 40, 60)
         for t in range(40, 60, 5):
             e, b = _maj(a, b, c, d, e, w[t])
@@ -73,11 +79,11 @@ def compress(state, data, offset, nblocks):
             a, c = _maj(b, c, d, e, a, w[t + 4])
         _expand(w, 60, 80)
         for t in range(60, 80, 5):
-            e, b = _parity(a, b, c, d, e, 0xca62c1d6, w[t])
-            d, a = _parity(e, a, b, c, d, 0xca62c1d6, w[t + 1])
-            c, e = _parity(d, e, a, b, c, 0xca62c1d6, w[t + 2])
-            b, d = _parity(c, d, e, a, b, 0xca62c1d6, w[t + 3])
-            a, c = _parity(b, c, d, e, a, 0xca62c1d6, w[t + 4])
+            e, b = _parity(a, b, c, d, e, K[3], w[t])
+            d, a = _parity(e, a, b, c, d, K[3], w[t + 1])
+            c, e = _parity(d, e, a, b, c, K[3], w[t + 2])
+            b, d = _parity(c, d, e, a, b, K[3], w[t + 3])
+            a, c = _parity(b, c, d, e, a, K[3], w[t + 4])
         h0 = add32(h0, a)
         h1 = add32(h1, b)
         h2 = add32(h2, c)
