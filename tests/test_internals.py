@@ -1,4 +1,4 @@
-"""One test per private Numba/llvmlite seam of ``jitdigest/kernels/_internals.py``: each reads
+"""One test per private Numba/llvmlite seam of ``jitdigest/kernels/_internals/``: each reads
 back from the compiled code (IR, assembly, allocation counts, another thread) that the seam
 still does what it is there for, so a Numba or llvmlite upgrade that breaks one fails here
 instead of silently costing speed or aborting the process."""
@@ -41,7 +41,7 @@ def test_private_names_are_all_there():
     problems = _internals.missing()
     assert not problems, (
         f"numba {numba.__version__} / llvmlite {__import__('llvmlite').__version__} lack what "
-        "jitdigest/kernels/_internals.py relies on:\n  " + "\n  ".join(problems))
+        "jitdigest/kernels/_internals/ relies on:\n  " + "\n  ".join(problems))
 
 
 def test_kernel_cache_reaches_numbas_instance_attributes(tmp_path):
@@ -569,7 +569,7 @@ def test_long_blocks_compile_without_a_quadratic_ssa_pass():
         assert f(5, 1) % (1 << 64) == expected
     finally:
         ssa._FixSSAVars._stmt_index = replacement
-    assert calls, "Numba's SSA pass no longer calls _stmt_index: see _internals section 10"
+    assert calls, "Numba's SSA pass no longer calls _stmt_index: see _internals/ssa.py"
 
 
 # --- 11. an operator on scalars, typed once -----------------------------------------------

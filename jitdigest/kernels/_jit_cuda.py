@@ -388,7 +388,7 @@ def _length_of(lengths, r):
 # --- CPU kernels as CUDA device functions -------------------------------------------------
 
 # The scratch helpers return arrays, which a CUDA device function may not: in device code they
-# are intrinsics that allocate in the caller's frame (``_internals`` section 7).
+# are intrinsics that allocate in the caller's frame (``_internals/cuda_words.py``).
 _SUBSTITUTES.update({
     _jit.new_words: _internals.local_words,
     _jit.scratch: _internals.local_scratch,

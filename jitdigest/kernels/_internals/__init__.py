@@ -1,0 +1,157 @@
+"""Every use of Numba's and llvmlite's private internals, each with a test in
+tests/test_internals.py.
+
+Nothing outside this package touches them: a Numba or llvmlite upgrade that moves one breaks
+its module and its test, loudly, instead of silently costing speed or aborting the process. The
+seams, one module each (``vectors``, ``stack``, ``gil``, ``target``, ``cache``, ``threads``,
+``cuda_words``, ``words``, ``ptx``, ``ssa``, ``call_types``, in this order), every name
+re-exported here:
+
+1. ``wide_vectors()``: a function attribute llvmlite does not know (``FunctionAttributes._known``);
+2. ``stack_array()``: a Numba array over a stack buffer (``BaseContext.populate_array``);
+3. ``save_thread_if()`` / ``restore_thread()``: releasing and taking back the GIL from
+   compiled code (CPython's ``PyEval_SaveThread`` / ``PyEval_RestoreThread`` /
+   ``PyGILState_Check`` called from LLVM IR);
+4. ``jit_target()`` / ``compiled_target()``: the CPU model and features Numba's JIT compiles
+   for (``numba.core.codegen.JITCPUCodegen``'s decision; ``jitdigest._cpu`` builds on it);
+5. ``KernelCache``, ``set_cache()``, ``cache_of()``: Numba's on-disk cache subclassed
+   (``numba.core.caching``, ``rtsys.initialize``, ``Dispatcher._cache``); the policy (where,
+   which format, what to do with a damaged entry) lives in ``_numba_cache``;
+6. ``launched_layer()``, ``launch_threading_layer()``, ``compiler_lock()``: Numba's threading
+   layer set-up (``numba.np.ufunc.parallel``) and its global compiler lock, for
+   ``jitdigest._parallel``;
+7. ``local_words()`` / ``local_scratch()`` / ``local_copy()``: section 2's arrays, zeroed or
+   copied, for CUDA device code (which may not return an array from a device function, so
+   ``_jit``'s scratch helpers become these in ``_jit_cuda``);
+8. ``address_of()`` / ``word_at()``: an array's data address, and the native word at a byte
+   offset of a uint8 array (CUDA loaders read aligned message words whole); ``read_only()``:
+   a uint8 array, ``bytes`` or ``bytearray`` as a read-only uint8 array (Numba stores all three
+   in one struct, ``ArrayModel``), so a block function is compiled for one input type;
+9. ``ptx_without_gpu()``: CUDA kernels compiled to PTX on a machine with no GPU (numba-cuda's
+   ``CUDADispatcher.compile_device`` asks the current device for its compute capability);
+10. ``stmt_index()``: Numba's SSA reconstruction finds a statement's position in its block by a
+   linear scan (``numba.core.ssa._FixSSAVars._stmt_index``), quadratic in a block's length;
+   the generated kernels' blocks are thousands of statements long. Replaced, on import, by a
+   lookup with the same results;
+11. ``call_type()``: Numba types every ``a + b`` by trying operator.add's templates in turn
+   (its own memo lasts one function's typing, ``BaseFunction.get_call_type``); for an operator
+   on scalar numbers the answer is remembered, once per typing context and target.
+
+``REQUIRED`` lists every private name used in the package and ``missing()`` says which of them
+this Numba/llvmlite lacks. Importing it imports Numba (``jitdigest._cpu`` imports it lazily, from
+its functions) and installs the replacements of sections 10 and 11.
+"""
+from ... import _cpu
+
+_cpu.import_numba()
+import inspect  # noqa: E402
+import llvmlite.binding as ll  # noqa: E402
+
+from .vectors import PREFER_512, _prefer_wide_vectors, wide_vectors  # noqa: E402,F401
+from .stack import stack_array  # noqa: E402,F401
+from .gil import save_thread_if, restore_thread  # noqa: E402,F401
+from .target import jit_target, compiled_target  # noqa: E402,F401
+from .cache import KernelCache, set_cache, cache_of  # noqa: E402,F401
+from .threads import launched_layer, launch_threading_layer, compiler_lock  # noqa: E402,F401
+from .cuda_words import local_words, local_scratch, local_copy  # noqa: E402,F401
+from .words import address_of, read_only, word_at, words_at, put_word  # noqa: E402,F401
+from .ptx import ptx_without_gpu  # noqa: E402,F401
+from .ssa import NUMBA_STMT_INDEX, stmt_index  # noqa: E402,F401
+from .call_types import NUMBA_GET_CALL_TYPE, call_type  # noqa: E402,F401
+
+
+# --- inventory ----------------------------------------------------------------------------
+
+# Every private (or unadvertised) name the sections above rely on, as "module:attribute.path";
+# ``missing()`` checks each, tests/test_internals.py asserts none is missing.
+REQUIRED = (
+    "llvmlite.ir.values:FunctionAttributes._known",
+    "llvmlite.ir.values:FunctionAttributes.add",
+    "numba.core.base:BaseContext.populate_array",
+    "numba.core.base:BaseContext.make_array",
+    "numba.core.cgutils:memset",
+    "numba.core.cgutils:raw_memcpy",
+    "numba.core.codegen:get_host_cpu_features",
+    "numba.core.codegen:JITCPUCodegen._get_host_cpu_name",
+    "numba.core.codegen:JITCPUCodegen._get_host_cpu_features",
+    "numba.core.codegen:CPUCodegen.magic_tuple",
+    "numba.core.config:CPU_NAME",
+    "numba.core.config:CPU_FEATURES",
+    "numba.core.config:ENABLE_AVX",
+    "numba.core.registry:cpu_target",
+    "numba.core.runtime:rtsys.initialize",
+    "numba.core.caching:_CacheLocator.get_cache_path",
+    "numba.core.caching:_CacheLocator.get_source_stamp",
+    "numba.core.caching:_CacheLocator.get_disambiguator",
+    "numba.core.caching:_CacheLocator.from_function",
+    "numba.core.caching:CompileResultCacheImpl._locator_classes",
+    "numba.core.caching:CompileResultCacheImpl.filename_base",
+    "numba.core.caching:CompileResultCacheImpl.locator",
+    "numba.core.caching:IndexDataCacheFile._save_data",
+    "numba.core.caching:IndexDataCacheFile._load_data",
+    "numba.core.caching:IndexDataCacheFile._dump",
+    "numba.core.caching:IndexDataCacheFile._data_path",
+    "numba.core.caching:IndexDataCacheFile._open_for_write",
+    "numba.core.caching:FunctionCache._impl_class",
+    "numba.core.caching:FunctionCache._load_overload",
+    "numba.core.caching:FunctionCache._save_overload",
+    "numba.core.caching:FunctionCache.load_overload",
+    "numba.core.caching:FunctionCache.save_overload",
+    "numba.np.ufunc.parallel:_launch_threads",
+    "numba.np.ufunc.parallel:_is_initialized",
+    "numba.core.compiler_lock:global_compiler_lock._lock",
+    "numba.core.ssa:_FixSSAVars._stmt_index",
+    "numba.core.ssa:_run_block_rewrite",
+    "numba.core.types.functions:BaseFunction.get_call_type",
+    "numba.core.types.functions:BaseFunction.augment",
+    "numba.core.target_extension:get_local_target",
+)
+
+# Keyword parameters of the private functions called with keywords.
+_PARAMETERS = {
+    "numba.np.arrayobj:populate_array": ("data", "shape", "strides", "itemsize", "meminfo"),
+    "numba.core.caching:IndexDataCacheFile.__init__": ("cache_path", "filename_base",
+                                                      "source_stamp"),
+    "jitdigest.kernels._internals:NUMBA_STMT_INDEX": ("self", "defstmt", "block", "stop"),
+    "jitdigest.kernels._internals:NUMBA_GET_CALL_TYPE": ("self", "context", "args", "kws"),
+}
+
+# What the compiled code calls by name, resolved in this process once Numba's JIT is set up.
+SYMBOLS = ("PyEval_SaveThread", "PyEval_RestoreThread", "PyGILState_Check")
+
+
+def _resolve(path):
+    import importlib
+    module, _, attrs = path.partition(":")
+    obj = importlib.import_module(module)
+    for attr in attrs.split("."):
+        obj = getattr(obj, attr)
+    return obj
+
+
+def missing():
+    """What this Numba/llvmlite lacks of what this module relies on: a list of lines such as
+    ``"numba.core.caching:IndexDataCacheFile._dump: AttributeError: ..."`` (empty when all is
+    there). Instance attributes (``_cache_path``, ``_impl``, ``_cache_file``,
+    ``_index_path``, ``Dispatcher._cache``) are checked by using a ``KernelCache``."""
+    problems = []
+    for path in REQUIRED:
+        try:
+            _resolve(path)
+        except Exception as exc:
+            problems.append(f"{path}: {type(exc).__name__}: {exc}")
+    for path, names in _PARAMETERS.items():
+        try:
+            params = inspect.signature(_resolve(path)).parameters
+        except Exception as exc:
+            problems.append(f"{path}: {type(exc).__name__}: {exc}")
+            continue
+        lost = [n for n in names if n not in params]
+        if lost:
+            problems.append(f"{path}: no parameter(s) {', '.join(lost)}")
+    from numba.core.registry import cpu_target
+    cpu_target.target_context           # Numba's JIT set up: the process's symbols searchable
+    for name in SYMBOLS:
+        if not ll.address_of_symbol(name):
+            problems.append(f"{name}: symbol not found in this process")
+    return problems
