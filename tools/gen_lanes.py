@@ -13,7 +13,10 @@ happen, measured:
 
 * the block function is ONE loop ``for l in range(LW)`` over the lanes, innermost, whose body
   is the whole straight-line compression (rounds written out here, words in locals; Keccak
-  alone keeps its round loop, outside the lane loop, 2 rounds per pass: as fast, 10x less code);
+  alone keeps its round loop, outside the lane loop, 2 rounds per pass: as fast, 10x less code).
+  It is a kernel of its own, ``_block(buf)`` (``_permute`` for Keccak), called by both layouts
+  of ``hash_rows`` so that Numba types it once, and inlined into them by LLVM
+  (``lanes_common.block_function``);
 * the chaining state and the message words of every lane share ONE flat buffer ``buf``, word
   ``i`` of lane ``l`` at ``buf[i * NL + l]`` (lanes innermost): with separate arrays, or with
   loads at run-time offsets, LLVM cannot rule out overlap and gives up on the vector form;
