@@ -276,6 +276,23 @@ def test_warmup_then_hash_many_compiles_nothing(tmp_path):
     assert after.stdout.strip() == "compiles 0"
 
 
+def test_warmup_compiles_a_family_in_one_chain():
+    """A family's kernel sets are compiled one after another (they may share kernels: BLAKE3's
+    three share its tree code); every task once, in plan order within its family, families
+    with more sets first."""
+    from jitdigest import _algorithms, _warmup
+    tasks, _ = _warmup.plan(sorted(_algorithms.SPECS), blake3=True)
+    chains = _warmup.chains(tasks)
+    assert sorted(t for chain in chains for t in chain) == sorted(tasks)
+    assert len({chain[0][0] for chain in chains}) == len(chains)        # one chain per family
+    assert all(len({t[0] for t in chain}) == 1 for chain in chains)
+    assert [len(c) for c in chains] == sorted((len(c) for c in chains), reverse=True)
+    for chain in chains:
+        assert chain == [t for t in tasks if t[0] == chain[0][0]]
+    blake3 = next(c for c in chains if c[0][0] == "blake3")
+    assert len(blake3) >= 2                 # its objects' entries and its batch entries
+
+
 def test_cache_command_info_and_clear(tmp_path):
     env = {"JITDIGEST_CACHE_DIR": str(tmp_path)}
     old = tmp_path / "0.0.1-0123456789abcdef"
