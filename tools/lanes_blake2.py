@@ -151,12 +151,7 @@ def blake2_kernel(alg, prefix, lw, wide):
     add(2, "%s_block(buf)" % prefix)
     L.append("")
     L.append("")
-    B = []
-
-    def badd(indent, text):
-        B.extend(wrap(" " * (4 * indent) + text))
-
-    block_function(badd, prefix + "_block", wide, [
+    B, badd = block_function(prefix + "_block", wide, [
         "The block function: each lane's h0..h7 (the first %d words of ``buf``)" % (8 * nl),
         "compressed with its message words, counter and flags, in place."])
     badd(1, "for l in range(%d):" % lw)

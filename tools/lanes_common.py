@@ -142,7 +142,8 @@ def preamble(doc, lw, groups, wide, word_desc, loaders):
     L.append("")
     L.append("from .._jit import inline_kernel, kernel, parallel_kernel")
     names = ["PF_MIN"] + ["%s as %s" % (src, name) for name, src in sorted(loaders.items())]
-    names += ["inline_in_callers as _inline_in_callers", "prefetch as _prefetch"] + (["wide_vectors as _wide_vectors"] if wide else [])
+    names += ["inline_in_callers as _inline_in_callers", "prefetch as _prefetch"]
+    names += ["wide_vectors as _wide_vectors"] if wide else []
     L.extend(wrap("from .._lanes import (%s)" % ", ".join(names)))
     L.append("from .._rows import length_of, over_chunks, row_at, row_count, start_of")
     L.append("")
@@ -156,12 +157,18 @@ def preamble(doc, lw, groups, wide, word_desc, loaders):
     return L
 
 
-def block_function(add, name, wide, doc):
-    """The head of a block function ``name(buf)``: a kernel of its own, compiled once and called
-    by every form of ``hash_rows`` (the rows and the grid form, each compiled separately: with
-    the rounds written into them, Numba typed the whole compression again for each, 15 s of
-    SHA-256 lanes8's 20). LLVM inlines it into them (``_lanes.inline_in_callers``). ``doc``: its
-    docstring's lines; the caller adds the body at indent 1."""
+def block_function(name, wide, doc):
+    """A block function ``name(buf)``: a kernel of its own, compiled once and called by every
+    form of ``hash_rows`` (the rows and the grid form, each compiled separately: with the rounds
+    written into them, Numba typed the whole compression again for each, 15 s of SHA-256
+    lanes8's 20). LLVM inlines it into them (``_lanes.inline_in_callers``). ``doc``: its
+    docstring's lines. Returns ``(lines, add)``: its lines so far (head and docstring) and
+    ``add(indent, text)``, which appends a line of its body (indent 1: the function's)."""
+    lines = []
+
+    def add(indent, text):
+        lines.extend(wrap(" " * (4 * indent) + text))
+
     add(0, "@kernel")
     add(0, "def %s(buf):" % name)
     doc = ['"""' + doc[0]] + doc[1:]
@@ -171,6 +178,7 @@ def block_function(add, name, wide, doc):
     add(1, "_inline_in_callers()")
     if wide:
         add(1, "_wide_vectors()")
+    return lines, add
 
 
 # Every backend's parallel entry (``jitdigest/kernels/_rows.py``): ``hash_rows`` on chunks of the

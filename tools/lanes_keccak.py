@@ -130,12 +130,7 @@ def keccak_kernel(prefix, lw, wide, per_pass):
     add(2, "%s_permute(buf)" % prefix)
     L.append("")
     L.append("")
-    B = []
-
-    def badd(indent, text):
-        B.extend(wrap(" " * (4 * indent) + text))
-
-    block_function(badd, prefix + "_permute", wide, [
+    B, badd = block_function(prefix + "_permute", wide, [
         "Keccak-f[1600] on each lane's state (the first %d words of ``buf``), in place."
         % (25 * nl)])
     badd(1, "for r0 in range(0, 24, %d):  # %d rounds per pass" % (per_pass, per_pass))

@@ -390,15 +390,11 @@ def md_kernel(alg, prefix, lw, groups, wide, uniform=False):
     L.append("")
     L.append("")
 
-    # The block functions, compiled once and called by every form of hash_rows (a call per
-    # block: as fast, measured; written into each form, they were typed again for each).
-    B = []
-
-    def badd(indent, text):
-        B.extend(wrap(" " * (4 * indent) + text))
-
+    # The block functions, compiled once for every form of hash_rows and inlined into each by
+    # LLVM (written into each form, they were typed again for each).
+    KW = []
     if uniform:
-        block_function(badd, prefix + "_block_kw", wide, [
+        KW, badd = block_function(prefix + "_block_kw", wide, [
             "The block function when every lane's block is the pad-only block of one",
             "length: K + W of that block, shared, from buf[%d:]." % kwo])
         for i in range(len(alg.K)):     # in locals: loads inside the loop stop the vectoriser
@@ -415,8 +411,8 @@ def md_kernel(alg, prefix, lw, groups, wide, uniform=False):
             for i in range(ns):
                 badd(2, "buf[%d + l] = %s" % (i * nl + off, W.add("buf[%d + l]" % (i * nl + off),
                                                                    final[i])))
-        B.extend(["", ""])
-    block_function(badd, prefix + "_block", wide, [
+        KW.extend(["", ""])
+    B, badd = block_function(prefix + "_block", wide, [
         "The block function: each lane's state words (the first %d words of ``buf``)" % (ns * nl),
         "compressed with its message words, in place."] + (
             ["Lanes l + %d * g of the %d groups g side by side." % (lw, groups)] if groups > 1
@@ -437,7 +433,7 @@ def md_kernel(alg, prefix, lw, groups, wide, uniform=False):
         for st in interleave([x[part] for x in sts]):
             badd(2, st)
     B.extend(["", ""])
-    return B + L
+    return KW + B + L
 
 
 # lanes per vector group LW: (groups G, wide). ``wide`` kernels ask LLVM for 512-bit vectors
