@@ -458,51 +458,72 @@ def test_read_only_is_the_same_bytes_typed_once():
         view(np.zeros(4, np.uint32))                     # uint8 only
 
 
-def test_block_functions_compile_once_for_every_driver():
-    """The Merkle-Damgard and BLAKE2 drivers (update, final, one-shot, batch rows) call a
-    block function with one argument type each: a stand-in block function, called by all of
-    them, ends up with one compiled signature."""
-    from jitdigest.kernels import _blake2, _md
-    from jitdigest.kernels._rows import start_of  # noqa: F401  (rows helpers: the drivers')
+def _md_body(state, data, offset, nblocks):
+    for b in range(nblocks):
+        for i in range(64):
+            state[i % 8] += np.uint32(data[offset + 64 * b + i])
+
+
+def _b2_body(state, data, offset, nblocks, inc, last):
+    for b in range(nblocks):
+        state[8] += np.uint64(inc)
+        for i in range(128):
+            state[i % 8] ^= np.uint64(data[offset + 128 * b + i])
+    if last:
+        state[10] += np.uint64(1)
+
+
+def test_block_functions_are_typed_once_for_every_caller():
+    """``typed_once``: a stand-in block function called with everything the drivers hold (an
+    array, a read-only array, ``bytes``, ``bytearray``; literal and computed offsets and counts
+    of several integer types; literal and computed bools) ends up with one compiled signature
+    and reads the caller's bytes; the same function under plain ``numba.njit`` gets a signature
+    per argument type (so the count is not blind). Every family's block function is declared
+    with ``block_function``, which applies it."""
+    from jitdigest import _dispatch
+    from jitdigest.kernels._internals.typed_once import TypedOnceDispatcher
+
+    md_blocks = _internals.typed_once(numba.njit(_md_body))
+    b2_blocks = _internals.typed_once(numba.njit(_b2_body))
+    untyped = numba.njit(_md_body)
+
+    def direct_calls(blocks):
+        @numba.njit
+        def direct(state, array, readonly, raw, mutable_raw, at):
+            blocks(state, array, 0, 1)
+            blocks(state, readonly, np.uint64(64), np.int32(1))
+            blocks(state, raw, at, 1)
+            blocks(state, mutable_raw, 64, np.uint8(1))
+        return direct
 
     @numba.njit
-    def md_blocks(state, data, offset, nblocks):
-        for b in range(nblocks):
-            for i in range(64):
-                state[i % 8] += np.uint32(data[offset + 64 * b + i])
+    def b2_calls(state, data, raw, n):
+        b2_blocks(state, data, 0, 1, 128, False)
+        b2_blocks(state, raw, 128, np.uint64(1), n, n > 5)
 
-    @numba.njit
-    def b2_blocks(state, data, offset, nblocks, inc, last):
-        for b in range(nblocks):
-            state[8] += np.uint64(inc)
-            for i in range(128):
-                state[i % 8] ^= np.uint64(data[offset + 128 * b + i])
-        if last:
-            state[10] += np.uint64(1)
-
-    @numba.njit
-    def md_all(state, buf, data, message, values, starts, lengths, rows, out):
-        n = _md.md_update(md_blocks, 64, state, buf, 0, data)
-        _md.md_final(md_blocks, 64, 8, True, state, buf, n, len(data), out[0])
-        _md.md_oneshot(md_blocks, 64, 8, True, state, message, out[1])
-        _md.md_hash_rows(md_blocks, 64, 8, True, values, starts, lengths, rows, state, out)
-
-    @numba.njit
-    def b2_all(state, buf, data, message, values, starts, lengths, rows, out):
-        n = _blake2.b2_update(b2_blocks, 128, state, buf, 0, data)
-        _blake2.b2_final(b2_blocks, 128, state, buf, n, out[0])
-        _blake2.b2_oneshot(b2_blocks, 128, state, message, out[1])
-        _blake2.b2_hash_rows(b2_blocks, 128, values, starts, lengths, rows, state, out)
-
-    data = np.frombuffer(bytes(range(256)) * 2, np.uint8)
-    index = np.array([0, 1], np.int64)
-    lengths = np.array([100, 300], np.int64)
-    md_all(np.zeros(8, np.uint32), np.zeros(64, np.uint8), data, bytes(200), data, index,
-           lengths, index, np.zeros((2, 16), np.uint8))
-    b2_all(np.zeros(11, np.uint64), np.zeros(128, np.uint8), data, bytes(200), data, index,
-           lengths, index, np.zeros((2, 32), np.uint8))
+    source = bytes(range(7, 256)) + bytes(range(7))
+    args = (np.frombuffer(source, np.uint8).copy(), np.frombuffer(source, np.uint8), source,
+            bytearray(source), 128)
+    expected = np.zeros(8, np.uint64)                   # what the four calls add, by Python
+    for offset in (0, 64, 128, 64):
+        for i in range(64):
+            expected[i % 8] += source[offset + i]
+    for blocks in (md_blocks, untyped):
+        state = np.zeros(8, np.uint32)
+        direct_calls(blocks)(state, *args)
+        assert state.tolist() == expected.tolist()
+    state = np.zeros(11, np.uint64)
+    b2_calls(state, args[0], source, 9)
+    assert state[8] == 128 + 9 and state[10] == 1
     assert len(md_blocks.signatures) == 1, md_blocks.signatures
     assert len(b2_blocks.signatures) == 1, b2_blocks.signatures
+    assert len(untyped.signatures) >= 3, untyped.signatures
+
+    declared = [getattr(b.module, name) for family in _dispatch.FAMILIES
+                for b in _dispatch.backends(family) for name in ("compress", "absorb")
+                if hasattr(b.module, name) and family != "blake3"]
+    assert len(declared) >= 10
+    assert all(isinstance(f, TypedOnceDispatcher) for f in declared), declared
 
 
 # --- 10. Numba's SSA pass in long blocks --------------------------------------------------

@@ -46,7 +46,7 @@ process ("Cannot select"). So nothing here may be *called* (the first call compi
 """
 from ..._algorithms import MERKLE_DAMGARD
 from .._hmac import md_hmac, md_hmac_final, md_hmac_rows, md_hmac_states, md_pbkdf2
-from .._jit import {jit}gil_kernel, kernel, parallel_kernel
+from .._jit import {jit}block_function, gil_kernel, kernel, parallel_kernel
 from .._md import md_final, md_hash_rows, md_oneshot, md_update
 from .._rows import over_chunks
 {imports}
@@ -60,7 +60,7 @@ SWITCH = "{feature}"{pad}   # JITDIGEST_DISABLE={feature} turns it off (HotSpot'
 def sha256_body():
     L = []
     a = L.append
-    a("@kernel")
+    a("@block_function")
     a("def compress(state, data, offset, nblocks):")
     a('    """Compress ``nblocks`` 64-byte blocks of ``data`` from byte ``offset`` into ``state``')
     a('    (8 x uint32, SHA-224 or SHA-256) with the SHA-256 instructions."""')
@@ -98,7 +98,7 @@ def sha256_body():
 def sha1_body():
     L = []
     a = L.append
-    a("@kernel")
+    a("@block_function")
     a("def compress(state, data, offset, nblocks):")
     a('    """Compress ``nblocks`` 64-byte blocks of ``data`` from byte ``offset`` into ``state``')
     a('    (5 x uint32) with the SHA-1 instructions (lane 0 of ``abcd`` = A; E a scalar)."""')
@@ -140,7 +140,7 @@ ROLES = ((0, 1, 2, 3, 4), (3, 0, 4, 2, 1), (2, 3, 1, 4, 0), (4, 2, 0, 1, 3), (1,
 def sha512_body():
     L = []
     a = L.append
-    a("@kernel")
+    a("@block_function")
     a("def compress(state, data, offset, nblocks):")
     a('    """Compress ``nblocks`` 128-byte blocks of ``data`` from byte ``offset`` into ``state``')
     a('    (8 x uint64) with the SHA-512 instructions. ``s0``..``s4`` hold the pairs ab, cd, ef,')
@@ -211,7 +211,7 @@ Importing this module compiles nothing.
 """
 import numpy as np
 
-from .._jit import gil_kernel, kernel, load_le64, new_words, parallel_kernel
+from .._jit import block_function, gil_kernel, kernel, load_le64, new_words, parallel_kernel
 from .._rows import over_chunks
 from .._simd64 import u64x2_lane, u64x2_set, u64x2_xor
 from .._simd_arm import bcax, eor3, rax1, xar
@@ -309,7 +309,7 @@ def keccak_body():
         a("    s[%d] = u64x2_lane(a%02d, 0)" % (i, i))
     a("")
     a("")
-    a("@kernel")
+    a("@block_function")
     a("def absorb(lanes, rate, data, offset, nblocks):")
     a('    """XOR ``nblocks`` blocks of ``rate`` bytes of ``data`` from byte ``offset`` into')
     a('    ``lanes[0:25]``, permuting after each; the lanes stay in vectors between blocks."""')

@@ -52,8 +52,8 @@ import numpy as np
 
 from ..._algorithms import SPECS
 from .._blake2 import b2_final, b2_hash_rows, b2_oneshot, b2_update
-from .._jit import (add{bits}, gil_kernel, kernel, load_le{bits}, new_words, not{bits}, parallel_kernel,
-                   rotr{bits}, u{bits})
+from .._jit import (add{bits}, block_function, gil_kernel, kernel, load_le{bits}, new_words,
+                   not{bits}, parallel_kernel, rotr{bits}, u{bits})
 from .._rows import over_chunks
 '''
 
@@ -89,7 +89,7 @@ def compress_body(name, gname, var):
     load = f"load_le{bits}"
     L = []
     a = L.append
-    a("@kernel")
+    a("@block_function")
     a(f"def {name}(state, data, offset, nblocks, inc, last):")
     a(f'    """Compress ``nblocks`` {block}-byte blocks of ``data`` from byte ``offset`` into'
       f' ``state``."""')

@@ -96,7 +96,8 @@ def round_body(indent):
 def generate():
     L = [HEADER.rstrip("\n"), *DOC.rstrip("\n").split("\n"), ""]
     L += ["import numpy as np", "",
-          "from .._jit import M64, gil_kernel, kernel, load_le64, new_words, parallel_kernel, u64",
+          "from .._jit import (M64, block_function, gil_kernel, kernel, load_le64, new_words,",
+          "                   parallel_kernel, u64)",
           "from .._rows import over_chunks",
           ("from .portable import LANES, RC, sponge_final, sponge_hash_rows, sponge_oneshot,"
            " sponge_update"),
@@ -123,7 +124,7 @@ def generate():
     L += ["", ""]
 
     # absorb: lanes stay in locals across blocks
-    L += ["@kernel",
+    L += ["@block_function",
           "def absorb(lanes, rate, data, offset, nblocks):",
           '    """XOR ``nblocks`` blocks of ``rate`` bytes of ``data`` from byte ``offset`` into',
           '    ``lanes[0:25]``, permuting after each; the lanes stay in locals between blocks."""']

@@ -42,7 +42,7 @@ Go): one straight-line basic block per 64-byte block, vectors held in XMM regist
 """
 from ..._algorithms import MERKLE_DAMGARD
 from .._hmac import md_hmac, md_hmac_final, md_hmac_rows, md_hmac_states, md_pbkdf2
-from .._jit import gil_kernel, kernel, parallel_kernel
+from .._jit import block_function, gil_kernel, kernel, parallel_kernel
 from .._md import md_final, md_hash_rows, md_oneshot, md_update
 from .._rows import over_chunks
 {simd}
@@ -62,7 +62,7 @@ SIMD = {"sha1": "c_blocks, clear_upper_vectors, pshufd, sha1msg1, sha1msg2, sha1
 def sha256_body():
     L = []
     a = L.append
-    a("@kernel")
+    a("@block_function")
     a("def compress(state, data, offset, nblocks):")
     a('    """Compress ``nblocks`` 64-byte blocks of ``data`` from byte ``offset`` into ``state``')
     a('    (8 x uint32, SHA-224 or SHA-256) with SHA-NI."""')
@@ -107,7 +107,7 @@ def sha256_body():
 def sha1_body():
     L = []
     a = L.append
-    a("@kernel")
+    a("@block_function")
     a("def compress(state, data, offset, nblocks):")
     a('    """Compress ``nblocks`` 64-byte blocks of ``data`` from byte ``offset`` into ``state``')
     a('    (5 x uint32) with SHA-NI. Vectors hold words high lane first (lane 3 = A, W[t])."""')

@@ -18,8 +18,8 @@ an argument (inlined, so callers stay cacheable).
 import numpy as np
 
 from .._algorithms import SPECS
-from ._jit import (GIL_MINSIZE, block_input, const_words, inline_kernel, plain, reacquire_gil,
-                   release_gil_if, scratch, scratch_copy, store_words)
+from ._jit import (GIL_MINSIZE, const_words, inline_kernel, reacquire_gil, release_gil_if,
+                   scratch, scratch_copy, store_words)
 from ._rows import length_of, row_at, row_count, start_of
 
 # BLAKE2b's IV is SHA-512's initial state, BLAKE2s's is SHA-256's (RFC 7693, 2.6).
@@ -59,12 +59,11 @@ def b2_update(compress, block_size, state, buf, buflen, data):
         pos = take
         if pos == n:                      # a full buffer stays: it may be the last block
             return buflen
-        compress(state, block_input(buf), plain(0), plain(1), plain(block_size), plain(False))
+        compress(state, buf, 0, 1, block_size, False)
     nblocks = (n - pos - 1) // block_size     # n - pos >= 1: at least one byte is held back
     if nblocks > 0:
         token = release_gil_if(nblocks * block_size >= GIL_MINSIZE)
-        compress(state, block_input(data), plain(pos), nblocks, plain(block_size),
-                 plain(False))
+        compress(state, data, pos, nblocks, block_size, False)
         reacquire_gil(token)
         pos += nblocks * block_size
     rest = n - pos
@@ -80,7 +79,7 @@ def b2_finish(compress, block_size, state, src, start, count, out):
     block = scratch(block_size, np.uint8, 128)
     for i in range(count):
         block[i] = src[start + i]
-    compress(state, block_input(block), plain(0), plain(1), count, plain(True))
+    compress(state, block, 0, 1, count, True)
     store_words(state, True, out)
 
 
@@ -105,8 +104,7 @@ def b2_message(compress, block_size, iv, data, out):
     n = len(data)
     nblocks = max(n - 1, 0) // block_size     # the last 1..block_size bytes are the final block
     if nblocks > 0:
-        compress(state, block_input(data), plain(0), nblocks, plain(block_size),
-                 plain(False))
+        compress(state, data, 0, nblocks, block_size, False)
     done = nblocks * block_size
     b2_finish(compress, block_size, state, data, done, n - done, out)
 

@@ -19,7 +19,7 @@ import numpy as np  # noqa: E402
 from numba.core import types  # noqa: E402
 from numba.extending import overload  # noqa: E402
 
-from ._internals import read_only, restore_thread, save_thread_if, stack_array  # noqa: E402
+from ._internals import restore_thread, save_thread_if, stack_array, typed_once  # noqa: E402
 
 JIT_ENABLED = not numba.config.DISABLE_JIT
 
@@ -39,6 +39,17 @@ def cached(dispatcher):
 def kernel(func):
     """Compile-on-first-use, cached, GIL-free kernel (a plain function when the JIT is off)."""
     return cached(numba.njit(nogil=True)(func))
+
+
+def block_function(func):
+    """A family's block function (``compress``, ``absorb``): a kernel compiled once, whatever
+    its callers hold. Called from compiled code, its input bytes (an array, ``bytes``, a
+    scratch block) are typed as a read-only uint8 array and its integers as int64, bools as
+    bools (``_internals.typed_once``), so the drivers pass what they have; left to the callers'
+    types, ``0`` here and an offset there compiled the unrolled ones up to five times."""
+    if not JIT_ENABLED:
+        return func
+    return cached(typed_once(numba.njit(nogil=True)(func)))
 
 
 def parallel_kernel(func):
@@ -136,32 +147,6 @@ def _release_gil_if_impl(condition):
 @_ol(reacquire_gil)
 def _reacquire_gil_impl(token):
     return lambda token: restore_thread(token)
-
-
-def block_input(data):
-    """``data`` as a block function (a family's ``compress``) takes it: compiled, a read-only
-    uint8 array whatever the caller holds (a message array, ``bytes``, the object's buffer, a
-    scratch block), so that each block function is compiled once and not once per input type
-    (the unrolled BLAKE2 and MD5 ones take seconds each); interpreted, ``data`` itself."""
-    return data
-
-
-def plain(x):
-    """``x`` (an int or a bool) as a plain int64 or bool: compiled, a constant argument such as
-    ``0`` or ``False`` would otherwise compile the callee again for that constant."""
-    return x
-
-
-@_ol(block_input)
-def _block_input_impl(data):
-    return lambda data: read_only(data)
-
-
-@_ol(plain)
-def _plain_impl(x):
-    if isinstance(x, types.Boolean):
-        return lambda x: x == True  # noqa: E712  (a bool, not the literal)
-    return lambda x: np.int64(x)
 
 
 def scratch(n, dtype, cap):

@@ -8,10 +8,11 @@ LLVM inlines, on a stand-in function that ``device`` calls in place of the CPU o
 typing record of a Python function is shared by every target: see ``_cuda``). A helper with no
 CUDA form here gets a stand-in with its CPU form's implementation. The 32-bit word helpers are
 LLVM i32 operations; the block loaders read aligned message words whole (16 bytes a load where
-they can) and ``store_words`` writes a digest as whole words. The GIL helpers do nothing, nor
-does ``block_input``. The scratch helpers (``new_words``, ``scratch``, ``scratch_copy``)
-return arrays, which a CUDA device function may not: ``device`` rebinds them to frame-local
-intrinsics (thread-local memory, in registers where LLVM can).
+they can) and ``store_words`` writes a digest as whole words. The GIL helpers do nothing. A
+block function is an ordinary device function, compiled per input type (device code is inlined
+into each kernel: no compile to save). The scratch helpers (``new_words``, ``scratch``,
+``scratch_copy``) return arrays, which a CUDA device function may not: ``device`` rebinds them
+to frame-local intrinsics (thread-local memory, in registers where LLVM can).
 Importing this module imports Numba's CUDA target (numba-cuda); ``jitdigest.cuda`` does,
 nothing else.
 """
@@ -342,13 +343,6 @@ def _release_gil_if(condition):
 @_cuda(_jit.reacquire_gil)
 def _reacquire_gil(token):
     return lambda token: None
-
-
-# A device function may return only an array it was given: a block function's input stays as it
-# is (device code is inlined into each kernel, so there is no compile per input type to save).
-@_cuda(_jit.block_input)
-def _block_input(data):
-    return lambda data: data
 
 
 # --- rows: a device kernel hashes one row, the grid form (first, first + 1) ---------------

@@ -6,8 +6,8 @@ entry points in each algorithm file fix the block size, length-field size and by
 """
 import numpy as np
 
-from ._jit import (GIL_MINSIZE, block_input, inline_kernel, plain, reacquire_gil,
-                   release_gil_if, scratch, scratch_copy, store_words)
+from ._jit import (GIL_MINSIZE, inline_kernel, reacquire_gil, release_gil_if, scratch,
+                   scratch_copy, store_words)
 from ._rows import length_of, row_at, row_count, start_of
 
 
@@ -25,11 +25,11 @@ def md_update(compress, block_size, state, buf, buflen, data):
         pos = take
         if buflen < block_size:
             return buflen
-        compress(state, block_input(buf), plain(0), plain(1))
+        compress(state, buf, 0, 1)
     nblocks = (n - pos) // block_size
     if nblocks > 0:
         token = release_gil_if(nblocks * block_size >= GIL_MINSIZE)
-        compress(state, block_input(data), plain(pos), nblocks)
+        compress(state, data, pos, nblocks)
         reacquire_gil(token)
         pos += nblocks * block_size
     rest = n - pos
@@ -56,7 +56,7 @@ def md_finish(compress, block_size, len_bytes, little, state, src, start, count,
             pad[end - 1 - k] = byte
     if len_bytes == 16:
         pad[end - 9] = (total >> 61) & 0xFF
-    compress(state, block_input(pad), plain(0), end // block_size)
+    compress(state, pad, 0, end // block_size)
     store_words(state, little, out)
 
 
@@ -75,7 +75,7 @@ def md_oneshot(compress, block_size, len_bytes, little, iv, data, out):
     nblocks = n // block_size
     if nblocks > 0:
         token = release_gil_if(n >= GIL_MINSIZE)
-        compress(state, block_input(data), plain(0), nblocks)
+        compress(state, data, 0, nblocks)
         reacquire_gil(token)
     done = nblocks * block_size
     md_finish(compress, block_size, len_bytes, little, state, data, done, n - done, n, out)
@@ -94,7 +94,7 @@ def md_hash_rows(compress, block_size, len_bytes, little, values, starts, length
             state[k] = iv[k]
         nblocks = n // block_size
         if nblocks > 0:
-            compress(state, block_input(values), plain(start), nblocks)
+            compress(state, values, start, nblocks)
         done = nblocks * block_size
         md_finish(compress, block_size, len_bytes, little, state, values, start + done,
                   n - done, n, out[r])

@@ -4,7 +4,8 @@ tests/test_internals.py.
 Nothing outside this package touches them: a Numba or llvmlite upgrade that moves one breaks
 its module and its test, loudly, instead of silently costing speed or aborting the process. The
 seams, one module each (``vectors``, ``stack``, ``gil``, ``target``, ``cache``, ``threads``,
-``cuda_words``, ``words``, ``ptx``, ``ssa``, ``call_types``, in this order), every name
+``cuda_words``, ``words``, ``ptx``, ``ssa``, ``call_types``, ``typed_once``, in this order),
+every name
 re-exported here:
 
 1. ``wide_vectors()``: a function attribute llvmlite does not know (``FunctionAttributes._known``);
@@ -35,7 +36,11 @@ re-exported here:
    lookup with the same results;
 11. ``call_type()``: Numba types every ``a + b`` by trying operator.add's templates in turn
    (its own memo lasts one function's typing, ``BaseFunction.get_call_type``); for an operator
-   on scalar numbers the answer is remembered, once per typing context and target.
+   on scalar numbers the answer is remembered, once per typing context and target;
+12. ``typed_once()``: a block function's calls from other compiled functions typed with its
+   input as a read-only uint8 array and its integers as int64 (``Dispatcher.get_call_template``),
+   so each is compiled once whatever its callers hold; ``bytes`` and ``bytearray`` cast to that
+   array (section 8's struct).
 
 ``REQUIRED`` lists every private name used in the package and ``missing()`` says which of them
 this Numba/llvmlite lacks. Importing it imports Numba (``jitdigest._cpu`` imports it lazily, from
@@ -58,6 +63,7 @@ from .words import address_of, read_only, word_at, words_at, put_word  # noqa: E
 from .ptx import ptx_without_gpu  # noqa: E402,F401
 from .ssa import NUMBA_STMT_INDEX, stmt_index  # noqa: E402,F401
 from .call_types import NUMBA_GET_CALL_TYPE, call_type  # noqa: E402,F401
+from .typed_once import typed_once  # noqa: E402,F401
 
 
 # --- inventory ----------------------------------------------------------------------------
@@ -105,6 +111,8 @@ REQUIRED = (
     "numba.core.types.functions:BaseFunction.get_call_type",
     "numba.core.types.functions:BaseFunction.augment",
     "numba.core.target_extension:get_local_target",
+    "numba.core.dispatcher:Dispatcher.get_call_template",
+    "numba.core.registry:CPUDispatcher",
 )
 
 # Keyword parameters of the private functions called with keywords.
@@ -114,6 +122,7 @@ _PARAMETERS = {
                                                       "source_stamp"),
     "jitdigest.kernels._internals:NUMBA_STMT_INDEX": ("self", "defstmt", "block", "stop"),
     "jitdigest.kernels._internals:NUMBA_GET_CALL_TYPE": ("self", "context", "args", "kws"),
+    "numba.core.dispatcher:Dispatcher.get_call_template": ("self", "args", "kws"),
 }
 
 # What the compiled code calls by name, resolved in this process once Numba's JIT is set up.

@@ -12,8 +12,8 @@ import numpy as np
 
 from ..._algorithms import SPECS
 from .._blake2 import b2_final, b2_hash_rows, b2_oneshot, b2_update
-from .._jit import (add64, gil_kernel, kernel, load_le64, new_words, not64, parallel_kernel,
-                   rotr64, u64)
+from .._jit import (add64, block_function, gil_kernel, kernel, load_le64, new_words,
+                   not64, parallel_kernel, rotr64, u64)
 from .._rows import over_chunks
 
 
@@ -31,7 +31,7 @@ def _g64(a, b, c, d, x, y):
     return a, b, c, d
 
 
-@kernel
+@block_function
 def compress(state, data, offset, nblocks, inc, last):
     """Compress ``nblocks`` 128-byte blocks of ``data`` from byte ``offset`` into ``state``."""
     m = new_words(16, np.uint64)

@@ -12,8 +12,8 @@ import numpy as np
 
 from ..._algorithms import SPECS
 from .._blake2 import b2_final, b2_hash_rows, b2_oneshot, b2_update
-from .._jit import (add32, gil_kernel, kernel, load_le32, new_words, not32, parallel_kernel,
-                   rotr32, u32)
+from .._jit import (add32, block_function, gil_kernel, kernel, load_le32, new_words,
+                   not32, parallel_kernel, rotr32, u32)
 from .._rows import over_chunks
 
 
@@ -31,7 +31,7 @@ def _g32(a, b, c, d, x, y):
     return a, b, c, d
 
 
-@kernel
+@block_function
 def compress(state, data, offset, nblocks, inc, last):
     """Compress ``nblocks`` 64-byte blocks of ``data`` from byte ``offset`` into ``state``."""
     m = new_words(16, np.uint32)

@@ -15,7 +15,7 @@ Importing this module compiles nothing.
 """
 import numpy as np
 
-from .._jit import gil_kernel, kernel, load_le64, new_words, parallel_kernel
+from .._jit import block_function, gil_kernel, kernel, load_le64, new_words, parallel_kernel
 from .._rows import over_chunks
 from .._simd64 import u64x2_lane, u64x2_set, u64x2_xor
 from .._simd_arm import bcax, eor3, rax1, xar
@@ -145,7 +145,7 @@ def permute(s):
     s[24] = u64x2_lane(a24, 0)
 
 
-@kernel
+@block_function
 def absorb(lanes, rate, data, offset, nblocks):
     """XOR ``nblocks`` blocks of ``rate`` bytes of ``data`` from byte ``offset`` into
     ``lanes[0:25]``, permuting after each; the lanes stay in vectors between blocks."""

@@ -22,8 +22,8 @@ interpreted, a uint64 array compiled), so the permutation never sees numpy scala
 """
 import numpy as np
 
-from .._jit import (GIL_MINSIZE, _ol, block_input, const_words, gil_kernel, inline_kernel, kernel,
-                   load_le64, new_words, not64, parallel_kernel, plain, reacquire_gil,
+from .._jit import (GIL_MINSIZE, _ol, block_function, const_words, gil_kernel, inline_kernel,
+                   kernel, load_le64, new_words, not64, parallel_kernel, reacquire_gil,
                    release_gil_if, rotl64, scratch, u64)
 from .._rows import length_of, over_chunks, row_at, row_count, start_of
 
@@ -137,7 +137,7 @@ def permute(a):
         a[i] = s[i]
 
 
-@kernel
+@block_function
 def absorb(lanes, rate, data, offset, nblocks):
     """XOR ``nblocks`` blocks of ``rate`` bytes of ``data`` from byte ``offset`` into
     ``lanes[0:25]``, permuting after each."""
@@ -171,12 +171,12 @@ def sponge_update(absorb, state, buf, buflen, data):
         buflen += take
         if buflen < rate:
             return buflen
-        absorb(state, rate, block_input(buf), plain(0), plain(1))
+        absorb(state, rate, buf, 0, 1)
         pos = take
     nblocks = (n - pos) // rate
     if nblocks > 0:
         token = release_gil_if(nblocks * rate >= GIL_MINSIZE)
-        absorb(state, rate, block_input(data), plain(pos), nblocks)
+        absorb(state, rate, data, pos, nblocks)
         reacquire_gil(token)
         pos += nblocks * rate
     rest = n - pos
@@ -194,7 +194,7 @@ def sponge_finish(absorb, permute, lanes, rate, dsbyte, src, start, count, out):
         pad[i] = src[start + i]
     pad[count] = dsbyte
     pad[rate - 1] = 0x80 | (dsbyte if count == rate - 1 else 0)
-    absorb(lanes, rate, block_input(pad), plain(0), plain(1))
+    absorb(lanes, rate, pad, 0, 1)
     n = len(out)
     pos = 0
     while pos < n:
@@ -228,7 +228,7 @@ def sponge_message(absorb, permute, iv, lanes, src, start, n, out):
         lanes[i] = u64(iv[i])
     nblocks = n // rate
     if nblocks > 0:
-        absorb(lanes, rate, block_input(src), plain(start), nblocks)
+        absorb(lanes, rate, src, start, nblocks)
     done = nblocks * rate
     sponge_finish(absorb, permute, lanes, rate, param(iv, 26), src, start + done, n - done, out)
 

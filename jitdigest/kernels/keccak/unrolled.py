@@ -6,7 +6,8 @@ round written out. Same entry points as ``portable.py`` (whose sponge functions 
 
 import numpy as np
 
-from .._jit import M64, gil_kernel, kernel, load_le64, new_words, parallel_kernel, u64
+from .._jit import (M64, block_function, gil_kernel, kernel, load_le64, new_words,
+                   parallel_kernel, u64)
 from .._rows import over_chunks
 from .portable import LANES, RC, sponge_final, sponge_hash_rows, sponge_oneshot, sponge_update
 
@@ -143,7 +144,7 @@ def permute(a):
     a[24] = a24
 
 
-@kernel
+@block_function
 def absorb(lanes, rate, data, offset, nblocks):
     """XOR ``nblocks`` blocks of ``rate`` bytes of ``data`` from byte ``offset`` into
     ``lanes[0:25]``, permuting after each; the lanes stay in locals between blocks."""

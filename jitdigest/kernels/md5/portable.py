@@ -3,8 +3,8 @@
 ``compress`` is the generic block function; MD5 differs from SHA in its little-endian words
 and length field, which the entry points below pass to the shared Merkle-Damgard driver.
 """
-from .._jit import (add32, const_words, gil_kernel, kernel, load_le32, new_words, not32,
-                   parallel_kernel, rotl32, u32)
+from .._jit import (add32, block_function, const_words, gil_kernel, kernel, load_le32, new_words,
+                   not32, parallel_kernel, rotl32, u32)
 from ..._algorithms import MERKLE_DAMGARD
 from .._hmac import md_hmac, md_hmac_final, md_hmac_rows, md_hmac_states, md_pbkdf2
 from .._md import md_final, md_hash_rows, md_oneshot, md_update
@@ -51,7 +51,7 @@ def _ii(a, b, c, d, x, t, s):
     return add32(b, rotl32(add32(a, c ^ (b | not32(d)), x, t), s))
 
 
-@kernel
+@block_function
 def compress(state, data, offset, nblocks):
     """Compress ``nblocks`` 64-byte blocks of ``data`` from byte ``offset`` into ``state`` (4 x u32)."""
     x = new_words(16, np.uint32)

@@ -16,7 +16,7 @@ HWCAP_SHA1 and Numba's target having ``sha2``). Importing this module compiles n
 """
 from ..._algorithms import MERKLE_DAMGARD
 from .._hmac import md_hmac, md_hmac_final, md_hmac_rows, md_hmac_states, md_pbkdf2
-from .._jit import add32, u32, gil_kernel, kernel, parallel_kernel
+from .._jit import add32, u32, block_function, gil_kernel, kernel, parallel_kernel
 from .._md import md_final, md_hash_rows, md_oneshot, md_update
 from .._rows import over_chunks
 from .._simd import (c_blocks, u32x4_add, u32x4_lane, u32x4_load, u32x4_load_be, u32x4_set,
@@ -28,7 +28,7 @@ FEATURE = "sha1"         # what the host (HWCAP) and Numba's target must both ha
 SWITCH = "sha1"          # JITDIGEST_DISABLE=sha1 turns it off (HotSpot's UseSHA1Intrinsics)
 
 
-@kernel
+@block_function
 def compress(state, data, offset, nblocks):
     """Compress ``nblocks`` 64-byte blocks of ``data`` from byte ``offset`` into ``state``
     (5 x uint32) with the SHA-1 instructions (lane 0 of ``abcd`` = A; E a scalar)."""

@@ -3,8 +3,8 @@
 ``compress`` is the generic block function, kept in its own file so that a faster kernel
 (SHA-NI, lanes) with the same signature can stand in for it.
 """
-from .._jit import (add32, const_words, gil_kernel, inline_kernel, kernel, load_be32, new_words,
-                   parallel_kernel, rotl32, u32)
+from .._jit import (add32, block_function, const_words, gil_kernel, inline_kernel, kernel,
+                   load_be32, new_words, parallel_kernel, rotl32, u32)
 from ..._algorithms import MERKLE_DAMGARD
 from .._hmac import md_hmac, md_hmac_final, md_hmac_rows, md_hmac_states, md_pbkdf2
 from .._md import md_final, md_hash_rows, md_oneshot, md_update
@@ -43,7 +43,7 @@ def _expand(w, start, stop):
         w[t] = rotl32(u32(w[t - 3]) ^ u32(w[t - 8]) ^ u32(w[t - 14]) ^ u32(w[t - 16]), 1)
 
 
-@kernel
+@block_function
 def compress(state, data, offset, nblocks):
     """Compress ``nblocks`` 64-byte blocks of ``data`` from byte ``offset`` into ``state`` (5 x u32)."""
     w = new_words(80, np.uint32)

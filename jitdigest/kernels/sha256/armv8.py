@@ -16,7 +16,7 @@ HWCAP_SHA2 and Numba's target having ``sha2``). Importing this module compiles n
 """
 from ..._algorithms import MERKLE_DAMGARD
 from .._hmac import md_hmac, md_hmac_final, md_hmac_rows, md_hmac_states, md_pbkdf2
-from .._jit import gil_kernel, kernel, parallel_kernel
+from .._jit import block_function, gil_kernel, kernel, parallel_kernel
 from .._md import md_final, md_hash_rows, md_oneshot, md_update
 from .._rows import over_chunks
 from .._simd import (c_blocks, u32x4_add, u32x4_load, u32x4_load_be, u32x4_set, u32x4_store)
@@ -27,7 +27,7 @@ FEATURE = "sha2"         # what the host (HWCAP) and Numba's target must both ha
 SWITCH = "sha2"          # JITDIGEST_DISABLE=sha2 turns it off (HotSpot's UseSHA256Intrinsics)
 
 
-@kernel
+@block_function
 def compress(state, data, offset, nblocks):
     """Compress ``nblocks`` 64-byte blocks of ``data`` from byte ``offset`` into ``state``
     (8 x uint32, SHA-224 or SHA-256) with the SHA-256 instructions."""

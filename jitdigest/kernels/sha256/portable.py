@@ -3,8 +3,8 @@
 ``compress`` is the generic block function, kept in its own file so that a faster kernel
 (SHA-NI, lanes) with the same signature can stand in for it.
 """
-from .._jit import (add32, const_words, gil_kernel, inline_kernel, kernel, load_be32, new_words,
-                   parallel_kernel, rotr32, u32)
+from .._jit import (add32, block_function, const_words, gil_kernel, inline_kernel, kernel,
+                   load_be32, new_words, parallel_kernel, rotr32, u32)
 from ..._algorithms import MERKLE_DAMGARD
 from .._hmac import md_hmac, md_hmac_final, md_hmac_rows, md_hmac_states, md_pbkdf2
 from .._md import md_final, md_hash_rows, md_oneshot, md_update
@@ -63,7 +63,7 @@ def _rounds(a, b, c, d, e, f, g, h, bc, w, start, stop):
     return a, b, c, d, e, f, g, h, bc
 
 
-@kernel
+@block_function
 def compress(state, data, offset, nblocks):
     """Compress ``nblocks`` 64-byte blocks of ``data`` from byte ``offset`` into ``state`` (8 x u32)."""
     w = new_words(64, np.uint32)

@@ -18,7 +18,7 @@ Go): one straight-line basic block per 64-byte block, vectors held in XMM regist
 """
 from ..._algorithms import MERKLE_DAMGARD
 from .._hmac import md_hmac, md_hmac_final, md_hmac_rows, md_hmac_states, md_pbkdf2
-from .._jit import gil_kernel, kernel, parallel_kernel
+from .._jit import block_function, gil_kernel, kernel, parallel_kernel
 from .._md import md_final, md_hash_rows, md_oneshot, md_update
 from .._rows import over_chunks
 from .._simd import (alignr, blend, c_blocks, clear_upper_vectors, pshufd, sha256msg1, sha256msg2,
@@ -29,7 +29,7 @@ FEATURE = "sha"          # the CPU feature the host and Numba's target must both
 SWITCH = "sha_ni"        # JITDIGEST_DISABLE=sha_ni turns it off
 
 
-@kernel
+@block_function
 def compress(state, data, offset, nblocks):
     """Compress ``nblocks`` 64-byte blocks of ``data`` from byte ``offset`` into ``state``
     (8 x uint32, SHA-224 or SHA-256) with SHA-NI."""

@@ -16,7 +16,7 @@ HWCAP_SHA512 and Numba's target having ``sha3``). Importing this module compiles
 """
 from ..._algorithms import MERKLE_DAMGARD
 from .._hmac import md_hmac, md_hmac_final, md_hmac_rows, md_hmac_states, md_pbkdf2
-from .._jit import gil_kernel, kernel, parallel_kernel
+from .._jit import block_function, gil_kernel, kernel, parallel_kernel
 from .._md import md_final, md_hash_rows, md_oneshot, md_update
 from .._rows import over_chunks
 from .._simd import c_blocks
@@ -28,7 +28,7 @@ FEATURE = "sha512"       # what the host (HWCAP) and Numba's target must both ha
 SWITCH = "sha512"        # JITDIGEST_DISABLE=sha512 turns it off (HotSpot's UseSHA512Intrinsics)
 
 
-@kernel
+@block_function
 def compress(state, data, offset, nblocks):
     """Compress ``nblocks`` 128-byte blocks of ``data`` from byte ``offset`` into ``state``
     (8 x uint64) with the SHA-512 instructions. ``s0``..``s4`` hold the pairs ab, cd, ef,

@@ -23,8 +23,8 @@ from ..._algorithms import MERKLE_DAMGARD
 from .._hmac import (after_key_block, keyed_states, md_hmac, md_hmac_final, md_hmac_rows,
                      md_hmac_states, put_digest, salt_and_index, set_index)
 from .._internals import stack_array
-from .._jit import (add64, gil_kernel, inline_kernel, kernel, parallel_kernel, scratch,
-                   scratch_copy, u64)
+from .._jit import (add64, block_function, gil_kernel, inline_kernel, kernel, parallel_kernel,
+                   scratch, scratch_copy, u64)
 from .._md import md_final, md_hash_rows, md_oneshot, md_update
 from .._rows import over_chunks
 from .._simd import c_blocks
@@ -114,7 +114,7 @@ def _block(h0, h1, h2, h3, h4, h5, h6, h7, x0, x1, x2, x3, x4, x5, x6, x7, wk):
             add64(h4, e), add64(h5, f), add64(h6, g), add64(h7, h))
 
 
-@kernel
+@block_function
 def compress(state, data, offset, nblocks):
     """Compress ``nblocks`` 128-byte blocks of ``data`` from byte ``offset`` into ``state``
     (8 x uint64)."""

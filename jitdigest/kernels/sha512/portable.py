@@ -9,8 +9,8 @@ memory), 16 rounds per pass with the names rotating, so compiled it stays in reg
 faster but each entry took nearly twice as long to compile (oneshot 16.6 s instead of 9.5).
 ``_round`` is shared with the ``avx2`` backend.
 """
-from .._jit import (add64, be64, const_words, gil_kernel, inline_kernel, kernel, parallel_kernel,
-                   rotr64, shr64, u64)
+from .._jit import (add64, be64, block_function, const_words, gil_kernel, inline_kernel, kernel,
+                   parallel_kernel, rotr64, shr64, u64)
 from ..._algorithms import MERKLE_DAMGARD
 from .._hmac import md_hmac, md_hmac_final, md_hmac_rows, md_hmac_states, md_pbkdf2
 from .._md import md_final, md_hash_rows, md_oneshot, md_update
@@ -117,7 +117,7 @@ def block(h0, h1, h2, h3, h4, h5, h6, h7, w0, w1, w2, w3, w4, w5, w6, w7, w8, w9
             add64(h4, e), add64(h5, f), add64(h6, g), add64(h7, h))
 
 
-@kernel
+@block_function
 def compress(state, data, offset, nblocks):
     """Compress ``nblocks`` 128-byte blocks of ``data`` from byte ``offset`` into ``state``
     (8 x uint64)."""

@@ -1,0 +1,54 @@
+"""Section 12 of ``_internals``: a block function compiled for one signature, whatever its callers
+hold (``Dispatcher.get_call_template``), and the casts that let that signature take ``bytes``
+and ``bytearray`` (``lower_cast``, public, registered here beside its only user).
+
+Part of the one package that touches Numba's and llvmlite's private internals (see
+``__init__``); tested in tests/test_internals.py."""
+from numba.core import types
+from numba.core.imputils import lower_cast
+from numba.core.registry import CPUDispatcher
+
+# A compiled function called from another is compiled for the argument types of the call:
+# ``compress(state, buf, 0, 1)`` from one driver, ``compress(state, message, pos, n)`` from
+# another, with a ``bytes`` message in a third, gave a family's block function four or five
+# signatures (the SHA-512 ones 4-7 s each, on AMD EPYC znver1). A block function's arguments
+# are a state array, the input bytes and integers: the dispatcher below types a call with the
+# input as a read-only uint8 array and every integer as int64, every bool as a bool (literal or
+# not), and Numba's call lowering casts the caller's values to those types (a mutable array to a
+# read-only one, a literal to int64: Numba's own casts; ``bytes``/``bytearray``: below).
+BLOCK = types.Array(types.uint8, 1, "C", readonly=True)
+
+
+def normal_type(t):
+    """The type a block function is compiled for in place of the argument type ``t``."""
+    if (isinstance(t, (types.Array, types.Bytes, types.ByteArray)) and t.ndim == 1
+            and t.layout == "C" and t.dtype == types.uint8):
+        return BLOCK
+    if isinstance(t, types.Boolean):
+        return types.boolean
+    if isinstance(t, types.Integer):
+        return types.int64
+    return t
+
+
+class TypedOnceDispatcher(CPUDispatcher):
+    """A CPU dispatcher whose calls from compiled code are typed with ``normal_type``."""
+
+    def get_call_template(self, args, kws):
+        return super().get_call_template(tuple(normal_type(a) for a in args), kws)
+
+
+def typed_once(dispatcher):
+    """``dispatcher`` (a CPU ``numba.njit`` dispatcher), its calls from other compiled
+    functions typed with ``normal_type``: one compile for every caller."""
+    dispatcher.__class__ = TypedOnceDispatcher
+    return dispatcher
+
+
+@lower_cast(types.Bytes, types.Array)
+@lower_cast(types.ByteArray, types.Array)
+def _buffer_as_block(context, builder, fromty, toty, val):
+    # Numba stores bytes, bytearray and arrays in one struct (``ArrayModel``): the same value.
+    if toty != BLOCK or context.get_value_type(fromty) != context.get_value_type(toty):
+        raise NotImplementedError(f"cannot cast {fromty} to {toty}")
+    return val
