@@ -18,7 +18,7 @@ if numba.config.DISABLE_JIT:
     pytest.skip("the seams are in compiled code (NUMBA_DISABLE_JIT=1)", allow_module_level=True)
 
 from jitdigest.kernels import _internals  # noqa: E402
-from jitdigest.kernels._jit import reacquire_gil, release_gil_if, scratch  # noqa: E402
+from jitdigest.kernels._jit import reacquire_gil, release_gil_if  # noqa: E402
 
 
 def sha_ni_block_functions():
@@ -429,33 +429,6 @@ def test_address_and_words_of_a_byte_array():
     assert base == data.ctypes.data and at == base + 8
     assert w32 == int.from_bytes(data[8:12].tobytes(), sys.byteorder)
     assert w64 == int.from_bytes(data[8:16].tobytes(), sys.byteorder)
-
-
-def test_read_only_is_the_same_bytes_typed_once():
-    """``read_only`` gives the caller's memory (no copy) as one type, from a mutable or
-    read-only array, ``bytes`` or ``bytearray``; the drivers hand every block function its
-    input through it, so a block function is compiled once whatever its callers hold."""
-    from jitdigest.kernels._internals import read_only
-
-    @numba.njit
-    def view(data):
-        seen = read_only(data)
-        return seen[len(seen) - 1], address_of_first(seen)
-
-    @numba.njit
-    def address_of_first(arr):
-        return _internals.address_of(arr)
-
-    array = np.arange(70, dtype=np.uint8)
-    for data, last in ((array, 69), (array[:10], 9), (np.frombuffer(bytes(range(5)), np.uint8), 4),
-                       (bytes(range(7)), 6), (bytearray(range(9)), 8)):
-        got, address = view(data)
-        assert got == last
-        if isinstance(data, np.ndarray):
-            assert address == data.ctypes.data
-    assert len(address_of_first.signatures) == 1        # one read-only array type for all
-    with pytest.raises(numba.core.errors.TypingError):
-        view(np.zeros(4, np.uint32))                     # uint8 only
 
 
 def _md_body(state, data, offset, nblocks):

@@ -5,8 +5,7 @@ Nothing outside this package touches them: a Numba or llvmlite upgrade that move
 its module and its test, loudly, instead of silently costing speed or aborting the process. The
 seams, one module each (``vectors``, ``stack``, ``gil``, ``target``, ``cache``, ``threads``,
 ``cuda_words``, ``words``, ``ptx``, ``ssa``, ``call_types``, ``typed_once``, in this order),
-every name
-re-exported here:
+every name re-exported here:
 
 1. ``wide_vectors()``: a function attribute llvmlite does not know (``FunctionAttributes._known``);
 2. ``stack_array()``: a Numba array over a stack buffer (``BaseContext.populate_array``);
@@ -25,9 +24,7 @@ re-exported here:
    copied, for CUDA device code (which may not return an array from a device function, so
    ``_jit``'s scratch helpers become these in ``_jit_cuda``);
 8. ``address_of()`` / ``word_at()``: an array's data address, and the native word at a byte
-   offset of a uint8 array (CUDA loaders read aligned message words whole); ``read_only()``:
-   a uint8 array, ``bytes`` or ``bytearray`` as a read-only uint8 array (Numba stores all three
-   in one struct, ``ArrayModel``), so a block function is compiled for one input type;
+   offset of a uint8 array (CUDA loaders read aligned message words whole);
 9. ``ptx_without_gpu()``: CUDA kernels compiled to PTX on a machine with no GPU (numba-cuda's
    ``CUDADispatcher.compile_device`` asks the current device for its compute capability);
 10. ``stmt_index()``: Numba's SSA reconstruction finds a statement's position in its block by a
@@ -40,7 +37,7 @@ re-exported here:
 12. ``typed_once()``: a block function's calls from other compiled functions typed with its
    input as a read-only uint8 array and its integers as int64 (``Dispatcher.get_call_template``),
    so each is compiled once whatever its callers hold; ``bytes`` and ``bytearray`` cast to that
-   array (section 8's struct).
+   array (Numba stores all three in one struct, ``ArrayModel``).
 
 ``REQUIRED`` lists every private name used in the package and ``missing()`` says which of them
 this Numba/llvmlite lacks. Importing it imports Numba (``jitdigest._cpu`` imports it lazily, from
@@ -59,7 +56,7 @@ from .target import jit_target, compiled_target  # noqa: E402,F401
 from .cache import KernelCache, set_cache, cache_of  # noqa: E402,F401
 from .threads import launched_layer, launch_threading_layer, compiler_lock  # noqa: E402,F401
 from .cuda_words import local_words, local_scratch, local_copy  # noqa: E402,F401
-from .words import address_of, read_only, word_at, words_at, put_word  # noqa: E402,F401
+from .words import address_of, word_at, words_at, put_word  # noqa: E402,F401
 from .ptx import ptx_without_gpu  # noqa: E402,F401
 from .ssa import NUMBA_STMT_INDEX, stmt_index  # noqa: E402,F401
 from .call_types import NUMBA_GET_CALL_TYPE, call_type  # noqa: E402,F401

@@ -1,11 +1,10 @@
-"""Section 8 of ``_internals``: an array's data address, native words at byte offsets of a uint8
-array, and any byte input as one read-only uint8 array type (Numba's ``ArrayModel``).
+"""Section 8 of ``_internals``: an array's data address and native words at byte offsets of a
+uint8 array.
 
 Part of the one package that touches Numba's and llvmlite's private internals (see
 ``__init__``); tested in tests/test_internals.py."""
 from llvmlite import ir
-from numba.core import errors, types
-from numba.core.imputils import impl_ret_borrowed
+from numba.core import types
 from numba.extending import intrinsic
 from .cuda_words import _word_of
 
@@ -20,24 +19,6 @@ def address_of(typingctx, arr):
         data = context.make_array(arr)(context, builder, args[0]).data
         return builder.ptrtoint(data, context.get_value_type(types.intp))
     return types.intp(arr), codegen
-
-
-_READ_ONLY = types.Array(types.uint8, 1, "C", readonly=True)
-
-
-@intrinsic
-def read_only(typingctx, data):
-    """``data`` (a C-contiguous 1-D uint8 array, mutable or not, ``bytes`` or ``bytearray``)
-    typed as a read-only uint8 array: the same struct, the same memory, no copy."""
-    if not (isinstance(data, (types.Array, types.Bytes, types.ByteArray)) and data.ndim == 1
-            and data.layout == "C" and data.dtype == types.uint8):
-        return None
-
-    def codegen(context, builder, signature, args):
-        if context.get_value_type(data) != context.get_value_type(_READ_ONLY):
-            raise errors.NumbaError(f"{data} is not stored as a uint8 array")
-        return impl_ret_borrowed(context, builder, _READ_ONLY, args[0])
-    return _READ_ONLY(data), codegen
 
 
 def _byte_address(context, builder, data_type, data, pos_type, pos):
