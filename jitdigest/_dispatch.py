@@ -22,9 +22,10 @@ FAMILIES = {"md5": md5, "sha1": sha1, "sha256": sha256, "sha512": sha512, "kecca
             "blake2b": blake2b, "blake2s": blake2s, "blake3": blake3}
 
 ENTRIES = ("update", "final", "oneshot", "hash_rows", "hash_grid", "hash_chunks", "grid_chunks")
-# hash_grid is the hash_rows function compiled for the grid form (jitdigest/kernels/_rows.py);
-# hash_chunks / grid_chunks are the prange entry over chunks of either form
-_FUNCTION = {"hash_grid": "hash_rows", "grid_chunks": "hash_chunks"}
+# hash_grid is the hash_rows function compiled for the grid form (jitdigest/kernels/_rows.py)
+_FUNCTION = {"hash_grid": "hash_rows"}
+# the prange entries over chunks of either form -> the entry they call on each chunk
+CHUNKS = {"hash_chunks": "hash_rows", "grid_chunks": "hash_grid"}
 
 
 class Backend:
@@ -85,10 +86,29 @@ def _signatures(word):
         # the grid form: rows r in range(*rows) of one width, values[r * width:(r + 1) * width].
         "hash_rows": (data, index, index, index, iv, rows_out),
         "hash_grid": (data, i64, i64, types.UniTuple(i64, 2), iv, rows_out),
-        # the same, cut into chunks at ``bounds`` (positions in rows), chunks over cores
-        "hash_chunks": (data, index, index, index, index, iv, rows_out),
-        "grid_chunks": (data, i64, i64, types.UniTuple(i64, 2), index, iv, rows_out),
     }
+
+
+def chunks_signature(rows_signature):
+    """The signature of ``kernels/_rows.over_chunks`` driving a kernel of ``rows_signature``
+    (a ``hash_rows``/``hmac_rows`` form): the kernel, a first-class function, then its
+    arguments with the chunk ``bounds`` (positions in rows) after ``rows``."""
+    from numba import types
+    bounds = types.Array(types.int64, 1, "C", readonly=True)
+    return ((types.FunctionType(types.none(*rows_signature)),) + tuple(rows_signature[:4])
+            + (bounds,) + tuple(rows_signature[4:]))
+
+
+def chunks_entry(rows_function, rows_signature):
+    """The ``prange`` entry over chunks of rows for the kernel ``rows_function`` (a backend
+    module's dispatcher, compiled for ``rows_signature``): ``over_chunks`` with the kernel
+    bound, called as ``entry(values, starts, lengths, rows, bounds, iv, out)``. One compiled
+    ``over_chunks`` per signature serves every backend; it calls the kernel by address."""
+    from .kernels import _rows
+    if not _cpu.jit_enabled():
+        return functools.partial(_rows.over_chunks, rows_function)
+    return functools.partial(_rows.over_chunks.compile(chunks_signature(rows_signature)),
+                             rows_function)
 
 
 class KernelSet:
@@ -107,15 +127,24 @@ class KernelSet:
         if entry in self.__dict__ or not _cpu.jit_enabled():
             return True
         from .kernels._numba_cache import on_disk
+        if entry in CHUNKS:
+            from .kernels._rows import over_chunks
+            return on_disk(over_chunks) and self.ready(CHUNKS[entry])
         return on_disk(self._function(entry))
 
     def __getattr__(self, entry):
         if entry not in ENTRIES:
             raise AttributeError(entry)
-        func = self._function(entry)
-        if _cpu.jit_enabled():
+        if entry in CHUNKS:
+            rows = CHUNKS[entry]
+            getattr(self, rows)             # compiled (or loaded) first: called by address
             with _notice.compiling(self.backend.family):
-                func = func.compile(_signatures(self._word)[entry])
+                func = chunks_entry(self._function(rows), _signatures(self._word)[rows])
+        else:
+            func = self._function(entry)
+            if _cpu.jit_enabled():
+                with _notice.compiling(self.backend.family):
+                    func = func.compile(_signatures(self._word)[entry])
         setattr(self, entry, func)          # later lookups skip __getattr__
         return func
 

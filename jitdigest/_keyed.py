@@ -38,10 +38,11 @@ def bytes_view(obj):
 
 
 # the keyed batch entries -> the hash_rows entries whose signatures they have
-_BATCH = {"hmac_rows": "hash_rows", "hmac_grid": "hash_grid", "hmac_chunks": "hash_chunks",
-          "hmac_grid_chunks": "grid_chunks"}
+_BATCH = {"hmac_rows": "hash_rows", "hmac_grid": "hash_grid"}
+# the prange entries over chunks (``_dispatch.chunks_entry``) -> the entry they call
+_CHUNKS = {"hmac_chunks": "hmac_rows", "hmac_grid_chunks": "hmac_grid"}
 # entry -> the backend module's function that is compiled for it
-_FUNCTION = {"hmac_bytes": "hmac", "hmac_grid": "hmac_rows", "hmac_grid_chunks": "hmac_chunks"}
+_FUNCTION = {"hmac_bytes": "hmac", "hmac_grid": "hmac_rows"}
 
 
 def _signature(word, entry):
@@ -75,6 +76,16 @@ def entry(spec, name):
     backend = _dispatch.kernels_for(spec).backend
     key = (backend, name, _cpu.jit_enabled())
     func = _compiled.get(key)
+    if func is None and name in _CHUNKS:
+        rows = _CHUNKS[name]
+        if entry(spec, rows) is None:               # compiled (or loaded) first: called by address
+            return None
+        with _lock:
+            func = _compiled.get(key)
+            if func is None:
+                func = _compiled[key] = _dispatch.chunks_entry(
+                    getattr(backend.module, _FUNCTION.get(rows, rows)),
+                    _signature(spec.word, rows))
     if func is None:
         with _lock:
             func = _compiled.get(key)

@@ -1,10 +1,11 @@
 """Numba's parallel engine under the batch functions: which threading layer runs their
 ``prange`` loops, and what keeps it safe from any thread and across ``fork``.
 
-``hash_many`` and ``hmac_many`` hash large batches with each backend's ``hash_chunks`` entry, a
-``prange`` loop over chunks of rows (``jitdigest/kernels/_rows.py``). The loop runs on Numba's
-threading layer, chosen by Numba as it documents (``NUMBA_THREADING_LAYER``, default order tbb,
-omp, workqueue); jitdigest never overrides a choice, and adds only what Numba leaves to users:
+``hash_many`` and ``hmac_many`` hash large batches with a ``prange`` loop over chunks of rows
+(``over_chunks`` in ``jitdigest/kernels/_rows.py``) calling the backend's kernel on each. The
+loop runs on Numba's threading layer, chosen by Numba as it documents
+(``NUMBA_THREADING_LAYER``, default order tbb, omp, workqueue); jitdigest never overrides a
+choice, and adds only what Numba leaves to users:
 
 * **TBB findable.** pip's ``tbb`` wheel puts ``libtbb.so.12`` in the environment's ``lib/``,
   which is not on the loader's path, so Numba silently fell back to another layer. It is loaded

@@ -35,12 +35,13 @@ Design:
   in place (``out[r]``), so the order never shows.
 * Cores: the rows are cut into chunks of about equal work (blocks, not rows; cut points on
   multiples of 64 rows so lane groups stay whole; at most about ``_config.CHUNK_BLOCKS`` each,
-  as many for every thread). The backend's ``hash_chunks`` entry, a Numba ``prange`` loop over
-  the chunks (``jitdigest/kernels/_rows.py``), hashes one chunk per thread per call on Numba's
-  threading layer; ``jitdigest._parallel`` makes that layer safe from several threads at once
-  and across ``fork``. Between calls the calling thread takes signals, so Ctrl-C ends a long
-  batch within a chunk (a single message longer than a chunk is one kernel call). A batch under
-  about 2048 blocks per thread runs on the calling thread alone, with no parallel region.
+  as many for every thread). A Numba ``prange`` loop over the chunks calling the backend's
+  ``hash_rows`` (``over_chunks``, ``jitdigest/kernels/_rows.py``) hashes one chunk per thread
+  per call on Numba's threading layer; ``jitdigest._parallel`` makes that layer safe from
+  several threads at once and across ``fork``. Between calls the calling thread takes
+  signals, so Ctrl-C ends a long batch within a chunk (a single message longer than a chunk is
+  one kernel call). A batch under about 2048 blocks per thread runs on the calling thread
+  alone, with no parallel region.
 * ``out=`` that may share memory with the input is not written while the input is read: the
   batch goes to a fresh array first and is copied into ``out`` (as numpy's ufuncs do).
   Each call writes only its own rows of its own ``out``, so several threads may call

@@ -1,5 +1,5 @@
-"""hash_many's parallel path: a Numba prange loop (each backend's ``hash_chunks`` entry) on
-whichever threading layer this machine has, safe from many threads at once and across fork
+"""hash_many's parallel path: a Numba prange loop (``kernels/_rows.over_chunks``, calling the
+backend's kernel on each chunk) on whichever threading layer this machine has, safe from many threads at once and across fork
 (``jitdigest/_parallel.py``). The scenarios run in child processes (``parallel_child.py``):
 a layer is chosen once per process, and an abort or a hang must fail a test, not the run."""
 import json
@@ -49,11 +49,51 @@ def test_large_batch_runs_the_prange_entry():
     out = jitdigest.hash_many("md5", rows, threads=2)
     ks = _dispatch.batch_kernels_for(spec, len(rows))
     assert "grid_chunks" in ks.__dict__              # the parallel entry ran (compiled here)
-    dispatcher = ks.backend.module.hash_chunks
-    assert dispatcher.targetoptions.get("parallel")  # and it is a parallel=True function
+    from jitdigest.kernels._rows import over_chunks
+    assert over_chunks.targetoptions.get("parallel")   # a parallel=True function
+    entry = ks.__dict__["grid_chunks"]               # driving this backend's kernel
+    assert entry.args == (ks.backend.module.hash_rows,)
+    assert _dispatch.chunks_signature(_dispatch._signatures(spec.word)["hash_grid"]) \
+        in over_chunks.signatures
     import hashlib
     for i in range(0, len(rows), 997):
         assert bytes(out[i]) == hashlib.md5(rows[i].tobytes()).digest()
+
+
+def test_one_prange_driver_serves_every_backend_by_address():
+    """Two backends of a family, each through the same compiled ``over_chunks`` (its rows form
+    compiled once), which calls the kernel it is given by address. Every row against hashlib,
+    chunks of odd sizes, one empty."""
+    import hashlib
+    from jitdigest.kernels._rows import over_chunks
+    spec = _algorithms.lookup("md5")
+    sets = [_dispatch.batch_kernels_for(spec, 1000)]
+    sets += [ks for ks in _dispatch.batch_kernel_sets(spec) if ks.backend.lanes == 1][:1]
+    assert len(sets) == 2 and sets[0].name != sets[1].name
+    rng = np.random.default_rng(5)
+    n = 300
+    lengths = rng.integers(0, 300, n).astype(np.int64)
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64)
+    values = rng.integers(0, 256, int(lengths.sum()), dtype=np.uint8)
+    rows = rng.permutation(n).astype(np.int64)
+    bounds = np.array([0, 7, 7, 150, n], np.int64)
+    for a in (values, starts, lengths, rows, bounds):
+        a.flags.writeable = False
+    want = [hashlib.md5(values[s:s + k].tobytes()).digest() for s, k in zip(starts, lengths)]
+    signature = _dispatch.chunks_signature(_dispatch._signatures(spec.word)["hash_rows"])
+    compiled = []
+    for ks in sets:
+        out = np.zeros((n, 16), np.uint8)
+        ks.hash_chunks(values, starts, lengths, rows, bounds, batch_iv(spec), out)
+        assert [bytes(r) for r in out] == want, ks.name
+        assert ks.hash_chunks.args == (ks.backend.module.hash_rows,)
+        compiled.append(len(over_chunks.overloads))
+    # one compiled driver, the kernel its argument: right digests from both
+    assert compiled[0] == compiled[1] and signature in over_chunks.overloads
+
+
+def batch_iv(spec):
+    return jitdigest.batch.initial_state(spec)
 
 
 def test_threads_maps_to_numba_and_is_restored():

@@ -46,9 +46,8 @@ process ("Cannot select"). So nothing here may be *called* (the first call compi
 """
 from ..._algorithms import MERKLE_DAMGARD
 from .._hmac import md_hmac, md_hmac_final, md_hmac_rows, md_hmac_states, md_pbkdf2
-from .._jit import {jit}block_function, gil_kernel, kernel, parallel_kernel
+from .._jit import {jit}block_function, gil_kernel, kernel
 from .._md import md_final, md_hash_rows, md_oneshot, md_update
-from .._rows import over_chunks
 {imports}
 
 NAME = "armv8"           # the backend's name in info() and jitdigest.backend()
@@ -211,8 +210,7 @@ Importing this module compiles nothing.
 """
 import numpy as np
 
-from .._jit import block_function, gil_kernel, kernel, load_le64, new_words, parallel_kernel
-from .._rows import over_chunks
+from .._jit import block_function, gil_kernel, kernel, load_le64, new_words
 from .._simd64 import u64x2_lane, u64x2_set, u64x2_xor
 from .._simd_arm import bcax, eor3, rax1, xar
 from .portable import LANES, RC, sponge_final, sponge_hash_rows, sponge_oneshot, sponge_update
@@ -242,11 +240,6 @@ def oneshot(iv, data, out):
 @kernel
 def hash_rows(values, starts, lengths, rows, iv, out):
     sponge_hash_rows(absorb, permute, values, starts, lengths, rows, iv, out)
-
-
-@parallel_kernel
-def hash_chunks(values, starts, lengths, rows, bounds, iv, out):
-    over_chunks(hash_rows, values, starts, lengths, rows, bounds, iv, out)
 '''
 
 

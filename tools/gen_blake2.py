@@ -53,8 +53,7 @@ import numpy as np
 from ..._algorithms import SPECS
 from .._blake2 import b2_final, b2_hash_rows, b2_oneshot, b2_update
 from .._jit import (add{bits}, block_function, gil_kernel, kernel, load_le{bits}, new_words,
-                   not{bits}, parallel_kernel, rotr{bits}, u{bits})
-from .._rows import over_chunks
+                   not{bits}, rotr{bits}, u{bits})
 '''
 
 

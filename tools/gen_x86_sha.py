@@ -42,9 +42,8 @@ Go): one straight-line basic block per 64-byte block, vectors held in XMM regist
 """
 from ..._algorithms import MERKLE_DAMGARD
 from .._hmac import md_hmac, md_hmac_final, md_hmac_rows, md_hmac_states, md_pbkdf2
-from .._jit import block_function, gil_kernel, kernel, parallel_kernel
+from .._jit import block_function, gil_kernel, kernel
 from .._md import md_final, md_hash_rows, md_oneshot, md_update
-from .._rows import over_chunks
 {simd}
 
 NAME = "sha_ni"          # the backend's name in info() and jitdigest.backend()

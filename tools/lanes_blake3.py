@@ -7,10 +7,10 @@ parent nodes of the group's subtree are compressed in lanes too (up to LANES par
 from 2 * LANES child values). Everything else -- the chunk in progress, the chaining-value
 stack, the root and its output -- is the portable kernel's (``kernels/blake3/portable.py``),
 whose state layout the lanes share; the generated ``b3_update`` is the portable one with the
-group path added. ``hash_rows`` (and its ``prange`` form ``hash_chunks``) is the batch entry of
+group path added. ``hash_rows`` is the batch entry of
 ``hash_many`` a message at a time through ``b3_message``, which also serves the long rows of
 the across-messages kernels (``lanes_blake3_many.py``)."""
-from lanes_common import CHUNKS_ENTRY, HEADER, NEEDS, PF_BLOCKS, wrap
+from lanes_common import HEADER, NEEDS, PF_BLOCKS, wrap
 from lanes_blake2 import BLAKE2S
 
 # The message schedule from the kernel that owns it (lanes_common, imported first, put the
@@ -306,9 +306,6 @@ def blake3_kernel(lw, wide):
     add(0, "def hash_rows(values, starts, lengths, rows, iv, out):")
     add(1, '"""The batch entry, a message at a time (``portable.rows_output``)."""')
     add(1, "rows_output(b3_message, values, starts, lengths, rows, iv, out)")
-    L.append("")
-    L.append("")
-    L.extend(CHUNKS_ENTRY)
     return L
 
 
@@ -322,7 +319,7 @@ def preamble(lw, wide):
     L.append("``portable``'s signatures (``jitdigest/blake3.py``): ``update`` has the group path,")
     L.append("``final`` and ``oneshot`` are portable's; ``jitdigest.blake3`` streams one-shot")
     L.append("inputs of ``GROUP_MIN`` bytes or more to ``oneshot_array`` (so the lanes compile")
-    L.append("once, for arrays). ``hash_rows``/``hash_chunks``: the batch entries, a message at a")
+    L.append("once, for arrays). ``hash_rows``: the batch entry, a message at a")
     L.append("time (``b3_message``). Compiled only (plain Numba code that LLVM vectorises). Edit")
     L.append("tools/gen_lanes.py, not this file.")
     L.append('"""')
@@ -336,7 +333,6 @@ def preamble(lw, wide):
                   % (", wide_vectors as _wide_vectors" if wide else "")))
     L.extend(wrap("from .layout import (BLOCK_LEN, BLOCKS, CHUNK_BLOCKS, CHUNK_END, CHUNK_LEN, "
                   "CHUNK_START, COUNTER, FLAGS, KEY, PARAMS, PARENT, STATE_WORDS)"))
-    L.append("from .._rows import over_chunks")
     L.append("from .portable import (_chunk_blocks, b3_output, final, message_output,  # noqa: F401")
     L.append("    oneshot, push_subtree, rows_output)")
     L.append("")

@@ -9,7 +9,7 @@ messages go through the chunk-parallel lanes' one-shot tree path (``b3_message``
 ``lanes16``/``lanes8``), one message at a time. The batch driver sorts rows by block count, so
 the lanes of a group step through about the same number of blocks."""
 from lanes_blake3 import BLAKE3, lane_loop
-from lanes_common import CHUNKS_ENTRY, HEADER, NEEDS, prefetch_ahead, prefetch_next_row, wrap
+from lanes_common import HEADER, NEEDS, prefetch_ahead, prefetch_next_row, wrap
 
 # buf (uint32), lanes innermost: the chaining values (8 words), block lengths, flags, the 16
 # message words in pairs (words 2j, 2j + 1 of lane l side by side).
@@ -163,10 +163,10 @@ def preamble(lw, wide):
     L.append('"""')
     L.append("import numpy as np")
     L.append("")
-    L.append("from .._jit import kernel, parallel_kernel")
+    L.append("from .._jit import kernel")
     L.extend(wrap("from .._lanes import (PF_MIN, le64 as _word, prefetch as _prefetch, "
                   "rotr32 as _rotr%s)" % (", wide_vectors as _wide_vectors" if wide else "")))
-    L.append("from .._rows import length_of, over_chunks, row_at, row_count, start_of")
+    L.append("from .._rows import length_of, row_at, row_count, start_of")
     L.append("from .lanes%d import b3_message as _long" % lw)
     L.extend(wrap("from .layout import (BLOCK_LEN, CHUNK_END, CHUNK_LEN, CHUNK_START, FLAGS, KEY, "
                   "KEY_LEN, ROOT)"))
@@ -190,6 +190,5 @@ def render_blake3_many():
     files = {}
     for lw, wide in MANY.items():
         lines = preamble(lw, wide) + compress_kernel(lw, wide) + many_kernel(lw, wide)
-        files["jitdigest/kernels/blake3/many%d.py" % lw] = "\n".join(
-            lines + ["", ""] + CHUNKS_ENTRY) + "\n"
+        files["jitdigest/kernels/blake3/many%d.py" % lw] = "\n".join(lines) + "\n"
     return files

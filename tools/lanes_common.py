@@ -140,12 +140,12 @@ def preamble(doc, lw, groups, wide, word_desc, loaders):
     L.append('"""')
     L.append("import numpy as np")
     L.append("")
-    L.append("from .._jit import inline_kernel, kernel, parallel_kernel")
+    L.append("from .._jit import inline_kernel, kernel")
     names = ["PF_MIN"] + ["%s as %s" % (src, name) for name, src in sorted(loaders.items())]
     names += ["inline_in_callers as _inline_in_callers", "prefetch as _prefetch"]
     names += ["wide_vectors as _wide_vectors"] if wide else []
     L.extend(wrap("from .._lanes import (%s)" % ", ".join(names)))
-    L.append("from .._rows import length_of, over_chunks, row_at, row_count, start_of")
+    L.append("from .._rows import length_of, row_at, row_count, start_of")
     L.append("")
     L.append("NAME = \"lanes%d\"" % lw)
     L.append("FEATURE = %s" % feature)
@@ -181,17 +181,10 @@ def block_function(name, wide, doc):
     return lines, add
 
 
-# Every backend's parallel entry (``jitdigest/kernels/_rows.py``): ``hash_rows`` on chunks of the
-# rows, the chunks spread over cores by a ``prange`` loop.
-CHUNKS_ENTRY = [
-    "@parallel_kernel",
-    "def hash_chunks(values, starts, lengths, rows, bounds, iv, out):",
-    "    over_chunks(hash_rows, values, starts, lengths, rows, bounds, iv, out)",
-]
 
 
 def finish(lines):
-    """A generated file's text: ``lines`` then the parallel entry."""
+    """A generated file's text: ``lines``, without trailing empty lines."""
     while lines[-1] == "":
         lines.pop()
-    return "\n".join(lines + ["", ""] + CHUNKS_ENTRY) + "\n"
+    return "\n".join(lines) + "\n"

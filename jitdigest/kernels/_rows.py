@@ -11,10 +11,13 @@ Every ``hash_rows(values, starts, lengths, rows, iv, out)`` entry hashes, for ea
   ``(n, width)`` array, hashed without building three index arrays of ``n`` int64 (for 100k
   64-byte rows they cost more than a third of MD5's hashing time, mostly in page faults).
 
-Every backend also exports ``hash_chunks(values, starts, lengths, rows, bounds, iv, out)``: the
-same rows cut at ``bounds`` (chunk ``c`` is the rows from position ``bounds[c]`` to
-``bounds[c + 1]`` of ``rows``), the chunks spread over cores by a Numba ``prange`` loop
-(``over_chunks``) that calls the backend's own ``hash_rows`` on each.
+The same rows cut at ``bounds`` (chunk ``c`` is the rows from position ``bounds[c]`` to
+``bounds[c + 1]`` of ``rows``) are spread over cores by one Numba ``prange`` loop,
+``over_chunks(hash_rows, values, starts, lengths, rows, bounds, iv, out)``, that calls a
+backend's ``hash_rows`` (or a keyed ``hmac_rows``) on each chunk. The kernel comes as an
+argument, a first-class function called by address: ``over_chunks`` is compiled once per word
+type and layout for every backend (``jitdigest._dispatch.chunks_entry``), not once per backend
+with the kernel linked in and optimised again (2-3 s of LLVM each, measured).
 
 The kernels read their rows only through the four functions below. ``length_of`` refuses a
 negative length (ValueError): the batch driver proves every bound before a call
@@ -23,7 +26,7 @@ loop over 2**57 blocks.
 """
 from numba import prange, types
 
-from ._jit import cpu_overload, inline_kernel
+from ._jit import cpu_overload, parallel_kernel
 
 
 def row_count(rows):
@@ -56,10 +59,9 @@ def chunk_of(rows, bounds, c):
     return rows[int(bounds[c]):int(bounds[c + 1])]
 
 
-@inline_kernel
+@parallel_kernel
 def over_chunks(hash_rows, values, starts, lengths, rows, bounds, iv, out):
-    """``hash_rows`` on every chunk of ``rows``, the chunks in parallel (a ``prange`` loop;
-    inlined into each backend's ``parallel_kernel`` entry, so ``hash_rows`` is a direct call).
+    """``hash_rows`` on every chunk of ``rows``, the chunks in parallel (a ``prange`` loop).
     The chunks write disjoint rows of ``out``."""
     for c in prange(bounds.shape[0] - 1):
         hash_rows(values, starts, lengths, chunk_of(rows, bounds, c), iv, out)

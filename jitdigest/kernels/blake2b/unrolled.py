@@ -13,8 +13,7 @@ import numpy as np
 from ..._algorithms import SPECS
 from .._blake2 import b2_final, b2_hash_rows, b2_oneshot, b2_update
 from .._jit import (add64, block_function, gil_kernel, kernel, load_le64, new_words,
-                   not64, parallel_kernel, rotr64, u64)
-from .._rows import over_chunks
+                   not64, rotr64, u64)
 
 
 @kernel
@@ -239,8 +238,3 @@ def oneshot(iv, data, out):
 @kernel
 def hash_rows(values, starts, lengths, rows, iv, out):
     b2_hash_rows(compress, BLOCK, values, starts, lengths, rows, iv, out)
-
-
-@parallel_kernel
-def hash_chunks(values, starts, lengths, rows, bounds, iv, out):
-    over_chunks(hash_rows, values, starts, lengths, rows, bounds, iv, out)

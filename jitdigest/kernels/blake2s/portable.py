@@ -9,8 +9,7 @@ import numpy as np
 from ..._algorithms import SPECS
 from .._blake2 import IV32, SIGMA, b2_final, b2_hash_rows, b2_oneshot, b2_update
 from .._jit import (add32, block_function, gil_kernel, kernel, load_le32, new_words, not32,
-                   parallel_kernel, rotr32, u32)
-from .._rows import over_chunks
+                   rotr32, u32)
 
 
 @kernel
@@ -113,8 +112,3 @@ def oneshot(iv, data, out):
 @kernel
 def hash_rows(values, starts, lengths, rows, iv, out):
     b2_hash_rows(compress, BLOCK, values, starts, lengths, rows, iv, out)
-
-
-@parallel_kernel
-def hash_chunks(values, starts, lengths, rows, bounds, iv, out):
-    over_chunks(hash_rows, values, starts, lengths, rows, bounds, iv, out)

@@ -5,7 +5,7 @@ the portable kernel's. Entries ``update``, ``final``, ``oneshot`` with
 ``portable``'s signatures (``jitdigest/blake3.py``): ``update`` has the group path,
 ``final`` and ``oneshot`` are portable's; ``jitdigest.blake3`` streams one-shot
 inputs of ``GROUP_MIN`` bytes or more to ``oneshot_array`` (so the lanes compile
-once, for arrays). ``hash_rows``/``hash_chunks``: the batch entries, a message at a
+once, for arrays). ``hash_rows``: the batch entry, a message at a
 time (``b3_message``). Compiled only (plain Numba code that LLVM vectorises). Edit
 tools/gen_lanes.py, not this file.
 """
@@ -17,7 +17,6 @@ from .._jit import (GIL_MINSIZE, gil_kernel, kernel, new_words, parallel_kernel,
 from .._lanes import (le64 as _word, prefetch as _prefetch, rotr32 as _rotr)
 from .layout import (BLOCK_LEN, BLOCKS, CHUNK_BLOCKS, CHUNK_END, CHUNK_LEN, CHUNK_START, COUNTER,
     FLAGS, KEY, PARAMS, PARENT, STATE_WORDS)
-from .._rows import over_chunks
 from .portable import (_chunk_blocks, b3_output, final, message_output,  # noqa: F401
     oneshot, push_subtree, rows_output)
 
@@ -740,8 +739,3 @@ def b3_message(params, data, out):
 def hash_rows(values, starts, lengths, rows, iv, out):
     """The batch entry, a message at a time (``portable.rows_output``)."""
     rows_output(b3_message, values, starts, lengths, rows, iv, out)
-
-
-@parallel_kernel
-def hash_chunks(values, starts, lengths, rows, bounds, iv, out):
-    over_chunks(hash_rows, values, starts, lengths, rows, bounds, iv, out)

@@ -10,10 +10,10 @@ Numba code that LLVM vectorises). Edit tools/gen_lanes.py, not this file.
 """
 import numpy as np
 
-from .._jit import kernel, parallel_kernel
+from .._jit import kernel
 from .._lanes import (PF_MIN, le64 as _word, prefetch as _prefetch, rotr32 as _rotr,
     wide_vectors as _wide_vectors)
-from .._rows import length_of, over_chunks, row_at, row_count, start_of
+from .._rows import length_of, row_at, row_count, start_of
 from .lanes16 import b3_message as _long
 from .layout import (BLOCK_LEN, CHUNK_END, CHUNK_LEN, CHUNK_START, FLAGS, KEY, KEY_LEN, ROOT)
 from .portable import _root_bytes
@@ -637,8 +637,3 @@ def hash_rows(values, starts, lengths, rows, iv, out):
         if busy == 0:
             break
         _compress(buf)
-
-
-@parallel_kernel
-def hash_chunks(values, starts, lengths, rows, bounds, iv, out):
-    over_chunks(hash_rows, values, starts, lengths, rows, bounds, iv, out)

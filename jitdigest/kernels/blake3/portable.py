@@ -21,9 +21,8 @@ import numpy as np
 
 from ..._algorithms import SPECS
 from .._jit import (GIL_MINSIZE, add32, const_words, gil_kernel, inline_kernel, kernel, load_le32,
-                   new_words, parallel_kernel, reacquire_gil, release_gil_if, scratch, u32,
-                   u64)
-from .._rows import length_of, over_chunks, row_at, row_count, start_of
+                   new_words, reacquire_gil, release_gil_if, scratch, u32, u64)
+from .._rows import length_of, row_at, row_count, start_of
 # BLAKE3's quarter-round is BLAKE2s's G (the BLAKE3 paper, section 2.2): one function
 from ..blake2s.portable import _g32 as _g
 from .layout import (BLOCK_LEN, BLOCKS, CHUNK_BLOCKS, CHUNK_END, CHUNK_START, COUNTER, CV, DEPTH,
@@ -345,8 +344,3 @@ def hash_rows(values, starts, lengths, rows, iv, out):
     """The batch entry (``_dispatch._signatures``), a message at a time; ``iv``: the
     parameters."""
     rows_output(b3_message, values, starts, lengths, rows, iv, out)
-
-
-@parallel_kernel
-def hash_chunks(values, starts, lengths, rows, bounds, iv, out):
-    over_chunks(hash_rows, values, starts, lengths, rows, bounds, iv, out)

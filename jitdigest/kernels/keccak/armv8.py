@@ -15,8 +15,7 @@ Importing this module compiles nothing.
 """
 import numpy as np
 
-from .._jit import block_function, gil_kernel, kernel, load_le64, new_words, parallel_kernel
-from .._rows import over_chunks
+from .._jit import block_function, gil_kernel, kernel, load_le64, new_words
 from .._simd64 import u64x2_lane, u64x2_set, u64x2_xor
 from .._simd_arm import bcax, eor3, rax1, xar
 from .portable import LANES, RC, sponge_final, sponge_hash_rows, sponge_oneshot, sponge_update
@@ -256,8 +255,3 @@ def oneshot(iv, data, out):
 @kernel
 def hash_rows(values, starts, lengths, rows, iv, out):
     sponge_hash_rows(absorb, permute, values, starts, lengths, rows, iv, out)
-
-
-@parallel_kernel
-def hash_chunks(values, starts, lengths, rows, bounds, iv, out):
-    over_chunks(hash_rows, values, starts, lengths, rows, bounds, iv, out)

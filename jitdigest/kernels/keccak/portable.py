@@ -23,9 +23,9 @@ interpreted, a uint64 array compiled), so the permutation never sees numpy scala
 import numpy as np
 
 from .._jit import (GIL_MINSIZE, _ol, block_function, const_words, gil_kernel, inline_kernel,
-                   kernel, load_le64, new_words, not64, parallel_kernel, reacquire_gil,
+                   kernel, load_le64, new_words, not64, reacquire_gil,
                    release_gil_if, rotl64, scratch, u64)
-from .._rows import length_of, over_chunks, row_at, row_count, start_of
+from .._rows import length_of, row_at, row_count, start_of
 
 LANES = 25      # 5 x 5 lanes of 64 bits
 ROUNDS = 24     # Keccak-f[1600]: 12 + 2*l rounds with l = 6
@@ -273,8 +273,3 @@ def oneshot(iv, data, out):
 @kernel
 def hash_rows(values, starts, lengths, rows, iv, out):
     sponge_hash_rows(absorb, permute, values, starts, lengths, rows, iv, out)
-
-
-@parallel_kernel
-def hash_chunks(values, starts, lengths, rows, bounds, iv, out):
-    over_chunks(hash_rows, values, starts, lengths, rows, bounds, iv, out)

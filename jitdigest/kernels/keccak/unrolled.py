@@ -6,9 +6,7 @@ round written out. Same entry points as ``portable.py`` (whose sponge functions 
 
 import numpy as np
 
-from .._jit import (M64, block_function, gil_kernel, kernel, load_le64, new_words,
-                   parallel_kernel, u64)
-from .._rows import over_chunks
+from .._jit import M64, block_function, gil_kernel, kernel, load_le64, new_words, u64
 from .portable import LANES, RC, sponge_final, sponge_hash_rows, sponge_oneshot, sponge_update
 
 
@@ -252,8 +250,3 @@ def oneshot(iv, data, out):
 @kernel
 def hash_rows(values, starts, lengths, rows, iv, out):
     sponge_hash_rows(absorb, permute, values, starts, lengths, rows, iv, out)
-
-
-@parallel_kernel
-def hash_chunks(values, starts, lengths, rows, bounds, iv, out):
-    over_chunks(hash_rows, values, starts, lengths, rows, bounds, iv, out)

@@ -16,9 +16,8 @@ HWCAP_SHA1 and Numba's target having ``sha2``). Importing this module compiles n
 """
 from ..._algorithms import MERKLE_DAMGARD
 from .._hmac import md_hmac, md_hmac_final, md_hmac_rows, md_hmac_states, md_pbkdf2
-from .._jit import add32, u32, block_function, gil_kernel, kernel, parallel_kernel
+from .._jit import add32, u32, block_function, gil_kernel, kernel
 from .._md import md_final, md_hash_rows, md_oneshot, md_update
-from .._rows import over_chunks
 from .._simd import (c_blocks, u32x4_add, u32x4_lane, u32x4_load, u32x4_load_be, u32x4_set,
                      u32x4_store)
 from .._simd_arm import (sha1c, sha1h, sha1m, sha1p, sha1su0, sha1su1)
@@ -211,11 +210,6 @@ def hash_rows(values, starts, lengths, rows, iv, out):
     md_hash_rows(compress, BLOCK, LENGTH_BYTES, LITTLE, values, starts, lengths, rows, iv, out)
 
 
-@parallel_kernel
-def hash_chunks(values, starts, lengths, rows, bounds, iv, out):
-    over_chunks(hash_rows, values, starts, lengths, rows, bounds, iv, out)
-
-
 @gil_kernel
 def hmac(iv, key, msg, out):
     md_hmac(compress, BLOCK, LENGTH_BYTES, LITTLE, iv, key, msg, out)
@@ -235,11 +229,6 @@ def hmac_final(state, buf, buflen, total, ostate, out):
 def hmac_rows(values, starts, lengths, rows, states, out):
     md_hmac_rows(compress, BLOCK, LENGTH_BYTES, LITTLE, values, starts, lengths, rows, states,
                  out)
-
-
-@parallel_kernel
-def hmac_chunks(values, starts, lengths, rows, bounds, states, out):
-    over_chunks(hmac_rows, values, starts, lengths, rows, bounds, states, out)
 
 
 @kernel

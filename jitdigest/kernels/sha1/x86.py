@@ -18,9 +18,8 @@ Go): one straight-line basic block per 64-byte block, vectors held in XMM regist
 """
 from ..._algorithms import MERKLE_DAMGARD
 from .._hmac import md_hmac, md_hmac_final, md_hmac_rows, md_hmac_states, md_pbkdf2
-from .._jit import block_function, gil_kernel, kernel, parallel_kernel
+from .._jit import block_function, gil_kernel, kernel
 from .._md import md_final, md_hash_rows, md_oneshot, md_update
-from .._rows import over_chunks
 from .._simd import (c_blocks, clear_upper_vectors, pshufd, sha1msg1, sha1msg2, sha1nexte,
                     sha1rnds4, u32x4_add, u32x4_lane, u32x4_load, u32x4_load_be, u32x4_set,
                     u32x4_store, u32x4_xor)
@@ -226,11 +225,6 @@ def hash_rows(values, starts, lengths, rows, iv, out):
     md_hash_rows(compress, BLOCK, LENGTH_BYTES, LITTLE, values, starts, lengths, rows, iv, out)
 
 
-@parallel_kernel
-def hash_chunks(values, starts, lengths, rows, bounds, iv, out):
-    over_chunks(hash_rows, values, starts, lengths, rows, bounds, iv, out)
-
-
 @gil_kernel
 def hmac(iv, key, msg, out):
     md_hmac(compress, BLOCK, LENGTH_BYTES, LITTLE, iv, key, msg, out)
@@ -250,11 +244,6 @@ def hmac_final(state, buf, buflen, total, ostate, out):
 def hmac_rows(values, starts, lengths, rows, states, out):
     md_hmac_rows(compress, BLOCK, LENGTH_BYTES, LITTLE, values, starts, lengths, rows, states,
                  out)
-
-
-@parallel_kernel
-def hmac_chunks(values, starts, lengths, rows, bounds, states, out):
-    over_chunks(hmac_rows, values, starts, lengths, rows, bounds, states, out)
 
 
 @kernel

@@ -4,11 +4,10 @@
 (SHA-NI, lanes) with the same signature can stand in for it.
 """
 from .._jit import (add32, block_function, const_words, gil_kernel, inline_kernel, kernel,
-                   load_be32, new_words, parallel_kernel, rotr32, u32)
+                   load_be32, new_words, rotr32, u32)
 from ..._algorithms import MERKLE_DAMGARD
 from .._hmac import md_hmac, md_hmac_final, md_hmac_rows, md_hmac_states, md_pbkdf2
 from .._md import md_final, md_hash_rows, md_oneshot, md_update
-from .._rows import over_chunks
 import numpy as np
 
 K256 = const_words([
@@ -127,11 +126,6 @@ def hash_rows(values, starts, lengths, rows, iv, out):
     md_hash_rows(compress, BLOCK, LENGTH_BYTES, LITTLE, values, starts, lengths, rows, iv, out)
 
 
-@parallel_kernel
-def hash_chunks(values, starts, lengths, rows, bounds, iv, out):
-    over_chunks(hash_rows, values, starts, lengths, rows, bounds, iv, out)
-
-
 @gil_kernel
 def hmac(iv, key, msg, out):
     md_hmac(compress, BLOCK, LENGTH_BYTES, LITTLE, iv, key, msg, out)
@@ -151,11 +145,6 @@ def hmac_final(state, buf, buflen, total, ostate, out):
 def hmac_rows(values, starts, lengths, rows, states, out):
     md_hmac_rows(compress, BLOCK, LENGTH_BYTES, LITTLE, values, starts, lengths, rows, states,
                  out)
-
-
-@parallel_kernel
-def hmac_chunks(values, starts, lengths, rows, bounds, states, out):
-    over_chunks(hmac_rows, values, starts, lengths, rows, bounds, states, out)
 
 
 @kernel

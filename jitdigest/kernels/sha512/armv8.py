@@ -16,9 +16,8 @@ HWCAP_SHA512 and Numba's target having ``sha3``). Importing this module compiles
 """
 from ..._algorithms import MERKLE_DAMGARD
 from .._hmac import md_hmac, md_hmac_final, md_hmac_rows, md_hmac_states, md_pbkdf2
-from .._jit import block_function, gil_kernel, kernel, parallel_kernel
+from .._jit import block_function, gil_kernel, kernel
 from .._md import md_final, md_hash_rows, md_oneshot, md_update
-from .._rows import over_chunks
 from .._simd import c_blocks
 from .._simd64 import (u64x2_add, u64x2_alignr, u64x2_load, u64x2_load_be, u64x2_set, u64x2_store)
 from .._simd_arm import (sha512h, sha512h2, sha512su0, sha512su1)
@@ -586,11 +585,6 @@ def hash_rows(values, starts, lengths, rows, iv, out):
     md_hash_rows(compress, BLOCK, LENGTH_BYTES, LITTLE, values, starts, lengths, rows, iv, out)
 
 
-@parallel_kernel
-def hash_chunks(values, starts, lengths, rows, bounds, iv, out):
-    over_chunks(hash_rows, values, starts, lengths, rows, bounds, iv, out)
-
-
 @gil_kernel
 def hmac(iv, key, msg, out):
     md_hmac(compress, BLOCK, LENGTH_BYTES, LITTLE, iv, key, msg, out)
@@ -610,11 +604,6 @@ def hmac_final(state, buf, buflen, total, ostate, out):
 def hmac_rows(values, starts, lengths, rows, states, out):
     md_hmac_rows(compress, BLOCK, LENGTH_BYTES, LITTLE, values, starts, lengths, rows, states,
                  out)
-
-
-@parallel_kernel
-def hmac_chunks(values, starts, lengths, rows, bounds, states, out):
-    over_chunks(hmac_rows, values, starts, lengths, rows, bounds, states, out)
 
 
 @kernel

@@ -8,10 +8,10 @@ tools/gen_lanes.py, not this file.
 """
 import numpy as np
 
-from .._jit import inline_kernel, kernel, parallel_kernel
+from .._jit import inline_kernel, kernel
 from .._lanes import (PF_MIN, be64 as _word, inline_in_callers as _inline_in_callers,
     prefetch as _prefetch)
-from .._rows import length_of, over_chunks, row_at, row_count, start_of
+from .._rows import length_of, row_at, row_count, start_of
 
 NAME = "lanes4"
 FEATURE = "avx2"
@@ -754,8 +754,3 @@ def hash_rows(values, starts, lengths, rows, iv, out):
         if busy == 0:
             break
         _block(buf)
-
-
-@parallel_kernel
-def hash_chunks(values, starts, lengths, rows, bounds, iv, out):
-    over_chunks(hash_rows, values, starts, lengths, rows, bounds, iv, out)

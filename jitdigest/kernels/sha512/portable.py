@@ -10,11 +10,10 @@ faster but each entry took nearly twice as long to compile (oneshot 16.6 s inste
 ``_round`` is shared with the ``avx2`` backend.
 """
 from .._jit import (add64, be64, block_function, const_words, gil_kernel, inline_kernel, kernel,
-                   parallel_kernel, rotr64, shr64, u64)
+                   rotr64, shr64, u64)
 from ..._algorithms import MERKLE_DAMGARD
 from .._hmac import md_hmac, md_hmac_final, md_hmac_rows, md_hmac_states, md_pbkdf2
 from .._md import md_final, md_hash_rows, md_oneshot, md_update
-from .._rows import over_chunks
 import numpy as np
 
 K512 = const_words([
@@ -172,11 +171,6 @@ def hash_rows(values, starts, lengths, rows, iv, out):
     md_hash_rows(compress, BLOCK, LENGTH_BYTES, LITTLE, values, starts, lengths, rows, iv, out)
 
 
-@parallel_kernel
-def hash_chunks(values, starts, lengths, rows, bounds, iv, out):
-    over_chunks(hash_rows, values, starts, lengths, rows, bounds, iv, out)
-
-
 @gil_kernel
 def hmac(iv, key, msg, out):
     md_hmac(compress, BLOCK, LENGTH_BYTES, LITTLE, iv, key, msg, out)
@@ -196,11 +190,6 @@ def hmac_final(state, buf, buflen, total, ostate, out):
 def hmac_rows(values, starts, lengths, rows, states, out):
     md_hmac_rows(compress, BLOCK, LENGTH_BYTES, LITTLE, values, starts, lengths, rows, states,
                  out)
-
-
-@parallel_kernel
-def hmac_chunks(values, starts, lengths, rows, bounds, states, out):
-    over_chunks(hmac_rows, values, starts, lengths, rows, bounds, states, out)
 
 
 @kernel
