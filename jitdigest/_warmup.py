@@ -4,11 +4,14 @@ every core compiles, and store them in the kernel cache, so that later runs load
 compile.
 
 Numba compiles one function at a time per process (its compiler lock) and mostly in Python, so
-processes, not threads, use the cores. A family's kernel sets are compiled one after another
-(a chain): they may share kernels (BLAKE3's three share its tree code), and two processes that
-took two of them at once both compiled those (BLAKE3 alone: 164 CPU-s on 2 processes, 126 on
-one). Longest chains (most kernel sets) are started first, and a process that finishes a set
-goes on with the rest of its chain, to keep the processes evenly busy.
+processes, not threads, use the cores. Kernel sets that share compiled kernels (a backend module
+calling another's: BLAKE3's three share its tree code, the interleaved SHA-NI batch kernels the
+per-message ``compress``) are compiled one after another (a chain): two processes that took two
+of them at once both compiled those (BLAKE3 alone: 164 CPU-s on 2 processes, 126 on one). The
+rest are chains of their own (MD5's lane and per-message sets share nothing: 2 processes
+compile them in about half the time). Longest chains (most kernel sets) are started first, and
+a process that finishes a set goes on with the rest of its chain, to keep the processes evenly
+busy.
 """
 import multiprocessing
 import sys
@@ -95,13 +98,35 @@ def _label(task):
     return " ".join((family, name) + (entries if len(entries) == 1 else ()))
 
 
+def _callees(family, name):
+    """The kernel modules of ``family`` other than ``name`` whose compiled functions the backend
+    module ``name`` calls (it imports them: ``from .x86 import compress``)."""
+    import importlib
+    prefix = f"{__package__}.kernels.{family}."
+    try:
+        module = importlib.import_module(prefix + name)
+    except ImportError:                     # not a family's module (the bytes join task)
+        return set()
+    owners = {getattr(getattr(value, "py_func", None), "__module__", None)
+              for value in vars(module).values()}
+    return {owner[len(prefix):] for owner in owners
+            if owner and owner.startswith(prefix) and owner != module.__name__}
+
+
 def chains(tasks):
-    """``tasks`` (``plan``'s) as lists, one per family, each in plan order, the longest first
-    (stable): the tasks of a list are compiled one after another."""
-    by_family = {}
+    """``tasks`` (``plan``'s) as lists, each in plan order, the longest first (stable): the
+    tasks of one backend module, and of modules that call one another's compiled functions, in
+    one list, compiled one after another."""
+    group = {}                              # (family, module name) -> its chain's key
+    for family, name, _, _ in tasks:
+        key = group.setdefault((family, name), (family, name))
+        for other in _callees(family, name):
+            old = group.setdefault((family, other), (family, other))
+            group = {m: key if k == old else k for m, k in group.items()}
+    by_key = {}
     for task in tasks:
-        by_family.setdefault(task[0], []).append(task)
-    return sorted(by_family.values(), key=len, reverse=True)
+        by_key.setdefault(group[task[:2]], []).append(task)
+    return sorted(by_key.values(), key=len, reverse=True)
 
 
 def run(names, jobs, out=None, err=None, blake3=False):

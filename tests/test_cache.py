@@ -282,21 +282,26 @@ def test_warmup_then_hash_many_compiles_nothing(tmp_path):
     assert after.stdout.strip() == "compiles 0"
 
 
-def test_warmup_compiles_a_family_in_one_chain():
-    """A family's kernel sets are compiled one after another (they may share kernels: BLAKE3's
-    three share its tree code); every task once, in plan order within its family, families
-    with more sets first."""
+def test_warmup_chains_only_kernel_sets_that_share_kernels():
+    """Kernel sets whose modules call one another's compiled functions are compiled one after
+    another (BLAKE3's three share its tree code; the interleaved SHA-NI batch kernels call the
+    per-message ``compress``); the others are chains of their own, for the other processes.
+    Every task once, in plan order within its chain, longest chains first."""
     from jitdigest import _algorithms, _warmup
+    assert _warmup._callees("sha1", "ni_x4") == {"x86"}
+    assert _warmup._callees("sha256", "ni_x2") == {"x86"}
+    assert _warmup._callees("blake3", "many8") == {"lanes8", "portable"}
+    assert _warmup._callees("md5", "lanes8") == set() == _warmup._callees("md5", "portable")
     tasks, _ = _warmup.plan(sorted(_algorithms.SPECS), blake3=True)
     chains = _warmup.chains(tasks)
     assert sorted(t for chain in chains for t in chain) == sorted(tasks)
-    assert len({chain[0][0] for chain in chains}) == len(chains)        # one chain per family
-    assert all(len({t[0] for t in chain}) == 1 for chain in chains)
     assert [len(c) for c in chains] == sorted((len(c) for c in chains), reverse=True)
     for chain in chains:
-        assert chain == [t for t in tasks if t[0] == chain[0][0]]
-    blake3 = next(c for c in chains if c[0][0] == "blake3")
-    assert len(blake3) >= 2                 # its objects' entries and its batch entries
+        assert chain == [t for t in tasks if t in chain]
+    blake3 = [c for c in chains if c[0][0] == "blake3"]
+    assert len(blake3) == 1 and len(blake3[0]) >= 2     # its objects' entries and batch ones
+    md5 = [c for c in chains if c[0][0] == "md5"]
+    assert len(md5) == len({t[1] for t in tasks if t[0] == "md5"})      # one chain per module
 
 
 def test_cache_command_info_and_clear(tmp_path):
