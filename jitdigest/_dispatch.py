@@ -107,8 +107,10 @@ def chunks_entry(rows_function, rows_signature):
     from .kernels import _rows
     if not _cpu.jit_enabled():
         return functools.partial(_rows.over_chunks, rows_function)
-    return functools.partial(_rows.over_chunks.compile(chunks_signature(rows_signature)),
-                             rows_function)
+    from .kernels._internals import KernelAddress
+    signature = chunks_signature(rows_signature)
+    return functools.partial(_rows.over_chunks.compile(signature),
+                             KernelAddress(rows_function, signature[0].signature))
 
 
 class KernelSet:

@@ -617,3 +617,51 @@ def test_operator_types_are_numbas_and_new_overloads_are_seen():
         if isinstance(a, types.Integer) and isinstance(b, types.Integer):
             return lambda a, b: a * b + 1
     assert numba.njit(matmul)(3, 4) == 13
+
+
+# --- 13. a kernel's address, looked up once -------------------------------------------------
+
+def test_kernel_address_is_a_first_class_function_argument():
+    """``KernelAddress``: a compiled function given to another for a ``FunctionType``
+    parameter (as the batch ``prange`` driver takes a backend's kernel) runs by the address
+    looked up when it was made, for two kernels through one compiled caller, from the
+    caller's ``prange`` loop too; and unboxing it does not look the address up again."""
+    from timeit import repeat
+
+    from numba import types
+    from numba.experimental import function_type
+
+    def add(a, i):
+        a[i] += np.int64(i + 1)
+
+    def sub(a, i):
+        a[i] -= np.int64(i + 1)
+
+    def drive(f, a):
+        for i in numba.prange(a.shape[0]):
+            f(a, np.int64(i))
+    array = types.Array(types.int64, 1, "C")
+    signature = types.none(array, types.int64)
+    kernels = [numba.njit(add), numba.njit(sub)]
+    for k in kernels:
+        k.compile(signature.args)
+    fn = types.FunctionType(signature)
+    for options in ({}, {"parallel": True}):
+        caller = numba.njit(**options)(drive).compile((fn, array))
+        for k, sign in zip(kernels, (1, -1)):
+            a = np.zeros(5, np.int64)
+            caller(_internals.KernelAddress(k, signature), a)
+            assert a.tolist() == [sign * (i + 1) for i in range(5)]
+    wrapped = _internals.KernelAddress(kernels[0], signature)
+    looked_up = []
+    real = function_type._get_wrapper_address
+    function_type._get_wrapper_address = lambda f, s: looked_up.append(f) or real(f, s)
+    try:
+        caller(wrapped, np.zeros(5, np.int64))
+    finally:
+        function_type._get_wrapper_address = real
+    assert looked_up == [wrapped]       # Numba asks the object, which answers from its field
+    a = np.zeros(5, np.int64)
+    by_address = min(repeat(lambda: caller(wrapped, a), number=200, repeat=5))
+    by_dispatcher = min(repeat(lambda: caller(kernels[0], a), number=200, repeat=5))
+    assert by_address < by_dispatcher

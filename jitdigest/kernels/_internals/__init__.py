@@ -4,7 +4,8 @@ tests/test_internals.py.
 Nothing outside this package touches them: a Numba or llvmlite upgrade that moves one breaks
 its module and its test, loudly, instead of silently costing speed or aborting the process. The
 seams, one module each (``vectors``, ``stack``, ``gil``, ``target``, ``cache``, ``threads``,
-``cuda_words``, ``words``, ``ptx``, ``ssa``, ``call_types``, ``typed_once``, in this order),
+``cuda_words``, ``words``, ``ptx``, ``ssa``, ``call_types``, ``typed_once``,
+``kernel_address``, in this order),
 every name re-exported here:
 
 1. ``wide_vectors()``: a function attribute llvmlite does not know (``FunctionAttributes._known``);
@@ -37,7 +38,10 @@ every name re-exported here:
 12. ``typed_once()``: a block function's calls from other compiled functions typed with its
    input as a read-only uint8 array and its integers as int64 (``Dispatcher.get_call_template``),
    so each is compiled once whatever its callers hold; ``bytes`` and ``bytearray`` cast to that
-   array (Numba stores all three in one struct, ``ArrayModel``).
+   array (Numba stores all three in one struct, ``ArrayModel``);
+13. ``KernelAddress``: a compiled kernel passed as a first-class function argument (the batch
+   ``prange`` driver's), its address looked up once
+   (``numba.experimental.function_type._get_wrapper_address``) instead of at every call.
 
 ``REQUIRED`` lists every private name used in the package and ``missing()`` says which of them
 this Numba/llvmlite lacks. Importing it imports Numba (``jitdigest._cpu`` imports it lazily, from
@@ -61,6 +65,7 @@ from .ptx import ptx_without_gpu  # noqa: E402,F401
 from .ssa import NUMBA_STMT_INDEX, stmt_index  # noqa: E402,F401
 from .call_types import NUMBA_GET_CALL_TYPE, call_type  # noqa: E402,F401
 from .typed_once import typed_once  # noqa: E402,F401
+from .kernel_address import KernelAddress  # noqa: E402,F401
 
 
 # --- inventory ----------------------------------------------------------------------------
@@ -110,6 +115,7 @@ REQUIRED = (
     "numba.core.target_extension:get_local_target",
     "numba.core.dispatcher:Dispatcher.get_call_template",
     "numba.core.registry:CPUDispatcher",
+    "numba.experimental.function_type:_get_wrapper_address",
 )
 
 # Keyword parameters of the private functions called with keywords.
