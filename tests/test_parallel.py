@@ -1,7 +1,8 @@
 """hash_many's parallel path: a Numba prange loop (``kernels/_rows.over_chunks``, calling the
-backend's kernel on each chunk) on whichever threading layer this machine has, safe from many threads at once and across fork
-(``jitdigest/_parallel.py``). The scenarios run in child processes (``parallel_child.py``):
-a layer is chosen once per process, and an abort or a hang must fail a test, not the run."""
+backend's kernel on each chunk) on whichever threading layer this machine has, safe from many
+threads at once and across fork (``jitdigest/_parallel.py``). The scenarios run in child
+processes (``parallel_child.py``): a layer is chosen once per process, and an abort or a hang
+must fail a test, not the run."""
 import json
 import os
 import subprocess
@@ -82,18 +83,15 @@ def test_one_prange_driver_serves_every_backend_by_address():
     want = [hashlib.md5(values[s:s + k].tobytes()).digest() for s, k in zip(starts, lengths)]
     signature = _dispatch.chunks_signature(_dispatch._signatures(spec.word)["hash_rows"])
     compiled = []
+    iv = jitdigest.batch.initial_state(spec)
     for ks in sets:
         out = np.zeros((n, 16), np.uint8)
-        ks.hash_chunks(values, starts, lengths, rows, bounds, batch_iv(spec), out)
+        ks.hash_chunks(values, starts, lengths, rows, bounds, iv, out)
         assert [bytes(r) for r in out] == want, ks.name
         assert ks.hash_chunks.args[0].kernel is ks.backend.module.hash_rows
         compiled.append(len(over_chunks.overloads))
     # one compiled driver, the kernel its argument: right digests from both
     assert compiled[0] == compiled[1] and signature in over_chunks.overloads
-
-
-def batch_iv(spec):
-    return jitdigest.batch.initial_state(spec)
 
 
 def test_threads_maps_to_numba_and_is_restored():
