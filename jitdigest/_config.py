@@ -23,6 +23,12 @@ MIN_BLOCKS_PER_THREAD = 2048
 # ... at most about this many blocks per kernel call (2-20 ms), so Ctrl-C is seen between calls.
 CHUNK_BLOCKS = 1 << 16
 
+# ... and rows of one width (a 2-D array) go to a kernel this many at a time, with index arrays
+# of this many rows made once per call and shared by every window (96 KiB: in cache; index
+# arrays for a whole 100k-row batch cost a third of MD5's hashing in page faults); a multiple of
+# ALIGN, so lane groups stay whole.
+GRID_WINDOW = 4096
+
 # ... and the chunks of a parallel batch go to the threading layer this many per thread per call
 # (waves), so that Ctrl-C is seen between calls as it is between chunks.
 CHUNKS_PER_CALL = 1

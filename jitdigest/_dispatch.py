@@ -21,11 +21,10 @@ from .kernels import blake2b, blake2s, blake3, keccak, md5, sha1, sha256, sha512
 FAMILIES = {"md5": md5, "sha1": sha1, "sha256": sha256, "sha512": sha512, "keccak": keccak,
             "blake2b": blake2b, "blake2s": blake2s, "blake3": blake3}
 
-ENTRIES = ("update", "final", "oneshot", "hash_rows", "hash_grid", "hash_chunks", "grid_chunks")
-# hash_grid is the hash_rows function compiled for the grid form (jitdigest/kernels/_rows.py)
-_FUNCTION = {"hash_grid": "hash_rows"}
-# the prange entries over chunks of either form -> the entry they call on each chunk
-CHUNKS = {"hash_chunks": "hash_rows", "grid_chunks": "hash_grid"}
+ENTRIES = ("update", "final", "oneshot", "hash_rows", "hash_chunks", "grid_chunks")
+# the prange entries calling hash_rows -> their driver in jitdigest/kernels/_rows.py: over
+# chunks of rows, or over chunks of a grid of equal rows a window at a time
+CHUNKS = {"hash_chunks": "over_chunks", "grid_chunks": "over_grid"}
 
 
 class Backend:
@@ -82,34 +81,34 @@ def _signatures(word):
         "update": (state, buf, i64, data),
         "final": (state, buf, i64, i64, digest),
         "oneshot": (iv, message, digest),      # the one-shot path serves immutable bytes only
-        # Batch: hash messages values[starts[r]:starts[r]+lengths[r]] for r in rows into out[r];
-        # the grid form: rows r in range(*rows) of one width, values[r * width:(r + 1) * width].
+        # Batch: hash messages values[starts[r]:starts[r]+lengths[r]] for r in rows into out[r]
         "hash_rows": (data, index, index, index, iv, rows_out),
-        "hash_grid": (data, i64, i64, types.UniTuple(i64, 2), iv, rows_out),
     }
 
 
 def chunks_signature(rows_signature):
-    """The signature of ``kernels/_rows.over_chunks`` driving a kernel of ``rows_signature``
-    (a ``hash_rows``/``hmac_rows`` form): the kernel, a first-class function, then its
-    arguments with the chunk ``bounds`` (positions in rows) after ``rows``."""
+    """The signature of a ``kernels/_rows`` driver (``over_chunks``, ``over_grid``) of a kernel
+    of ``rows_signature`` (``hash_rows``'s, ``hmac_rows``'): the kernel, a first-class
+    function, then its arguments with the chunk ``bounds`` after ``rows``."""
     from numba import types
     bounds = types.Array(types.int64, 1, "C", readonly=True)
     return ((types.FunctionType(types.none(*rows_signature)),) + tuple(rows_signature[:4])
             + (bounds,) + tuple(rows_signature[4:]))
 
 
-def chunks_entry(rows_function, rows_signature):
-    """The ``prange`` entry over chunks of rows for the kernel ``rows_function`` (a backend
-    module's dispatcher, compiled for ``rows_signature``): ``over_chunks`` with the kernel
-    bound, called as ``entry(values, starts, lengths, rows, bounds, iv, out)``. One compiled
-    ``over_chunks`` per signature serves every backend; it calls the kernel by address."""
+def chunks_entry(driver, rows_function, rows_signature):
+    """The ``prange`` entry ``driver`` ("over_chunks", "over_grid": ``kernels/_rows.py``) for
+    the kernel ``rows_function`` (a backend module's dispatcher, compiled for
+    ``rows_signature``), with the kernel bound: ``entry(values, starts, lengths, rows, bounds,
+    iv, out)``. One compiled driver per signature serves every backend; it calls the kernel by
+    address."""
     from .kernels import _rows
+    driver = getattr(_rows, driver)
     if not _cpu.jit_enabled():
-        return functools.partial(_rows.over_chunks, rows_function)
+        return functools.partial(driver, rows_function)
     from .kernels._internals import KernelAddress
     signature = chunks_signature(rows_signature)
-    return functools.partial(_rows.over_chunks.compile(signature),
+    return functools.partial(driver.compile(signature),
                              KernelAddress(rows_function, signature[0].signature))
 
 
@@ -122,7 +121,7 @@ class KernelSet:
         self._word = word
 
     def _function(self, entry):
-        return getattr(self.backend.module, _FUNCTION.get(entry, entry))
+        return getattr(self.backend.module, entry)
 
     def ready(self, entry):
         """Is ``entry`` loaded, or in the kernel cache (so using it compiles nothing)?"""
@@ -130,18 +129,18 @@ class KernelSet:
             return True
         from .kernels._numba_cache import on_disk
         if entry in CHUNKS:
-            from .kernels._rows import over_chunks
-            return on_disk(over_chunks) and self.ready(CHUNKS[entry])
+            from .kernels import _rows
+            return on_disk(getattr(_rows, CHUNKS[entry])) and self.ready("hash_rows")
         return on_disk(self._function(entry))
 
     def __getattr__(self, entry):
         if entry not in ENTRIES:
             raise AttributeError(entry)
         if entry in CHUNKS:
-            rows = CHUNKS[entry]
-            getattr(self, rows)             # compiled (or loaded) first: called by address
+            getattr(self, "hash_rows")      # compiled (or loaded) first: called by address
             with _notice.compiling(self.backend.family):
-                func = chunks_entry(self._function(rows), _signatures(self._word)[rows])
+                func = chunks_entry(CHUNKS[entry], self._function("hash_rows"),
+                                    _signatures(self._word)["hash_rows"])
         else:
             func = self._function(entry)
             if _cpu.jit_enabled():

@@ -37,18 +37,16 @@ def bytes_view(obj):
     raise TypeError(f"a bytes-like object is required, not '{type(obj).__name__}'")
 
 
-# the keyed batch entries -> the hash_rows entries whose signatures they have
-_BATCH = {"hmac_rows": "hash_rows", "hmac_grid": "hash_grid"}
-# the prange entries over chunks (``_dispatch.chunks_entry``) -> the entry they call
-_CHUNKS = {"hmac_chunks": "hmac_rows", "hmac_grid_chunks": "hmac_grid"}
+# the prange entries calling hmac_rows -> their driver (``_dispatch.chunks_entry``)
+_CHUNKS = {"hmac_chunks": "over_chunks", "hmac_grid_chunks": "over_grid"}
 # entry -> the backend module's function that is compiled for it
-_FUNCTION = {"hmac_bytes": "hmac", "hmac_grid": "hmac_rows"}
+_FUNCTION = {"hmac_bytes": "hmac"}
 
 
 def _signature(word, entry):
     from numba import types
-    if entry in _BATCH:                             # hash_rows' layouts, plain and in chunks
-        return _dispatch._signatures(word)[_BATCH[entry]]
+    if entry == "hmac_rows":                        # hash_rows' signature
+        return _dispatch._signatures(word)["hash_rows"]
     w = types.uint32 if word.__name__ == "uint32" else types.uint64
     iv = types.Array(w, 1, "C", readonly=True)
     data = types.Array(types.uint8, 1, "C", readonly=True)
@@ -69,7 +67,7 @@ def _signature(word, entry):
 
 def entry(spec, name):
     """The compiled ``name`` entry ("hmac", "hmac_bytes", "hmac_states", "hmac_final",
-    "hmac_rows", "hmac_grid", "hmac_chunks", "hmac_grid_chunks", "pbkdf2") serving ``spec``
+    "hmac_rows", "hmac_chunks", "hmac_grid_chunks", "pbkdf2") serving ``spec``
     now, or None."""
     if spec.family not in _algorithms.MERKLE_DAMGARD:
         return None
@@ -77,15 +75,13 @@ def entry(spec, name):
     key = (backend, name, _cpu.jit_enabled())
     func = _compiled.get(key)
     if func is None and name in _CHUNKS:
-        rows = _CHUNKS[name]
-        if entry(spec, rows) is None:               # compiled (or loaded) first: called by address
+        if entry(spec, "hmac_rows") is None:        # compiled (or loaded) first: called by address
             return None
         with _lock:
             func = _compiled.get(key)
             if func is None:
                 func = _compiled[key] = _dispatch.chunks_entry(
-                    getattr(backend.module, _FUNCTION.get(rows, rows)),
-                    _signature(spec.word, rows))
+                    _CHUNKS[name], backend.module.hmac_rows, _signature(spec.word, "hmac_rows"))
     if func is None:
         with _lock:
             func = _compiled.get(key)

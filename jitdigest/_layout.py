@@ -19,7 +19,7 @@ import operator
 
 import numpy as np
 
-from . import _stdlib
+from . import _config, _stdlib
 
 _INT64_MAX = np.iinfo(np.int64).max
 
@@ -363,6 +363,15 @@ def check_segment(seg):
     # start + length <= size, as start <= size - length: 0 <= length, so no wrap-around
     if not (seg.starts <= size - seg.lengths).all():
         raise ValueError(f"a message runs past the end of values ({size} bytes)")
+
+
+def grid_window(width, n):
+    """The index arrays of a window of a grid of rows of ``width`` bytes (``starts[i] = i *
+    width``, ``lengths[i] = width``, ``rows[i] = i``; ``kernels/_rows.over_grid``), for up to
+    ``_config.GRID_WINDOW`` rows, fewer when the grid ``n`` has fewer (at least one)."""
+    k = max(1, min(n, _config.GRID_WINDOW))
+    rows = np.arange(k, dtype=np.int64)
+    return rows * width, np.full(k, width, dtype=np.int64), rows
 
 
 def check_rows(rows, n):

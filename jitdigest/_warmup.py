@@ -20,10 +20,9 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
 from . import _algorithms, _dispatch
 
-# Entries of a batch ("lanes") backend: one task, as both layouts call one block function
-# (compiled once, in one process; split over two processes, each compiled it); each prange
-# entry with the entry it calls. Per-message backends serve every entry.
-BATCH_TASKS = (("hash_rows", "hash_chunks", "hash_grid", "grid_chunks"),)
+# Entries of a batch ("lanes") backend: one task, as the prange entries call its hash_rows.
+# Per-message backends serve every entry.
+BATCH_TASKS = (("hash_rows", "hash_chunks", "grid_chunks"),)
 
 
 def plan(names, blake3=False):

@@ -25,10 +25,11 @@ Layouts accepted by ``hash_many``:
 
 Design:
 
-* A 2-D array (and an Arrow ``fixed_size_binary`` array) goes to the grid form of
-  ``hash_rows`` (``jitdigest/kernels/_rows.py``): rows of one width, no index arrays. Building
-  ``starts``/``lengths``/``rows`` for 100k 64-byte rows (2.4 MB, fresh pages every call) took
-  as long as MD5's hashing of them.
+* A 2-D array (and an Arrow ``fixed_size_binary`` array) is a grid of rows of one width,
+  hashed a window of ``_config.GRID_WINDOW`` rows at a time (``values`` and ``out`` sliced at
+  the window's first row), all windows sharing one small set of index arrays
+  (``_layout.grid_window``). Building ``starts``/``lengths``/``rows`` for 100k 64-byte rows
+  (2.4 MB, fresh pages every call) took as long as MD5's hashing of them.
 * Rows are reordered by their block count (a stable ``np.argsort``, a radix sort on 16-bit keys)
   when lengths differ, so that a lane kernel's groups of consecutive rows need about the same
   number of blocks; the kernels themselves still handle mixed lengths. Output rows are written
@@ -187,8 +188,8 @@ def _run(kernels, spec, iv, seg, out, max_threads):
     if seg.width is not None:                        # the grid form: rows of one width
         blocks = max(1, (seg.width + extra) // bs)
         bounds, k = _plan(n, blocks * n, None, max_threads)
-        _chunks(kernels, spec, True, (seg.values, seg.width, seg.width), (0, n), bounds,
-                (iv, out), k)
+        starts, lengths, window = _layout.grid_window(seg.width, n)
+        _chunks(kernels, spec, True, (seg.values, starts, lengths), window, bounds, (iv, out), k)
         return
     key = seg.lengths + extra
     key //= bs                                       # blocks per message (roughly, for BLAKE2)
@@ -207,9 +208,10 @@ def _run(kernels, spec, iv, seg, out, max_threads):
 
 
 def _chunks(kernels, spec, grid, head, rows, bounds, tail, threads):
-    """The kernel on every chunk of ``rows`` (``bounds``: positions in them): on ``threads``
-    threads by the backend's ``prange`` entry, ``threads`` chunks per call; on one thread by
-    ``hash_rows``, a chunk per call. Between calls the calling thread takes signals, so
+    """The kernel on every chunk of ``rows`` (``bounds``: positions in them; ``grid``: rows of
+    the grid, ``rows`` and ``head``'s index arrays a window's): on ``threads`` threads by the
+    backend's ``prange`` entry, ``threads`` chunks per call; on one thread by ``hash_rows``, a
+    chunk (a grid: a window) per call. Between calls the calling thread takes signals, so
     Ctrl-C ends a long batch within about a chunk."""
     if threads > 1 and _parallel.usable():
         entry = _entry(kernels, spec, "grid_chunks" if grid else "hash_chunks")
@@ -219,9 +221,19 @@ def _chunks(kernels, spec, grid, head, rows, bounds, tail, threads):
             for i in range(0, len(cuts) - 1, step):
                 entry(*head, rows, cuts[i:i + step + 1], *tail)
         return
-    entry = _entry(kernels, spec, "hash_grid" if grid else "hash_rows")
-    for a, b in zip(bounds[:-1], bounds[1:]):
-        entry(*head, (a, b) if grid else rows[a:b], *tail)
+    entry = _entry(kernels, spec, "hash_rows")
+    if not grid:
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            entry(*head, rows[a:b], *tail)
+        return
+    values, starts, lengths = head
+    iv, out = tail
+    width, window = int(lengths[0]), len(rows)
+    for a, b in zip(bounds[:-1], bounds[1:]):       # what over_grid does, on this thread
+        for first in range(a, b, window):
+            stop = min(first + window, b)
+            entry(values[first * width:stop * width], starts, lengths, rows[:stop - first], iv,
+                  out[first:stop])
 
 
 def _hash_segments(spec, segments, n, outlen, given_out, threads, iv=None):

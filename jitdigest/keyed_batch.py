@@ -28,12 +28,12 @@ __all__ = ["hmac_many"]
 
 
 class _KeyedRows:
-    """Stands in for a kernel set in ``batch._run``: its ``hash_rows``/``hash_grid`` (and their
-    ``prange`` forms) are the keyed kernel's, which take the inner and outer states as ``iv``;
+    """Stands in for a kernel set in ``batch._run``: its ``hash_rows`` (and its ``prange``
+    forms) are the keyed kernel's, which take the inner and outer states as ``iv``;
     each compiled on first use."""
 
-    _ENTRIES = {"hash_rows": "hmac_rows", "hash_grid": "hmac_grid",
-                "hash_chunks": "hmac_chunks", "grid_chunks": "hmac_grid_chunks"}
+    _ENTRIES = {"hash_rows": "hmac_rows", "hash_chunks": "hmac_chunks",
+                "grid_chunks": "hmac_grid_chunks"}
 
     def __init__(self, spec):
         self._spec = spec

@@ -183,15 +183,17 @@ def test_arrow_is_not_imported():
 
 @pytest.fixture
 def small_chunks(monkeypatch):
-    """Split even small batches across threads, with chunk cuts on multiples of 16 rows."""
+    """Split even small batches across threads, with chunk cuts on multiples of 16 rows, and
+    grids into windows of 48 rows (several per chunk, the last one short)."""
     monkeypatch.setattr(_config, "MIN_BLOCKS_PER_THREAD", 4)      # batch reads both per call
     monkeypatch.setattr(_config, "ALIGN", 16)
+    monkeypatch.setattr(_config, "GRID_WINDOW", 48)
 
 
 @pytest.fixture
 def kernel_calls(monkeypatch):
     """(entry name, threads a parallel region may use) for every batch kernel call made while
-    the fixture is on: ``hash_rows``/``hash_grid`` run on the calling thread, the ``*_chunks``
+    the fixture is on: ``hash_rows`` runs on the calling thread, the ``*_chunks``
     entries are prange loops over chunks on Numba's threading layer."""
     import numba
     seen = []
@@ -232,7 +234,8 @@ def test_big_uniform_batch_runs_on_several_threads(kernel_calls):
     before = numba.get_num_threads()
     one = jitdigest.hash_many("md5", rows, threads=1)
     assert [bytes(r) for r in one] == want
-    assert [name for name, _ in kernel_calls] == ["hash_grid"]     # one call, this thread
+    # this thread, a window of rows per call
+    assert [name for name, _ in kernel_calls] == ["hash_rows"] * -(-20000 // _config.GRID_WINDOW)
     kernel_calls.clear()
     many = jitdigest.hash_many("md5", rows, threads=2)
     assert [bytes(r) for r in many] == want

@@ -1,5 +1,5 @@
 """The batch kernels (jitdigest.batch): hash_many over every input layout and every batch kernel
-set against hashlib, the hash_rows and hash_grid contracts themselves, SHAKE output past the
+set against hashlib, the hash_rows and grid contracts themselves, SHAKE output past the
 rate, and every backend's batch in interpreted mode in a child process."""
 import os
 import pathlib
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import jitdigest
-from jitdigest import _algorithms, batch
+from jitdigest import _algorithms, _layout, batch
 
 from batch_cases import (ALL, LAYOUTS, SHAKE_LENGTH, batch_params, check_batch, expected,
                          layout, length_kw, ragged_messages, registered_batch_backends,
@@ -83,9 +83,10 @@ def test_hash_rows_contract(name, kernels):
 
 
 @pytest.mark.parametrize("name, kernels", batch_params(ALL))
-def test_hash_grid_contract(name, kernels):
-    """The grid form of hash_rows (rows of one width, no index arrays): only rows
-    first..stop-1 are written, each with its digest; nothing else is touched."""
+def test_grid_chunks_contract(name, kernels):
+    """The grid entry (rows of one width, hashed a window at a time: one window's index
+    arrays, ``values`` and ``out`` sliced at each window's first row): only the rows its
+    chunks cover, first..stop-1, are written, each with its digest; nothing else is touched."""
     spec = _algorithms.SPECS[name]
     width = spec.block_size + 3                    # one block plus a tail
     n, first, stop = 3 * 16 + 5, 7, 3 * 16 + 2
@@ -93,8 +94,10 @@ def test_hash_grid_contract(name, kernels):
     outlen = spec.digest_size or SHAKE_LENGTH
     guard = np.full((n + 2, outlen), 0xA5, np.uint8)
     out = guard[1:-1]
-    kernels.hash_grid(grid.reshape(-1), width, width, (first, stop),
-                      batch.initial_state(spec), out)
+    starts, lengths, window = _layout.grid_window(width, 5)      # windows of 5 rows
+    bounds = np.array([first, 20, 20, stop], np.int64)         # odd chunks, one empty
+    kernels.grid_chunks(grid.reshape(-1), starts, lengths, window, bounds,
+                        batch.initial_state(spec), out)
     for r in range(n):
         want = expected(name, grid[r].tobytes(), outlen) if first <= r < stop \
             else b"\xa5" * outlen

@@ -50,12 +50,12 @@ def test_large_batch_runs_the_prange_entry():
     out = jitdigest.hash_many("md5", rows, threads=2)
     ks = _dispatch.batch_kernels_for(spec, len(rows))
     assert "grid_chunks" in ks.__dict__              # the parallel entry ran (compiled here)
-    from jitdigest.kernels._rows import over_chunks
-    assert over_chunks.targetoptions.get("parallel")   # a parallel=True function
+    from jitdigest.kernels._rows import over_grid
+    assert over_grid.targetoptions.get("parallel")     # a parallel=True function
     entry = ks.__dict__["grid_chunks"]               # driving this backend's kernel
     assert entry.args[0].kernel is ks.backend.module.hash_rows
-    assert _dispatch.chunks_signature(_dispatch._signatures(spec.word)["hash_grid"]) \
-        in over_chunks.signatures
+    assert _dispatch.chunks_signature(_dispatch._signatures(spec.word)["hash_rows"]) \
+        in over_grid.signatures
     import hashlib
     for i in range(0, len(rows), 997):
         assert bytes(out[i]) == hashlib.md5(rows[i].tobytes()).digest()

@@ -1,30 +1,32 @@
-"""How a batch entry finds its messages: a list of rows, or a grid of equal rows.
+"""How a batch entry finds its messages: row numbers into index arrays.
 
 Every ``hash_rows(values, starts, lengths, rows, iv, out)`` entry hashes, for each row number
-``r`` it is given, the message ``values[start_of(starts, r):][:length_of(lengths, r)]`` into
-``out[r]``. It is compiled for two signatures (``jitdigest._dispatch``):
-
-* rows: ``starts``, ``lengths`` int64 arrays indexed by row number, ``rows`` an int64 array of
-  the row numbers to hash (in any order: the batch driver sorts them by length);
-* grid: ``starts`` and ``lengths`` one int64 each, the row width, and ``rows`` a pair
-  ``(first, stop)``: row ``r`` is ``values[r * width:(r + 1) * width]``. That is a 2-D
-  ``(n, width)`` array, hashed without building three index arrays of ``n`` int64 (for 100k
-  64-byte rows they cost more than a third of MD5's hashing time, mostly in page faults).
+``r`` in ``rows`` (an int64 array, in any order: the batch driver sorts them by length), the
+message ``values[start_of(starts, r):][:length_of(lengths, r)]`` into ``out[r]``; ``starts``
+and ``lengths`` are int64 arrays indexed by row number. It is compiled for that one signature
+(``jitdigest._dispatch``).
 
 The same rows cut at ``bounds`` (chunk ``c`` is the rows from position ``bounds[c]`` to
 ``bounds[c + 1]`` of ``rows``) are spread over cores by one Numba ``prange`` loop,
 ``over_chunks(hash_rows, values, starts, lengths, rows, bounds, iv, out)``, that calls a
 backend's ``hash_rows`` (or a keyed ``hmac_rows``) on each chunk. The kernel comes as an
 argument, a first-class function called by address: ``over_chunks`` is compiled once per word
-type and layout for every backend (``jitdigest._dispatch.chunks_entry``), not once per backend
-with the kernel linked in and optimised again (2-3 s of LLVM each, measured).
+type for every backend (``jitdigest._dispatch.chunks_entry``), not once per backend with the
+kernel linked in and optimised again (2-3 s of LLVM each, measured).
 
-The kernels read their rows only through the four functions below. ``length_of`` refuses a
-negative length (ValueError): the batch driver proves every bound before a call
-(``jitdigest._layout``), and this cheap guard keeps a future caller's mistake from becoming a
-loop over 2**57 blocks.
+Rows of one width (a 2-D array) need no index arrays of their own: ``over_grid`` hashes grid
+rows ``bounds[c]`` to ``bounds[c + 1]`` a window at a time, each window ``values`` and ``out``
+sliced at its first row, with one small set of index arrays describing the first rows of any
+window (``jitdigest._layout.grid_window``). The kernel keeps its one signature; a second, grid
+signature used to cost every backend a second compile of its kernel.
+
+The kernels read their rows only through the four functions below (the CUDA kernels also in
+a grid form, ``rows`` a pair ``(first, stop)`` and ``starts``/``lengths`` the width:
+``_jit_cuda``). ``length_of`` refuses a negative length (ValueError): the batch driver proves
+every bound before a call (``jitdigest._layout``), and this cheap guard keeps a future
+caller's mistake from becoming a loop over 2**57 blocks.
 """
-from numba import prange, types
+from numba import prange
 
 from ._jit import cpu_overload, parallel_kernel
 
@@ -67,47 +69,49 @@ def over_chunks(hash_rows, values, starts, lengths, rows, bounds, iv, out):
         hash_rows(values, starts, lengths, chunk_of(rows, bounds, c), iv, out)
 
 
-def _is_grid(rows):
-    return isinstance(rows, types.UniTuple)
+@parallel_kernel
+def over_grid(hash_rows, values, starts, lengths, rows, bounds, iv, out):
+    """``hash_rows`` on grid rows ``bounds[c]`` to ``bounds[c + 1]`` for every chunk ``c``, the
+    chunks in parallel: row ``r`` is ``values[r * width:(r + 1) * width]``. ``starts``,
+    ``lengths`` and ``rows`` are a window's index arrays (``starts[i] = i * width``,
+    ``lengths[i] = width``, ``rows[i] = i``); each call hashes up to ``rows.shape[0]`` rows
+    with ``values`` and ``out`` sliced at the first."""
+    window = rows.shape[0]
+    width = lengths[0]
+    for c in prange(bounds.shape[0] - 1):
+        first = bounds[c]
+        stop = bounds[c + 1]
+        while first < stop:
+            k = min(stop - first, window)
+            hash_rows(values[first * width:(first + k) * width], starts, lengths, rows[:k], iv,
+                      out[first:first + k])
+            first += k
 
+
+# The CPU kernels are compiled for index arrays only (the grid form is the CUDA kernels').
 
 @cpu_overload(row_count)
 def _row_count(rows):
-    if _is_grid(rows):
-        return lambda rows: rows[1] - rows[0]
     return lambda rows: rows.shape[0]
 
 
 @cpu_overload(row_at)
 def _row_at(rows, i):
-    if _is_grid(rows):
-        return lambda rows, i: rows[0] + i
     return lambda rows, i: rows[i]
 
 
 @cpu_overload(chunk_of)
 def _chunk_of(rows, bounds, c):
-    if _is_grid(rows):
-        return lambda rows, bounds, c: (rows[0] + bounds[c], rows[0] + bounds[c + 1])
     return lambda rows, bounds, c: rows[bounds[c]:bounds[c + 1]]
 
 
 @cpu_overload(start_of)
 def _start_of(starts, r):
-    if isinstance(starts, types.Integer):
-        return lambda starts, r: r * starts
     return lambda starts, r: starts[r]
 
 
 @cpu_overload(length_of)
 def _length_of(lengths, r):
-    if isinstance(lengths, types.Integer):
-        def grid_length(lengths, r):
-            if lengths < 0:
-                raise ValueError("negative message length")
-            return lengths
-        return grid_length
-
     def row_length(lengths, r):
         n = lengths[r]
         if n < 0:
