@@ -347,7 +347,8 @@ def _reacquire_gil(token):
 
 # --- rows: a device kernel hashes one row, the grid form (first, first + 1) ---------------
 
-_is_grid = _rows._is_grid
+def _is_grid(rows):
+    return isinstance(rows, types.UniTuple)
 
 
 @_cuda(_rows.row_count)
