@@ -206,6 +206,31 @@ def test_module_surface():
     assert jitdigest.hmac is jhmac
 
 
+def test_every_backend_has_its_own_keyed_steps():
+    """The keyed entries' shared steps (``kernels/_hmac.keyed_pieces``: the padded last block,
+    the keyed states, the hash after the key block) are made in every Merkle-Damgard backend
+    module (portable, SHA-NI, AVX2, ARMv8) for that module's own ``compress`` and block size, so
+    one backend's keyed entries never call another's block function."""
+    import importlib
+    import pkgutil
+
+    from jitdigest import kernels
+    modules = []
+    for family in ("md5", "sha1", "sha256", "sha512"):
+        package = importlib.import_module(f"{kernels.__name__}.{family}")
+        for info in pkgutil.iter_modules(package.__path__):
+            module = importlib.import_module(f"{package.__name__}.{info.name}")
+            if hasattr(module, "hmac"):
+                modules.append(module)
+    for module in modules:
+        for step in (module.FINISH, module.KEYED_STATES, module.AFTER_KEY):
+            cells = getattr(step, "py_func", step).__closure__
+            values = [c.cell_contents for c in cells]
+            assert any(v is module.compress for v in values), (module.__name__, step)
+            assert module.BLOCK in values, module.__name__
+    assert len(modules) == 10           # md5 1, sha1 3, sha256 3, sha512 3
+
+
 def test_subclass_as_stdlib():
     # a subclass is made, updated and copied as a subclass of hmac.HMAC is (copy() keeps the
     # type), and its class attribute blocksize is the default for a digest without block_size;

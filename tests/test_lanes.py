@@ -198,8 +198,8 @@ def test_empty_rows_and_repeated_rows(name, backend):
 # --- block functions --------------------------------------------------------------------------
 
 def test_block_functions_are_compiled_once_and_inlined():
-    """Each generated file's block function is a kernel of its own (typed once for the rows and
-    the grid form of ``hash_rows``) that LLVM inlines into its callers: ``inline_in_callers``
+    """Each generated file's block function is a kernel of its own (called by ``hash_rows``)
+    that LLVM inlines into its callers: ``inline_in_callers``
     must leave no call to it in the machine code. Checked on a stand-in block function large
     enough that LLVM would not inline it unasked (also checked), compiled here without the
     cache (cached code has no assembly to inspect)."""

@@ -4,7 +4,7 @@ tools/gen_sha_ni_batch.py) against NIST's answers and hashlib, through all four 
 They hash rows two or four at a time and split a group whose rows differ in length (whole
 blocks interleaved while every row has one, the rest one by one, tails interleaved again), so
 the cases here are unsorted ragged rows of 0..3000 bytes, groups cut short at the end of a
-chunk, and the grid form. The generic batch tests (test_batch_kernels.py, test_lanes.py) run
+chunk, and rows of one width a window at a time. The generic batch tests (test_batch_kernels.py, test_lanes.py) run
 these backends too, as every registered one."""
 import hashlib
 

@@ -45,7 +45,8 @@ process ("Cannot select"). So nothing here may be *called* (the first call compi
 {hwcap} and Numba's target having ``{llvm}``). Importing this module compiles nothing.
 """
 from ..._algorithms import MERKLE_DAMGARD
-from .._hmac import md_hmac, md_hmac_final, md_hmac_rows, md_hmac_states, md_pbkdf2
+from .._hmac import (keyed_pieces, md_hmac, md_hmac_final, md_hmac_rows, md_hmac_states,
+                     md_pbkdf2)
 from .._jit import {jit}block_function, gil_kernel, kernel
 from .._md import md_final, md_hash_rows, md_oneshot, md_update
 {imports}

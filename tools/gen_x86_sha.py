@@ -41,7 +41,8 @@ The round sequence is Intel's reference one (Linux sha1_ni_asm.S / sha256_ni_asm
 Go): one straight-line basic block per 64-byte block, vectors held in XMM registers.
 """
 from ..._algorithms import MERKLE_DAMGARD
-from .._hmac import md_hmac, md_hmac_final, md_hmac_rows, md_hmac_states, md_pbkdf2
+from .._hmac import (keyed_pieces, md_hmac, md_hmac_final, md_hmac_rows, md_hmac_states,
+                     md_pbkdf2)
 from .._jit import block_function, gil_kernel, kernel
 from .._md import md_final, md_hash_rows, md_oneshot, md_update
 {simd}

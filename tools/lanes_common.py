@@ -158,10 +158,8 @@ def preamble(doc, lw, groups, wide, word_desc, loaders):
 
 
 def block_function(name, wide, doc):
-    """A block function ``name(buf)``: a kernel of its own, compiled once and called by every
-    form of ``hash_rows`` (the rows and the grid form, each compiled separately: with the rounds
-    written into them, Numba typed the whole compression again for each, 15 s of SHA-256
-    lanes8's 20). LLVM inlines it into them (``_lanes.inline_in_callers``). ``doc``: its
+    """A block function ``name(buf)``: a kernel of its own, compiled once and called by
+    ``hash_rows``, which LLVM inlines it into (``_lanes.inline_in_callers``). ``doc``: its
     docstring's lines. Returns ``(lines, add)``: its lines so far (head and docstring) and
     ``add(indent, text)``, which appends a line of its body (indent 1: the function's)."""
     lines = []

@@ -8,7 +8,11 @@ once per call, and every PBKDF2 iteration is two compressions of one prepared bl
 two keyed states, with the digest written straight back into that block.
 
 The drivers here take the family's ``compress`` and padding parameters as their first
-arguments (``inline_kernel``, like ``_md``'s); every Merkle-Damgard backend module
+arguments (``inline_kernel``, like ``_md``'s), and the backend's ``keyed_pieces``: the key
+blocks, the hash after them and the padded last block, each compiled once per backend and
+called by every keyed entry (inlined into each entry instead, Numba's IR inlining and type
+inference of them were two thirds of an entry's compile: SHA-256's six took 30 s on 2 cores,
+measured). Every Merkle-Damgard backend module
 (``md5/portable.py``, ``sha256/x86.py``, ...) exports them as ``hmac(iv, key, msg, out)``
 (``out``: a bytearray of the digest size), ``hmac_states(iv, key, ds, states)`` (the keyed inner
 and outer states), ``hmac_final(state, buf, buflen, total, ostate, out)`` (an HMAC object's
@@ -19,8 +23,8 @@ iterations, ds, out)`` (``ds``: the digest size; ``out``: a bytearray of ``dklen
 """
 import numpy as np
 
-from ._jit import (GIL_MINSIZE, inline_kernel, reacquire_gil, release_gil_if, scratch,
-                   scratch_copy, store_words)
+from ._jit import (GIL_MINSIZE, inline_in_callers, inline_kernel, piece, reacquire_gil,
+                   release_gil_if, scratch, scratch_copy, store_words)
 from ._md import md_finish
 from ._rows import length_of, row_at, row_count, start_of
 
@@ -31,8 +35,31 @@ def put_digest(little, state, out, n):
     store_words(state, little, out[:n])
 
 
+def keyed_pieces(compress, block_size, len_bytes, little):
+    """A backend's ``(finish, states, after_key)``, compiled once per backend (not cached: each
+    keyed entry that calls them is): ``finish(state, src, start, count, total, out)`` pads and
+    hashes the last bytes of a message (``_md.md_finish``); ``states(iv, key, istate, ostate,
+    ds)`` the keyed states (``keyed_states``); ``after_key(state, src, start, n, out)`` a
+    message's hash after the key block (``after_key_block``)."""
+    @piece(5)
+    def finish(state, src, start, count, total, out):
+        inline_in_callers()
+        md_finish(compress, block_size, len_bytes, little, state, src, start, count, total, out)
+
+    @piece()
+    def states(iv, key, istate, ostate, ds):
+        inline_in_callers()
+        keyed_states(compress, finish, block_size, iv, key, istate, ostate, ds)
+
+    @piece(4)
+    def after_key(state, src, start, n, out):
+        inline_in_callers()
+        after_key_block(compress, finish, block_size, state, src, start, n, out)
+    return finish, states, after_key
+
+
 @inline_kernel
-def keyed_states(compress, block_size, len_bytes, little, iv, key, istate, ostate, ds):
+def keyed_states(compress, finish, block_size, iv, key, istate, ostate, ds):
     """istate, ostate = the states after the key block XOR ipad, XOR opad (RFC 2104; a key
     longer than a block is hashed first, to ``ds`` bytes)."""
     block = scratch(block_size, np.uint8, 128)
@@ -42,8 +69,7 @@ def keyed_states(compress, block_size, len_bytes, little, iv, key, istate, ostat
         nblocks = n // block_size
         compress(state, key, 0, nblocks)
         done = nblocks * block_size
-        md_finish(compress, block_size, len_bytes, little, state, key, done, n - done, n,
-                  block[:ds])
+        finish(state, key, done, n - done, n, block[:ds])
     else:
         for i in range(n):
             block[i] = key[i]
@@ -60,7 +86,7 @@ def keyed_states(compress, block_size, len_bytes, little, iv, key, istate, ostat
 
 
 @inline_kernel
-def after_key_block(compress, block_size, len_bytes, little, state, src, start, n, out):
+def after_key_block(compress, finish, block_size, state, src, start, n, out):
     """out = the hash of ``src[start:start + n]`` following a key block, from the keyed
     ``state`` (modified): whole blocks (GIL released from hashlib's threshold, when held),
     then the padded tail, whose length field counts the key block."""
@@ -70,52 +96,45 @@ def after_key_block(compress, block_size, len_bytes, little, state, src, start, 
         compress(state, src, start, nblocks)
         reacquire_gil(token)
     done = nblocks * block_size
-    md_finish(compress, block_size, len_bytes, little, state, src, start + done, n - done,
-              n + block_size, out)
+    finish(state, src, start + done, n - done, n + block_size, out)
 
 
 @inline_kernel
-def md_hmac(compress, block_size, len_bytes, little, iv, key, msg, out):
+def md_hmac(finish, states, after_key, block_size, iv, key, msg, out):
     """out = HMAC(key, msg), ``len(out)`` the digest size."""
     ds = len(out)
     istate = scratch_copy(iv, 8)
     ostate = scratch_copy(iv, 8)
-    keyed_states(compress, block_size, len_bytes, little, iv, key, istate, ostate, ds)
+    states(iv, key, istate, ostate, ds)
     inner = scratch(64, np.uint8, 64)
-    after_key_block(compress, block_size, len_bytes, little, istate, msg, 0, len(msg),
-                    inner[:ds])
-    md_finish(compress, block_size, len_bytes, little, ostate, inner, 0, ds, block_size + ds,
-              out)
+    after_key(istate, msg, 0, len(msg), inner[:ds])
+    finish(ostate, inner, 0, ds, block_size + ds, out)
 
 
 @inline_kernel
-def md_hmac_states(compress, block_size, len_bytes, little, iv, key, ds, states):
-    """states = the keyed inner state, then the outer one (an HMAC object's start)."""
+def md_hmac_states(states, iv, key, ds, out):
+    """out = the keyed inner state, then the outer one (an HMAC object's start)."""
     ns = iv.shape[0]
     istate = scratch_copy(iv, 8)
     ostate = scratch_copy(iv, 8)
-    keyed_states(compress, block_size, len_bytes, little, iv, key, istate, ostate, ds)
+    states(iv, key, istate, ostate, ds)
     for k in range(ns):
-        states[k] = istate[k]
-        states[ns + k] = ostate[k]
+        out[k] = istate[k]
+        out[ns + k] = ostate[k]
 
 
 @inline_kernel
-def md_hmac_final(compress, block_size, len_bytes, little, state, buf, buflen, total, ostate,
-                  out):
+def md_hmac_final(finish, block_size, state, buf, buflen, total, ostate, out):
     """out = HMAC of an object's data so far: the inner hash's ``state``, ``buf``, ``buflen``
     and ``total`` (the key block counted) as hash objects keep them, the keyed ``ostate``."""
     ds = len(out)
     inner = scratch(64, np.uint8, 64)
-    md_finish(compress, block_size, len_bytes, little, scratch_copy(state, 8), buf, 0, buflen,
-              total, inner[:ds])
-    md_finish(compress, block_size, len_bytes, little, scratch_copy(ostate, 8), inner, 0, ds,
-              block_size + ds, out)
+    finish(scratch_copy(state, 8), buf, 0, buflen, total, inner[:ds])
+    finish(scratch_copy(ostate, 8), inner, 0, ds, block_size + ds, out)
 
 
 @inline_kernel
-def md_hmac_rows(compress, block_size, len_bytes, little, values, starts, lengths, rows, states,
-                 out):
+def md_hmac_rows(finish, after_key, block_size, values, starts, lengths, rows, states, out):
     """Batch HMAC, one message at a time (the lane kernels' stand-in): ``out[r]`` = HMAC of
     row ``r`` (``_rows``' layouts), ``states`` the keyed inner state, then the outer one."""
     ns = states.shape[0] // 2
@@ -126,12 +145,10 @@ def md_hmac_rows(compress, block_size, len_bytes, little, values, starts, length
         r = row_at(rows, i)
         for k in range(ns):
             state[k] = states[k]
-        after_key_block(compress, block_size, len_bytes, little, state, values,
-                        start_of(starts, r), length_of(lengths, r), inner[:ds])
+        after_key(state, values, start_of(starts, r), length_of(lengths, r), inner[:ds])
         for k in range(ns):
             state[k] = states[ns + k]
-        md_finish(compress, block_size, len_bytes, little, state, inner, 0, ds,
-                  block_size + ds, out[r])
+        finish(state, inner, 0, ds, block_size + ds, out[r])
 
 
 @inline_kernel
@@ -154,11 +171,12 @@ def set_index(message, index):
 
 
 @inline_kernel
-def md_pbkdf2(compress, block_size, len_bytes, little, iv, password, salt, iterations, ds, out):
+def md_pbkdf2(compress, states, after_key, block_size, len_bytes, little, iv, password, salt,
+              iterations, ds, out):
     """out = PBKDF2-HMAC(password, salt, iterations), ``len(out)`` bytes (RFC 8018 5.2)."""
     istate = scratch_copy(iv, 8)
     ostate = scratch_copy(iv, 8)
-    keyed_states(compress, block_size, len_bytes, little, iv, password, istate, ostate, ds)
+    states(iv, password, istate, ostate, ds)
     state = scratch_copy(iv, 8)
     # U_j (ds bytes) padded as the last block of a (block + ds)-byte message: U_j's inner and
     # outer hashes are each one compression of this block from a keyed state.
@@ -178,8 +196,7 @@ def md_pbkdf2(compress, block_size, len_bytes, little, iv, password, salt, itera
         set_index(message, index)
         for k in range(iv.shape[0]):
             state[k] = istate[k]
-        after_key_block(compress, block_size, len_bytes, little, state, message, 0, len(message),
-                        ublock[:ds])
+        after_key(state, message, 0, len(message), ublock[:ds])
         for k in range(iv.shape[0]):
             state[k] = ostate[k]
         compress(state, ublock, 0, 1)

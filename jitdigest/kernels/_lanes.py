@@ -10,7 +10,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from ._jit import inline_kernel
+from ._jit import inline_in_callers, inline_kernel  # noqa: F401  (re-exported: generated files)
 
 # ``wide_vectors()``, called first in a wide kernel, asks LLVM for 512-bit vectors: a private
 # llvmlite seam, so it lives (and is tested) in ``_internals``.
@@ -38,20 +38,6 @@ def prefetch(typingctx, a, i):
         builder.call(fn, [ptr, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
         return context.get_dummy_value()
     return types.none(a, i), codegen
-
-
-# ``inline_in_callers()``, called first in a block function (``_block(buf)`` of a generated
-# file): LLVM inlines the function into every kernel that calls it (the "alwaysinline"
-# attribute; Numba links a callee's optimised IR into its caller's module and optimises them
-# together). So Numba types and lowers the block function once for every form of ``hash_rows``,
-# and the machine code is as if it were written into each. Left a call, MD5 lanes8 ran 2-5%
-# slower. ``tests/test_lanes.py`` checks that no call is left.
-@intrinsic
-def inline_in_callers(typingctx):
-    def codegen(context, builder, signature, args):
-        builder.function.attributes.add("alwaysinline")
-        return context.get_dummy_value()
-    return types.none(), codegen
 
 
 # ``rotr32(x, n)``: the low 32 bits of ``x`` rotated right by ``n`` (an int literal), as one

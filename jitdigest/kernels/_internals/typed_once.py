@@ -1,6 +1,7 @@
-"""Section 12 of ``_internals``: a block function compiled for one signature, whatever its callers
-hold (``Dispatcher.get_call_template``), and the casts that let that signature take ``bytes``
-and ``bytearray`` (``lower_cast``, public, registered here beside its only user).
+"""Section 12 of ``_internals``: a block function (or a piece of kernel called by several
+entries) compiled for one signature, whatever its callers hold
+(``Dispatcher.get_call_template``), and the casts that let that signature take ``bytes`` and
+``bytearray`` (``lower_cast``, public, registered here beside its only user).
 
 Part of the one package that touches Numba's and llvmlite's private internals (see
 ``__init__``); tested in tests/test_internals.py."""
@@ -17,12 +18,22 @@ from numba.core.registry import CPUDispatcher
 # not), and Numba's call lowering casts the caller's values to those types (a mutable array to a
 # read-only one, a literal to int64: Numba's own casts; ``bytes``/``bytearray``: below).
 BLOCK = types.Array(types.uint8, 1, "C", readonly=True)
+# ... and an output's bytes (a writable array or a bytearray) as a writable uint8 array
+OUT = types.Array(types.uint8, 1, "C")
 
 
-def normal_type(t):
-    """The type a block function is compiled for in place of the argument type ``t``."""
-    if (isinstance(t, (types.Array, types.Bytes, types.ByteArray)) and t.ndim == 1
-            and t.layout == "C" and t.dtype == types.uint8):
+def _is_bytes(t):
+    return (isinstance(t, (types.Array, types.Bytes, types.ByteArray)) and t.ndim == 1
+            and t.layout == "C" and t.dtype == types.uint8)
+
+
+def normal_type(t, output=False):
+    """The type a block function is compiled for in place of the argument type ``t``
+    (``output``: an argument it writes bytes to)."""
+    if output:
+        writable = isinstance(t, types.ByteArray) or (isinstance(t, types.Array) and t.mutable)
+        return OUT if _is_bytes(t) and writable else t
+    if _is_bytes(t):
         return BLOCK
     if isinstance(t, types.Boolean):
         return types.boolean
@@ -34,14 +45,20 @@ def normal_type(t):
 class TypedOnceDispatcher(CPUDispatcher):
     """A CPU dispatcher whose calls from compiled code are typed with ``normal_type``."""
 
+    outputs = frozenset()           # positions of the arguments it writes bytes to
+
     def get_call_template(self, args, kws):
-        return super().get_call_template(tuple(normal_type(a) for a in args), kws)
+        return super().get_call_template(
+            tuple(normal_type(a, i in self.outputs) for i, a in enumerate(args)), kws)
 
 
-def typed_once(dispatcher):
+def typed_once(dispatcher, outputs=()):
     """``dispatcher`` (a CPU ``numba.njit`` dispatcher), its calls from other compiled
-    functions typed with ``normal_type``: one compile for every caller."""
+    functions typed with ``normal_type`` (``outputs``: the positions of the arguments it writes
+    bytes to): one compile for every caller."""
     dispatcher.__class__ = TypedOnceDispatcher
+    if outputs:
+        dispatcher.outputs = frozenset(outputs)
     return dispatcher
 
 
@@ -49,6 +66,8 @@ def typed_once(dispatcher):
 @lower_cast(types.ByteArray, types.Array)
 def _buffer_as_block(context, builder, fromty, toty, val):
     # Numba stores bytes, bytearray and arrays in one struct (``ArrayModel``): the same value.
-    if toty != BLOCK or context.get_value_type(fromty) != context.get_value_type(toty):
+    # A writable array only from a bytearray.
+    target = toty == BLOCK or (toty == OUT and isinstance(fromty, types.ByteArray))
+    if not target or context.get_value_type(fromty) != context.get_value_type(toty):
         raise NotImplementedError(f"cannot cast {fromty} to {toty}")
     return val

@@ -6,7 +6,8 @@ and length field, which the entry points below pass to the shared Merkle-Damgard
 from .._jit import (add32, block_function, const_words, gil_kernel, kernel, load_le32, new_words,
                    not32, rotl32, u32)
 from ..._algorithms import MERKLE_DAMGARD
-from .._hmac import md_hmac, md_hmac_final, md_hmac_rows, md_hmac_states, md_pbkdf2
+from .._hmac import (keyed_pieces, md_hmac, md_hmac_final, md_hmac_rows, md_hmac_states,
+                     md_pbkdf2)
 from .._md import md_final, md_hash_rows, md_oneshot, md_update
 import numpy as np
 
@@ -94,6 +95,8 @@ def compress(state, data, offset, nblocks):
 
 # --- entry points (signatures in jitdigest._dispatch and jitdigest._keyed) ----------------
 BLOCK, LENGTH_BYTES, LITTLE = MERKLE_DAMGARD["md5"]
+# the keyed entries' shared steps, compiled once for this compress (kernels/_hmac.py)
+FINISH, KEYED_STATES, AFTER_KEY = keyed_pieces(compress, BLOCK, LENGTH_BYTES, LITTLE)
 
 
 @gil_kernel
@@ -118,25 +121,25 @@ def hash_rows(values, starts, lengths, rows, iv, out):
 
 @gil_kernel
 def hmac(iv, key, msg, out):
-    md_hmac(compress, BLOCK, LENGTH_BYTES, LITTLE, iv, key, msg, out)
+    md_hmac(FINISH, KEYED_STATES, AFTER_KEY, BLOCK, iv, key, msg, out)
 
 
 @gil_kernel
 def hmac_states(iv, key, ds, states):
-    md_hmac_states(compress, BLOCK, LENGTH_BYTES, LITTLE, iv, key, ds, states)
+    md_hmac_states(KEYED_STATES, iv, key, ds, states)
 
 
 @gil_kernel
 def hmac_final(state, buf, buflen, total, ostate, out):
-    md_hmac_final(compress, BLOCK, LENGTH_BYTES, LITTLE, state, buf, buflen, total, ostate, out)
+    md_hmac_final(FINISH, BLOCK, state, buf, buflen, total, ostate, out)
 
 
 @kernel
 def hmac_rows(values, starts, lengths, rows, states, out):
-    md_hmac_rows(compress, BLOCK, LENGTH_BYTES, LITTLE, values, starts, lengths, rows, states,
-                 out)
+    md_hmac_rows(FINISH, AFTER_KEY, BLOCK, values, starts, lengths, rows, states, out)
 
 
 @kernel
 def pbkdf2(iv, password, salt, iterations, ds, out):
-    md_pbkdf2(compress, BLOCK, LENGTH_BYTES, LITTLE, iv, password, salt, iterations, ds, out)
+    md_pbkdf2(compress, KEYED_STATES, AFTER_KEY, BLOCK, LENGTH_BYTES, LITTLE, iv, password, salt,
+              iterations, ds, out)

@@ -17,7 +17,8 @@ The round sequence is Intel's reference one (Linux sha1_ni_asm.S / sha256_ni_asm
 Go): one straight-line basic block per 64-byte block, vectors held in XMM registers.
 """
 from ..._algorithms import MERKLE_DAMGARD
-from .._hmac import md_hmac, md_hmac_final, md_hmac_rows, md_hmac_states, md_pbkdf2
+from .._hmac import (keyed_pieces, md_hmac, md_hmac_final, md_hmac_rows, md_hmac_states,
+                     md_pbkdf2)
 from .._jit import block_function, gil_kernel, kernel
 from .._md import md_final, md_hash_rows, md_oneshot, md_update
 from .._simd import (c_blocks, clear_upper_vectors, pshufd, sha1msg1, sha1msg2, sha1nexte,
@@ -203,6 +204,8 @@ def compress(state, data, offset, nblocks):
 
 # --- entry points (signatures in jitdigest._dispatch and jitdigest._keyed) ----------------
 BLOCK, LENGTH_BYTES, LITTLE = MERKLE_DAMGARD["sha1"]
+# the keyed entries' shared steps, compiled once for this compress (kernels/_hmac.py)
+FINISH, KEYED_STATES, AFTER_KEY = keyed_pieces(compress, BLOCK, LENGTH_BYTES, LITTLE)
 
 
 @gil_kernel
@@ -227,25 +230,25 @@ def hash_rows(values, starts, lengths, rows, iv, out):
 
 @gil_kernel
 def hmac(iv, key, msg, out):
-    md_hmac(compress, BLOCK, LENGTH_BYTES, LITTLE, iv, key, msg, out)
+    md_hmac(FINISH, KEYED_STATES, AFTER_KEY, BLOCK, iv, key, msg, out)
 
 
 @gil_kernel
 def hmac_states(iv, key, ds, states):
-    md_hmac_states(compress, BLOCK, LENGTH_BYTES, LITTLE, iv, key, ds, states)
+    md_hmac_states(KEYED_STATES, iv, key, ds, states)
 
 
 @gil_kernel
 def hmac_final(state, buf, buflen, total, ostate, out):
-    md_hmac_final(compress, BLOCK, LENGTH_BYTES, LITTLE, state, buf, buflen, total, ostate, out)
+    md_hmac_final(FINISH, BLOCK, state, buf, buflen, total, ostate, out)
 
 
 @kernel
 def hmac_rows(values, starts, lengths, rows, states, out):
-    md_hmac_rows(compress, BLOCK, LENGTH_BYTES, LITTLE, values, starts, lengths, rows, states,
-                 out)
+    md_hmac_rows(FINISH, AFTER_KEY, BLOCK, values, starts, lengths, rows, states, out)
 
 
 @kernel
 def pbkdf2(iv, password, salt, iterations, ds, out):
-    md_pbkdf2(compress, BLOCK, LENGTH_BYTES, LITTLE, iv, password, salt, iterations, ds, out)
+    md_pbkdf2(compress, KEYED_STATES, AFTER_KEY, BLOCK, LENGTH_BYTES, LITTLE, iv, password, salt,
+              iterations, ds, out)

@@ -20,8 +20,8 @@ interpreted form), so dispatch offers it only where the host and Numba's target 
 import numpy as np
 
 from ..._algorithms import MERKLE_DAMGARD
-from .._hmac import (after_key_block, keyed_states, md_hmac, md_hmac_final, md_hmac_rows,
-                     md_hmac_states, put_digest, salt_and_index, set_index)
+from .._hmac import (keyed_pieces, md_hmac, md_hmac_final, md_hmac_rows, md_hmac_states,
+                     put_digest, salt_and_index, set_index)
 from .._internals import stack_array
 from .._jit import (add64, block_function, gil_kernel, inline_kernel, kernel,
                    scratch, scratch_copy, u64)
@@ -145,6 +145,8 @@ def compress(state, data, offset, nblocks):
 
 # --- entry points (signatures in jitdigest._dispatch and jitdigest._keyed) ----------------
 BLOCK, LENGTH_BYTES, LITTLE = MERKLE_DAMGARD["sha512"]
+# the keyed entries' shared steps, compiled once for this compress (kernels/_hmac.py)
+FINISH, KEYED_STATES, AFTER_KEY = keyed_pieces(compress, BLOCK, LENGTH_BYTES, LITTLE)
 
 
 @gil_kernel
@@ -169,23 +171,22 @@ def hash_rows(values, starts, lengths, rows, iv, out):
 
 @gil_kernel
 def hmac(iv, key, msg, out):
-    md_hmac(compress, BLOCK, LENGTH_BYTES, LITTLE, iv, key, msg, out)
+    md_hmac(FINISH, KEYED_STATES, AFTER_KEY, BLOCK, iv, key, msg, out)
 
 
 @gil_kernel
 def hmac_states(iv, key, ds, states):
-    md_hmac_states(compress, BLOCK, LENGTH_BYTES, LITTLE, iv, key, ds, states)
+    md_hmac_states(KEYED_STATES, iv, key, ds, states)
 
 
 @gil_kernel
 def hmac_final(state, buf, buflen, total, ostate, out):
-    md_hmac_final(compress, BLOCK, LENGTH_BYTES, LITTLE, state, buf, buflen, total, ostate, out)
+    md_hmac_final(FINISH, BLOCK, state, buf, buflen, total, ostate, out)
 
 
 @kernel
 def hmac_rows(values, starts, lengths, rows, states, out):
-    md_hmac_rows(compress, BLOCK, LENGTH_BYTES, LITTLE, values, starts, lengths, rows, states,
-                 out)
+    md_hmac_rows(FINISH, AFTER_KEY, BLOCK, values, starts, lengths, rows, states, out)
 
 
 @kernel
@@ -198,7 +199,7 @@ def pbkdf2(iv, password, salt, iterations, ds, out):
     wk = stack_array(80, np.uint64)
     istate = scratch_copy(iv, 8)
     ostate = scratch_copy(iv, 8)
-    keyed_states(compress, BLOCK, LENGTH_BYTES, LITTLE, iv, password, istate, ostate, ds)
+    KEYED_STATES(iv, password, istate, ostate, ds)
     i0, i1, i2, i3, i4, i5, i6, i7 = (istate[0], istate[1], istate[2], istate[3], istate[4],
                                       istate[5], istate[6], istate[7])
     o0, o1, o2, o3, o4, o5, o6, o7 = (ostate[0], ostate[1], ostate[2], ostate[3], ostate[4],
@@ -232,8 +233,7 @@ def pbkdf2(iv, password, salt, iterations, ds, out):
     for index in range(1, (dklen + ds - 1) // ds + 1):
         set_index(message, index)
         state = scratch_copy(istate, 8)
-        after_key_block(compress, BLOCK, LENGTH_BYTES, LITTLE, state, message, 0, len(message),
-                        ublock[:ds])
+        AFTER_KEY(state, message, 0, len(message), ublock[:ds])
         state = scratch_copy(ostate, 8)
         compress(state, ublock, 0, 1)
         h0, h1, h2, h3, h4, h5, h6, h7 = (state[0], state[1], state[2], state[3], state[4],
