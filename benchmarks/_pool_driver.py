@@ -16,21 +16,9 @@ def _run_share(entry, calls):
         entry(*args)
 
 
-def _calls(grid, head, rows, bounds, tail):
-    """The kernel's arguments for each chunk (a grid: each window of each chunk)."""
-    if not grid:
-        return [(*head, rows[a:b], *tail) for a, b in zip(bounds[:-1], bounds[1:])]
-    values, starts, lengths = head
-    iv, out = tail
-    width, window = int(lengths[0]), len(rows)
-    return [(values[f * width:min(f + window, b) * width], starts, lengths,
-             rows[:min(f + window, b) - f], iv, out[f:min(f + window, b)])
-            for a, b in zip(bounds[:-1], bounds[1:]) for f in range(a, b, window)]
-
-
 def pool_chunks(kernels, spec, grid, head, rows, bounds, tail, threads):
     entry = batch._entry(kernels, spec, "hash_rows")
-    calls = _calls(grid, head, rows, bounds, tail)
+    calls = list(batch._calls(grid, head, rows, bounds, tail))
     if threads == 1 or len(calls) == 1:
         _run_share(entry, calls)
         return

@@ -222,18 +222,25 @@ def _chunks(kernels, spec, grid, head, rows, bounds, tail, threads):
                 entry(*head, rows, cuts[i:i + step + 1], *tail)
         return
     entry = _entry(kernels, spec, "hash_rows")
+    for args in _calls(grid, head, rows, bounds, tail):
+        entry(*args)
+
+
+def _calls(grid, head, rows, bounds, tail):
+    """``hash_rows``' arguments for each chunk of ``rows`` in turn; a grid's for each window of
+    each chunk (what ``kernels/_rows.over_grid`` does in parallel)."""
     if not grid:
         for a, b in zip(bounds[:-1], bounds[1:]):
-            entry(*head, rows[a:b], *tail)
+            yield (*head, rows[a:b], *tail)
         return
     values, starts, lengths = head
     iv, out = tail
     width, window = int(lengths[0]), len(rows)
-    for a, b in zip(bounds[:-1], bounds[1:]):       # what over_grid does, on this thread
+    for a, b in zip(bounds[:-1], bounds[1:]):
         for first in range(a, b, window):
             stop = min(first + window, b)
-            entry(values[first * width:stop * width], starts, lengths, rows[:stop - first], iv,
-                  out[first:stop])
+            yield (values[first * width:stop * width], starts, lengths, rows[:stop - first], iv,
+                   out[first:stop])
 
 
 def _hash_segments(spec, segments, n, outlen, given_out, threads, iv=None):

@@ -55,9 +55,7 @@ def length_of(lengths, r):
 
 
 def chunk_of(rows, bounds, c):
-    """The rows of chunk ``c``: a slice of the row numbers, or a sub-range of the grid."""
-    if isinstance(rows, tuple):
-        return (rows[0] + int(bounds[c]), rows[0] + int(bounds[c + 1]))
+    """The rows of chunk ``c``: a slice of the row numbers."""
     return rows[int(bounds[c]):int(bounds[c + 1])]
 
 
