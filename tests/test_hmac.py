@@ -207,10 +207,11 @@ def test_module_surface():
 
 
 def test_every_backend_has_its_own_keyed_steps():
-    """The keyed entries' shared steps (``kernels/_hmac.keyed_pieces``: the padded last block,
-    the keyed states, the hash after the key block) are made in every Merkle-Damgard backend
-    module (portable, SHA-NI, AVX2, ARMv8) for that module's own ``compress`` and block size, so
-    one backend's keyed entries never call another's block function."""
+    """The entries' shared steps (``kernels/_md.finish_piece``: the padded last block;
+    ``kernels/_hmac.keyed_pieces``: the keyed states, the hash after the key block) are made in
+    every Merkle-Damgard backend module (portable, SHA-NI, AVX2, ARMv8) for that module's own
+    ``compress`` and block size, so one backend's entries never call another's block
+    function."""
     import importlib
     import pkgutil
 

@@ -48,7 +48,7 @@ from ..._algorithms import MERKLE_DAMGARD
 from .._hmac import (keyed_pieces, md_hmac, md_hmac_final, md_hmac_rows, md_hmac_states,
                      md_pbkdf2)
 from .._jit import {jit}block_function, gil_kernel, kernel
-from .._md import md_final, md_hash_rows, md_oneshot, md_update
+from .._md import finish_piece, md_final, md_hash_rows, md_oneshot, md_update
 {imports}
 
 NAME = "armv8"           # the backend's name in info() and jitdigest.backend()

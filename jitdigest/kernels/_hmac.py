@@ -9,10 +9,10 @@ two keyed states, with the digest written straight back into that block.
 
 The drivers here take the family's ``compress`` and padding parameters as their first
 arguments (``inline_kernel``, like ``_md``'s), and the backend's ``keyed_pieces``: the key
-blocks, the hash after them and the padded last block, each compiled once per backend and
-called by every keyed entry (inlined into each entry instead, Numba's IR inlining and type
-inference of them were two thirds of an entry's compile: SHA-256's six took 30 s on 2 cores,
-measured). Every Merkle-Damgard backend module
+blocks and the hash after them, each compiled once per backend (with ``_md``'s padded last
+block) and called by every keyed entry (inlined into each entry instead, Numba's IR inlining
+and type inference of them were two thirds of an entry's compile: SHA-256's six took 30 s on
+2 cores, measured). Every Merkle-Damgard backend module
 (``md5/portable.py``, ``sha256/x86.py``, ...) exports them as ``hmac(iv, key, msg, out)``
 (``out``: a bytearray of the digest size), ``hmac_states(iv, key, ds, states)`` (the keyed inner
 and outer states), ``hmac_final(state, buf, buflen, total, ostate, out)`` (an HMAC object's
@@ -25,7 +25,6 @@ import numpy as np
 
 from ._jit import (GIL_MINSIZE, inline_in_callers, inline_kernel, piece, reacquire_gil,
                    release_gil_if, scratch, scratch_copy, store_words)
-from ._md import md_finish
 from ._rows import length_of, row_at, row_count, start_of
 
 
@@ -35,17 +34,11 @@ def put_digest(little, state, out, n):
     store_words(state, little, out[:n])
 
 
-def keyed_pieces(compress, block_size, len_bytes, little):
-    """A backend's ``(finish, states, after_key)``, compiled once per backend (not cached: each
-    keyed entry that calls them is): ``finish(state, src, start, count, total, out)`` pads and
-    hashes the last bytes of a message (``_md.md_finish``); ``states(iv, key, istate, ostate,
-    ds)`` the keyed states (``keyed_states``); ``after_key(state, src, start, n, out)`` a
-    message's hash after the key block (``after_key_block``)."""
-    @piece(5)
-    def finish(state, src, start, count, total, out):
-        inline_in_callers()
-        md_finish(compress, block_size, len_bytes, little, state, src, start, count, total, out)
-
+def keyed_pieces(compress, finish, block_size):
+    """A backend's ``(states, after_key)``, compiled once per backend (``piece``s, like
+    ``finish``, its ``_md.finish_piece``): ``states(iv, key, istate, ostate, ds)`` the keyed
+    states (``keyed_states``); ``after_key(state, src, start, n, out)`` a message's hash after
+    the key block (``after_key_block``)."""
     @piece()
     def states(iv, key, istate, ostate, ds):
         inline_in_callers()
@@ -55,7 +48,7 @@ def keyed_pieces(compress, block_size, len_bytes, little):
     def after_key(state, src, start, n, out):
         inline_in_callers()
         after_key_block(compress, finish, block_size, state, src, start, n, out)
-    return finish, states, after_key
+    return states, after_key
 
 
 @inline_kernel

@@ -16,7 +16,7 @@ to frame-local intrinsics (thread-local memory, in registers where LLVM can).
 Importing this module imports Numba's CUDA target (numba-cuda); ``jitdigest.cuda`` does,
 nothing else.
 """
-from types import CodeType, FunctionType
+from types import CellType, CodeType, FunctionType
 
 import numpy as np
 from llvmlite import ir
@@ -384,7 +384,14 @@ def _length_of(lengths, r):
 
 # The scratch helpers return arrays, which a CUDA device function may not: in device code they
 # are intrinsics that allocate in the caller's frame (``_internals/cuda_words.py``).
+@cuda.jit(device=True)
+def _inline_in_callers():
+    """``_jit.inline_in_callers`` on the device: nothing (device functions are inlined)."""
+    return None
+
+
 _SUBSTITUTES.update({
+    _jit.inline_in_callers: _inline_in_callers,
     _jit.new_words: _internals.local_words,
     _jit.scratch: _internals.local_scratch,
     _jit.scratch_copy: _internals.local_copy,
@@ -399,9 +406,10 @@ def source_of(kernel):
 
 def device(kernel):
     """The CUDA device function compiled from ``kernel``'s own source: its Python function with
-    the globals it names rebound, every Numba kernel it calls to that kernel's device function
-    (recursively) and every helper to its device stand-in. Under the CUDA simulator the
-    kernel runs as it is (interpreted with ``NUMBA_DISABLE_JIT=1``, else compiled for the CPU)."""
+    the globals it names rebound, every Numba kernel it calls (named or in its closure) to that
+    kernel's device function (recursively) and every helper to its device stand-in. Under the
+    CUDA simulator the kernel runs as it is (interpreted with ``NUMBA_DISABLE_JIT=1``, else
+    compiled for the CPU)."""
     if config.ENABLE_CUDASIM:
         return cuda.jit(device=True)(_with_host_arrays(kernel))
     func = source_of(kernel)
@@ -416,8 +424,12 @@ def device(kernel):
                 names[name] = _stand_in(value, _jit.CPU_FORMS[value])
             elif isinstance(value, Dispatcher):
                 names[name] = device(value)
+        closure = func.__closure__      # a backend's piece (``_jit.piece``): its compress
+        if closure:
+            closure = tuple(CellType(device(c.cell_contents))
+                            if isinstance(c.cell_contents, Dispatcher) else c for c in closure)
         rebuilt = FunctionType(func.__code__, names, func.__name__, func.__defaults__,
-                               func.__closure__)
+                               closure)
         rebuilt.__qualname__ = func.__qualname__
         found = _DEVICE[func] = cuda.jit(device=True)(rebuilt)
     return found

@@ -2,12 +2,15 @@
 
 Each function takes the family's ``compress(state, data, offset, nblocks)`` as its first
 argument, so one copy serves every family and every backend (portable or hardware); the thin
-entry points in each algorithm file fix the block size, length-field size and byte order.
+entry points in each algorithm file fix the block size, length-field size and byte order. The
+padded last block is a ``piece`` each backend makes once (``finish_piece``): typed once for
+all the entries that call it (``final``, ``oneshot``, ``hash_rows``, the keyed ones of
+``_hmac``), inlined by LLVM into each.
 """
 import numpy as np
 
-from ._jit import (GIL_MINSIZE, inline_kernel, reacquire_gil, release_gil_if, scratch,
-                   scratch_copy, store_words)
+from ._jit import (GIL_MINSIZE, inline_in_callers, inline_kernel, piece, reacquire_gil,
+                   release_gil_if, scratch, scratch_copy, store_words)
 from ._rows import length_of, row_at, row_count, start_of
 
 
@@ -60,15 +63,24 @@ def md_finish(compress, block_size, len_bytes, little, state, src, start, count,
     store_words(state, little, out)
 
 
+def finish_piece(compress, block_size, len_bytes, little):
+    """A backend's ``finish(state, src, start, count, total, out)``: ``md_finish`` for its
+    ``compress`` and padding, compiled once per backend (a ``piece``)."""
+    @piece(5)
+    def finish(state, src, start, count, total, out):
+        inline_in_callers()
+        md_finish(compress, block_size, len_bytes, little, state, src, start, count, total, out)
+    return finish
+
+
 @inline_kernel
-def md_final(compress, block_size, len_bytes, little, state, buf, buflen, total, out):
+def md_final(finish, state, buf, buflen, total, out):
     """Digest of the message so far, leaving ``state`` untouched (digest() does not finalise)."""
-    md_finish(compress, block_size, len_bytes, little, scratch_copy(state, 8), buf, 0, buflen,
-              total, out)
+    finish(scratch_copy(state, 8), buf, 0, buflen, total, out)
 
 
 @inline_kernel
-def md_oneshot(compress, block_size, len_bytes, little, iv, data, out):
+def md_oneshot(compress, finish, block_size, iv, data, out):
     """Digest of ``data`` (a ``bytes`` object) from the initial state ``iv`` in one call."""
     state = scratch_copy(iv, 8)
     n = len(data)
@@ -78,11 +90,11 @@ def md_oneshot(compress, block_size, len_bytes, little, iv, data, out):
         compress(state, data, 0, nblocks)
         reacquire_gil(token)
     done = nblocks * block_size
-    md_finish(compress, block_size, len_bytes, little, state, data, done, n - done, n, out)
+    finish(state, data, done, n - done, n, out)
 
 
 @inline_kernel
-def md_hash_rows(compress, block_size, len_bytes, little, values, starts, lengths, rows, iv, out):
+def md_hash_rows(compress, finish, block_size, values, starts, lengths, rows, iv, out):
     """Batch fallback: digest of each message ``values[starts[r]:starts[r]+lengths[r]]`` for
     ``r`` in ``rows`` into ``out[r]``, one message at a time."""
     state = scratch_copy(iv, 8)
@@ -96,5 +108,4 @@ def md_hash_rows(compress, block_size, len_bytes, little, values, starts, length
         if nblocks > 0:
             compress(state, values, start, nblocks)
         done = nblocks * block_size
-        md_finish(compress, block_size, len_bytes, little, state, values, start + done,
-                  n - done, n, out[r])
+        finish(state, values, start + done, n - done, n, out[r])

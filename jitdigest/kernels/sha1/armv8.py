@@ -18,7 +18,7 @@ from ..._algorithms import MERKLE_DAMGARD
 from .._hmac import (keyed_pieces, md_hmac, md_hmac_final, md_hmac_rows, md_hmac_states,
                      md_pbkdf2)
 from .._jit import add32, u32, block_function, gil_kernel, kernel
-from .._md import md_final, md_hash_rows, md_oneshot, md_update
+from .._md import finish_piece, md_final, md_hash_rows, md_oneshot, md_update
 from .._simd import (c_blocks, u32x4_add, u32x4_lane, u32x4_load, u32x4_load_be, u32x4_set,
                      u32x4_store)
 from .._simd_arm import (sha1c, sha1h, sha1m, sha1p, sha1su0, sha1su1)
@@ -189,8 +189,10 @@ def compress(state, data, offset, nblocks):
 
 # --- entry points (signatures in jitdigest._dispatch and jitdigest._keyed) ----------------
 BLOCK, LENGTH_BYTES, LITTLE = MERKLE_DAMGARD["sha1"]
-# the keyed entries' shared steps, compiled once for this compress (kernels/_hmac.py)
-FINISH, KEYED_STATES, AFTER_KEY = keyed_pieces(compress, BLOCK, LENGTH_BYTES, LITTLE)
+# the padded last block and the keyed entries' steps: compiled once for this compress,
+# inlined by LLVM into each entry that calls them (kernels/_md.py, kernels/_hmac.py)
+FINISH = finish_piece(compress, BLOCK, LENGTH_BYTES, LITTLE)
+KEYED_STATES, AFTER_KEY = keyed_pieces(compress, FINISH, BLOCK)
 
 
 @gil_kernel
@@ -200,17 +202,17 @@ def update(state, buf, buflen, data):
 
 @gil_kernel
 def final(state, buf, buflen, total, out):
-    md_final(compress, BLOCK, LENGTH_BYTES, LITTLE, state, buf, buflen, total, out)
+    md_final(FINISH, state, buf, buflen, total, out)
 
 
 @gil_kernel
 def oneshot(iv, data, out):
-    md_oneshot(compress, BLOCK, LENGTH_BYTES, LITTLE, iv, data, out)
+    md_oneshot(compress, FINISH, BLOCK, iv, data, out)
 
 
 @kernel
 def hash_rows(values, starts, lengths, rows, iv, out):
-    md_hash_rows(compress, BLOCK, LENGTH_BYTES, LITTLE, values, starts, lengths, rows, iv, out)
+    md_hash_rows(compress, FINISH, BLOCK, values, starts, lengths, rows, iv, out)
 
 
 @gil_kernel
