@@ -382,14 +382,14 @@ def _length_of(lengths, r):
 
 # --- CPU kernels as CUDA device functions -------------------------------------------------
 
-# The scratch helpers return arrays, which a CUDA device function may not: in device code they
-# are intrinsics that allocate in the caller's frame (``_internals/cuda_words.py``).
 @cuda.jit(device=True)
 def _inline_in_callers():
     """``_jit.inline_in_callers`` on the device: nothing (device functions are inlined)."""
     return None
 
 
+# The scratch helpers return arrays, which a CUDA device function may not: in device code they
+# are intrinsics that allocate in the caller's frame (``_internals/cuda_words.py``).
 _SUBSTITUTES.update({
     _jit.inline_in_callers: _inline_in_callers,
     _jit.new_words: _internals.local_words,

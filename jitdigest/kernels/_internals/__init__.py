@@ -34,10 +34,11 @@ in this order), every name re-exported here:
 11. ``call_type()``: Numba types every ``a + b`` by trying operator.add's templates in turn
    (its own memo lasts one function's typing, ``BaseFunction.get_call_type``); for an operator
    on scalar numbers the answer is remembered, once per typing context and target;
-12. ``typed_once()``: a block function's calls from other compiled functions typed with its
-   input as a read-only uint8 array and its integers as int64 (``Dispatcher.get_call_template``),
-   so each is compiled once whatever its callers hold; ``bytes`` and ``bytearray`` cast to that
-   array (Numba stores all three in one struct, ``ArrayModel``);
+12. ``typed_once()``: a block function's (or a backend's ``piece``'s) calls from other compiled
+   functions typed with its input as a read-only uint8 array, an output it writes as a writable
+   one and its integers as int64 (``Dispatcher.get_call_template``), so each is compiled once
+   whatever its callers hold; ``bytes`` and ``bytearray`` cast to those arrays (Numba stores
+   all three in one struct, ``ArrayModel``);
 13. ``KernelAddress``: a compiled kernel passed as a first-class function argument (the batch
    ``prange`` driver's), its address looked up once
    (``numba.experimental.function_type._get_wrapper_address``) instead of at every call.
