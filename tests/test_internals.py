@@ -501,6 +501,40 @@ def test_block_functions_are_typed_once_for_every_caller():
     assert all(isinstance(f, TypedOnceDispatcher) for f in declared), declared
 
 
+def _copy_body(src, start, n, out):
+    for i in range(n):
+        out[i] = src[start + i]
+
+
+def test_pieces_are_typed_once_with_writable_outputs():
+    """``typed_once`` with ``outputs``: a stand-in piece that reads one buffer and writes
+    another, called with an array, ``bytes`` and a read-only array to read and a bytearray, an
+    array and a slice of a stack array to write, ends up with one signature (a writable array
+    for the output) and writes into the caller's buffers; a ``bytes`` output is not made
+    writable (typing fails)."""
+    piece = _internals.typed_once(numba.njit(_copy_body), outputs=(3,))
+
+    @numba.njit
+    def calls(array, raw, readonly, target, into):
+        piece(array, 1, 3, target)
+        piece(raw, 0, np.int32(2), into[2:])
+        piece(readonly, np.uint8(2), 1, into)
+
+    source = bytes(range(10, 20))
+    target, into = bytearray(4), np.zeros(5, np.uint8)
+    calls(np.frombuffer(source, np.uint8).copy(), source, np.frombuffer(source, np.uint8),
+          target, into)
+    assert bytes(target) == bytes([11, 12, 13, 0]) and into.tolist() == [12, 0, 10, 11, 0]
+    assert len(piece.signatures) == 1, piece.signatures
+    assert str(piece.signatures[0][3]) == "array(uint8, 1d, C)"
+
+    @numba.njit
+    def into_bytes(raw):
+        piece(raw, 0, 1, raw)
+    with pytest.raises(numba.TypingError):
+        into_bytes(source)
+
+
 # --- 10. Numba's SSA pass in long blocks --------------------------------------------------
 
 def test_stmt_index_gives_numbas_answers():
