@@ -81,9 +81,9 @@ def time_public_api(name, sizes, rounds=5):
 
 def time_batch_loop(name, count=20000):
     """Many 64-byte messages hashed by one compiled loop over the one-shot driver
-    (``md_oneshot``) with the ``compress`` of each backend module of the family that this
-    process can run: {backend: seconds per message}. Padding parameters come from
-    ``MERKLE_DAMGARD``; Keccak and BLAKE2 have no such driver and give {}."""
+    (``md_oneshot``) with the ``compress`` and padded last block (``FINISH``) of each backend
+    module of the family that this process can run: {backend: seconds per message}. The block
+    size comes from ``MERKLE_DAMGARD``; Keccak and BLAKE2 have no such driver and give {}."""
     import importlib
 
     import numba
@@ -95,7 +95,7 @@ def time_batch_loop(name, count=20000):
     spec = SPECS[name]
     if spec.family not in MERKLE_DAMGARD:
         return {}
-    bs, len_bytes, little = MERKLE_DAMGARD[spec.family]
+    bs = MERKLE_DAMGARD[spec.family][0]
     usable = set(jitdigest.backends(name))
     family = importlib.import_module("jitdigest.kernels." + spec.family)
     rows = {}
@@ -104,12 +104,12 @@ def time_batch_loop(name, count=20000):
         backend = getattr(module, "NAME", module.__name__.rpartition(".")[2])
         if backend not in usable:
             continue
-        compress = module.compress
+        compress, finish = module.compress, module.FINISH
 
         @numba.njit(nogil=True)
         def loop(iv, msgs, out):
             for i in range(msgs.shape[0]):
-                md_oneshot(compress, bs, len_bytes, little, iv, msgs[i], out[i])
+                md_oneshot(compress, finish, bs, iv, msgs[i], out[i])
 
         out = np.empty((count, spec.digest_size), np.uint8)
         loop(spec.initial_state, msgs, out)

@@ -25,7 +25,7 @@ import numpy as np
 
 from jitdigest._algorithms import MERKLE_DAMGARD
 from jitdigest.kernels._jit import add32, gil_kernel, kernel, load_be32, new_words, rotr32, u32
-from jitdigest.kernels._md import md_final, md_hash_rows, md_oneshot, md_update
+from jitdigest.kernels._md import finish_piece, md_final, md_hash_rows, md_oneshot, md_update
 from jitdigest.kernels.sha256.portable import K256
 
 
@@ -123,6 +123,7 @@ def compress(state, data, offset, nblocks):
 
 
 BLOCK, LENGTH_BYTES, LITTLE = MERKLE_DAMGARD["sha256"]
+FINISH = finish_piece(compress, BLOCK, LENGTH_BYTES, LITTLE)
 
 
 @gil_kernel
@@ -132,14 +133,14 @@ def update(state, buf, buflen, data):
 
 @gil_kernel
 def final(state, buf, buflen, total, out):
-    md_final(compress, BLOCK, LENGTH_BYTES, LITTLE, state, buf, buflen, total, out)
+    md_final(FINISH, state, buf, buflen, total, out)
 
 
 @gil_kernel
 def oneshot(iv, data, out):
-    md_oneshot(compress, BLOCK, LENGTH_BYTES, LITTLE, iv, data, out)
+    md_oneshot(compress, FINISH, BLOCK, iv, data, out)
 
 
 @kernel
 def hash_rows(values, starts, lengths, rows, iv, out):
-    md_hash_rows(compress, BLOCK, LENGTH_BYTES, LITTLE, values, starts, lengths, rows, iv, out)
+    md_hash_rows(compress, FINISH, BLOCK, values, starts, lengths, rows, iv, out)
