@@ -7,12 +7,12 @@ do) the calls around them cost more than the compressions; here the key blocks a
 once per call, and every PBKDF2 iteration is two compressions of one prepared block from the
 two keyed states, with the digest written straight back into that block.
 
-The drivers here take the family's ``compress`` and padding parameters as their first
-arguments (``inline_kernel``, like ``_md``'s), and the backend's ``keyed_pieces``: the key
-blocks and the hash after them, each compiled once per backend (with ``_md``'s padded last
-block) and called by every keyed entry (inlined into each entry instead, Numba's IR inlining
-and type inference of them were two thirds of an entry's compile: SHA-256's six took 30 s on
-2 cores, measured). Every Merkle-Damgard backend module
+The drivers here (``inline_kernel``, like ``_md``'s) take the backend's pieces as their first
+arguments: ``_md.finish_piece``'s padded last block and ``keyed_pieces``' key blocks and hash
+after them, each compiled once per backend and called by every keyed entry (inlined at
+Numba-IR level into each entry instead, their typing was two thirds of an entry's compile:
+SHA-256's six took 30 s on 2 cores, measured); ``md_pbkdf2`` also takes ``compress`` and the
+padding parameters, for its iterations. Every Merkle-Damgard backend module
 (``md5/portable.py``, ``sha256/x86.py``, ...) exports them as ``hmac(iv, key, msg, out)``
 (``out``: a bytearray of the digest size), ``hmac_states(iv, key, ds, states)`` (the keyed inner
 and outer states), ``hmac_final(state, buf, buflen, total, ostate, out)`` (an HMAC object's
