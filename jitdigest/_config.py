@@ -83,6 +83,12 @@ SUM_CACHE_BUSY_S = 2.0
 SUM_CACHE_COMMIT_FILES = 2000
 SUM_CACHE_DIRS_KEPT = 256
 
+# Processes meeting one cold kernel cache (Dask workers, pytest-xdist workers, `jitdigest warmup`
+# -j N) take a lock file per cache entry while they compile it: the others wait for that compile
+# and load its result instead of compiling the same kernel at once. A lock held longer than this
+# (s; the longest kernel compiles in under a minute on a loaded 2-core machine) is not waited for.
+KERNEL_LOCK_WAIT_S = 300.0
+
 # jitdigest tune: every batch kernel this CPU can run is timed at these message lengths, on this
 # many bytes of rows per length (a quarter with --quick), each turn repeating the call for at
 # least TUNE_MIN_SECONDS (single calls of under a millisecond were too noisy to rank kernels on

@@ -12,16 +12,27 @@ someone deletes it. Here:
   reason but an unreadable file (bad checksum, unpickling, rebuilding) is removed and compiled
   again, with one ``CacheWarning``;
 * writes go to a temporary name and are renamed into place, so processes filling one cold
-  cache at once never read a half-written file.
+  cache at once never read a half-written file;
+* a process about to compile an entry takes its lock file (``<entry>.lock``, ``flock``) first
+  and looks again: another process that compiled the same kernel meanwhile (Dask or
+  pytest-xdist workers, ``jitdigest warmup -j N``, all meeting one cold cache) has left it to
+  load. A lock that cannot be made (read-only folder, no ``fcntl``) or that is held longer than
+  ``_config.KERNEL_LOCK_WAIT_S`` is not waited for: the process compiles for itself.
 
 This is the policy only: the subclassing of Numba's cache (its private internals) is
 ``_internals.KernelCache``; ``tests/test_cache.py`` and ``tests/test_internals.py`` fail if it
 stops working.
 """
 import os
+import time
 import warnings
 
-from .. import _cachedir
+try:
+    import fcntl
+except ImportError:                     # Windows: each process compiles for itself
+    fcntl = None
+
+from .. import _cachedir, _config
 from .._stdlib import hashlib
 from ._internals import KernelCache, cache_of, set_cache
 
@@ -62,6 +73,16 @@ class SafeCache(KernelCache):
         return payload
 
     def load(self, sig, target_context):
+        found = self._load(sig, target_context)
+        if found is None and _lock(self.lock_path):
+            # a compile follows (``save`` unlocks): unless the process that held the lock has
+            # just written this entry
+            found = self._load(sig, target_context)
+            if found is not None:
+                _unlock(self.lock_path)
+        return found
+
+    def _load(self, sig, target_context):
         try:
             return self.load_entry(sig, target_context)
         except OSError:                 # unreadable folder or file: compile, say nothing
@@ -70,7 +91,17 @@ class SafeCache(KernelCache):
             self._discard(exc)
             return None
 
+    @property
+    def lock_path(self):
+        return os.path.join(self.folder, self.entry_name + ".lock")
+
     def save(self, sig, data):
+        try:
+            self._save(sig, data)
+        finally:
+            _unlock(self.lock_path)
+
+    def _save(self, sig, data):
         if "read-only" in _warned:
             return
         for attempt in (1, 2):
@@ -96,6 +127,94 @@ class SafeCache(KernelCache):
         _warn_once(("damaged", self.entry_name),
                    f"jitdigest: discarded a damaged cache entry for {self.entry_name} "
                    f"in {self.folder} ({type(exc).__name__}: {exc}); compiling it again")
+
+
+# --- one compile per entry across processes ------------------------------------------------
+
+_held = {}                              # lock path -> file descriptor: entries being compiled here
+
+
+def _lock(path):
+    """Hold ``path``'s lock for a compile of its entry, waiting while another process holds it
+    (at most ``_config.KERNEL_LOCK_WAIT_S``). True when this process holds it now (it may have
+    already: a compile that failed, or one Numba retries with other argument types); False
+    when there is no lock to take, or the wait ran out."""
+    if path in _held:
+        return True
+    if fcntl is None:
+        return False
+    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+    try:
+        try:
+            fd = os.open(path, flags, 0o666)
+        except FileNotFoundError:       # a cold cache: its folder is made with the first entry
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            fd = os.open(path, flags, 0o666)
+    except OSError:
+        return False                    # a read-only place: nothing to share anyway
+    deadline = time.monotonic() + _config.KERNEL_LOCK_WAIT_S
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                os.close(fd)
+                return False
+            time.sleep(0.05)
+        except OSError:                 # a file system without flock
+            os.close(fd)
+            return False
+    _held[path] = fd
+    _release_on_failed_compiles()
+    return True
+
+
+def _unlock(path):
+    fd = _held.pop(path, None)
+    if fd is not None:
+        os.close(fd)                    # closing the only descriptor releases the lock
+
+
+_listening = []
+
+
+def _release_on_failed_compiles():
+    """A compile that raises never reaches ``save``: release its entry's lock when Numba's
+    compile event ends without an overload for the arguments (a compile that worked adds it
+    before the event ends, and is saved after). ``Event.is_failed`` is not used: in Numba
+    0.68 it says the opposite."""
+    if _listening:
+        return
+    from numba.core import event
+
+    class Releaser(event.Listener):
+        def on_start(self, ev):
+            pass
+
+        def on_end(self, ev):
+            dispatcher = ev.data.get("dispatcher")
+            cache = cache_of(dispatcher)
+            if (isinstance(cache, SafeCache) and cache.lock_path in _held
+                    and tuple(ev.data.get("args", ())) not in dispatcher.overloads):
+                _unlock(cache.lock_path)
+    event.register("numba:compile", Releaser())
+    _listening.append(True)
+
+
+def _forget_locks_in_child():
+    # The parent's compiles, not the child's: closing the inherited descriptors leaves the
+    # parent's locks held (flock is per open file, and the parent's stays open).
+    for fd in _held.values():
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    _held.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_locks_in_child)
 
 
 def on_disk(dispatcher):
