@@ -53,8 +53,11 @@ def _names(family):
 
 
 def _params():
+    # Last backend first: test_batch_kernels.py takes the same kernels first to last, so when
+    # the two files run at once on two pytest-xdist workers each compiles about half of them
+    # and loads the rest from the shared cache instead of both compiling each in step.
     params = []
-    for backend in BATCH_BACKENDS:
+    for backend in reversed(BATCH_BACKENDS):
         marks = () if backend.usable() else (
             pytest.mark.skip(reason=f"{backend.name} not usable on this CPU/target"),)
         for name in _names(backend.family):
