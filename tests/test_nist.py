@@ -5,7 +5,7 @@ files when present, else the subset in tests/data (see tests/vectors.py); each t
 many it checked."""
 import pytest
 
-from conftest import kernel_params, make, out_of
+from conftest import kernel_params, maker, out_of
 from vectors import NIST_FILES, label, messages, monte
 
 SHA2 = ["sha1", "sha224", "sha256", "sha384", "sha512", "sha512_224", "sha512_256"]
@@ -17,15 +17,16 @@ def check_messages(name, kernel, cases):
     """Every case, whole and split; returns how many were checked."""
     assert cases
     failures = []
-    for msg, expected, outlen in cases:
-        whole = out_of(make(name, kernel, msg), outlen)
-        h = make(name, kernel)
-        h.update(msg[: len(msg) // 2])
-        out_of(h, outlen)                       # a digest mid-stream must not disturb the state
-        h.update(bytearray(msg[len(msg) // 2:]))
-        split = out_of(h, outlen)
-        if whole != expected or split != expected:
-            failures.append((len(msg), whole.hex(), split.hex(), expected.hex()))
+    with maker(name, kernel) as new:
+        for msg, expected, outlen in cases:
+            whole = out_of(new(msg), outlen)
+            h = new()
+            h.update(msg[: len(msg) // 2])
+            out_of(h, outlen)                   # a digest mid-stream must not disturb the state
+            h.update(bytearray(msg[len(msg) // 2:]))
+            split = out_of(h, outlen)
+            if whole != expected or split != expected:
+                failures.append((len(msg), whole.hex(), split.hex(), expected.hex()))
     assert not failures, f"{len(failures)} of {len(cases)} vectors failed, first: {failures[0]}"
     return len(cases)
 
@@ -49,22 +50,19 @@ def test_nist_shake_variable_output(name, kernel, known_answers):
                   check_messages(name, kernel, messages(name, "VariableOut")))
 
 
-def oneshot(name, kernel, msg):
-    return make(name, kernel, msg).digest()
-
-
 @pytest.mark.parametrize("name,kernel", kernel_params(SHA2))
 def test_nist_monte_sha2(name, kernel, known_answers):
     # SHAVS 6.4: MD_i = H(MD_{i-3} || MD_{i-2} || MD_{i-1}), 1000 iterations per checkpoint.
     _, seed, checkpoints = monte(name)
     checked = 0
-    for count, (expected, _) in enumerate(checkpoints):
-        md0 = md1 = md2 = seed
-        for _ in range(1000):
-            md0, md1, md2 = md1, md2, oneshot(name, kernel, md0 + md1 + md2)
-        assert md2 == expected, f"checkpoint COUNT = {count}"
-        seed = md2
-        checked += 1
+    with maker(name, kernel) as new:
+        for count, (expected, _) in enumerate(checkpoints):
+            md0 = md1 = md2 = seed
+            for _ in range(1000):
+                md0, md1, md2 = md1, md2, new(md0 + md1 + md2).digest()
+            assert md2 == expected, f"checkpoint COUNT = {count}"
+            seed = md2
+            checked += 1
     assert checked == len(checkpoints) > 0
     known_answers(label(name, "Monte"), checked)
 
@@ -74,11 +72,12 @@ def test_nist_monte_sha3(name, kernel, known_answers):
     # SHA3VS 6.2.3: MD_i = SHA3(MD_{i-1}), 1000 iterations per checkpoint.
     _, md, checkpoints = monte(name)
     checked = 0
-    for count, (expected, _) in enumerate(checkpoints):
-        for _ in range(1000):
-            md = oneshot(name, kernel, md)
-        assert md == expected, f"checkpoint COUNT = {count}"
-        checked += 1
+    with maker(name, kernel) as new:
+        for count, (expected, _) in enumerate(checkpoints):
+            for _ in range(1000):
+                md = new(md).digest()
+            assert md == expected, f"checkpoint COUNT = {count}"
+            checked += 1
     assert checked == len(checkpoints) > 0
     known_answers(label(name, "Monte"), checked)
 
@@ -92,16 +91,17 @@ def test_nist_monte_shake(name, kernel, known_answers):
     max_len = int(header["Maximum Output Length (bits)"]) // 8
     outlen = max_len
     checked = 0
-    for count, (expected, expected_bits) in enumerate(checkpoints):
-        for _ in range(1000):
-            msg = output[:16].ljust(16, b"\0")
-            output = make(name, kernel, msg).digest(outlen)
-            used = outlen
-            rightmost = int.from_bytes(output[-2:], "big")
-            outlen = min_len + rightmost % (max_len - min_len + 1)
-        assert used * 8 == int(expected_bits), f"checkpoint COUNT = {count}"
-        assert output == expected, f"checkpoint COUNT = {count}"
-        checked += 1
+    with maker(name, kernel) as new:
+        for count, (expected, expected_bits) in enumerate(checkpoints):
+            for _ in range(1000):
+                msg = output[:16].ljust(16, b"\0")
+                output = new(msg).digest(outlen)
+                used = outlen
+                rightmost = int.from_bytes(output[-2:], "big")
+                outlen = min_len + rightmost % (max_len - min_len + 1)
+            assert used * 8 == int(expected_bits), f"checkpoint COUNT = {count}"
+            assert output == expected, f"checkpoint COUNT = {count}"
+            checked += 1
     assert checked == len(checkpoints) > 0
     known_answers(label(name, "Monte"), checked)
 
