@@ -181,8 +181,8 @@ _listening = []
 
 def _release_on_failed_compiles():
     """A compile that raises never reaches ``save``: release its entry's lock when Numba's
-    compile event ends without an overload for the arguments (a compile that worked adds it
-    before the event ends, and is saved after). ``Event.is_failed`` is not used: in Numba
+    compile event ends without a compiled signature for the arguments (a compile that worked
+    adds it before the event ends, and is saved after). ``Event.is_failed`` is not used: in Numba
     0.68 it says the opposite."""
     if _listening:
         return
@@ -196,7 +196,7 @@ def _release_on_failed_compiles():
             dispatcher = ev.data.get("dispatcher")
             cache = cache_of(dispatcher)
             if (isinstance(cache, SafeCache) and cache.lock_path in _held
-                    and tuple(ev.data.get("args", ())) not in dispatcher.overloads):
+                    and tuple(ev.data.get("args", ())) not in dispatcher.signatures):
                 _unlock(cache.lock_path)
     event.register("numba:compile", Releaser())
     _listening.append(True)
