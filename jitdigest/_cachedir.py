@@ -71,6 +71,22 @@ def source_key():
     return h.hexdigest()[:16]
 
 
+def source_stamp(py_file):
+    """The stamp of the cached kernels defined in ``py_file``: ``source_key()`` (the folder's
+    name has it too), and for a file outside the package's kernel sources (a notebook's kernel
+    module, a user's own) a digest of that file as well, so that editing it is never met with
+    the kernels compiled from its old text."""
+    key = source_key()
+    path = os.path.abspath(py_file)
+    if path.startswith(KERNELS + os.sep):
+        return key
+    try:
+        with open(path, "rb") as f:
+            return key + "-" + hashlib.sha256(f.read()).hexdigest()[:16]
+    except OSError:
+        return key
+
+
 _FOLDER = re.compile(r"[^-/]+-[0-9a-f]{16}")        # what directory() names: <version>-<key>
 
 

@@ -224,6 +224,25 @@ def test_a_failed_compile_releases_its_lock(tmp_path, monkeypatch):
     assert os.path.exists(lock) and free(lock) and not _numba_cache._held
     assert _numba_cache.on_disk(good)
 
+
+def test_a_kernel_outside_the_package_is_compiled_again_when_its_file_changes(tmp_path):
+    """A kernel module of one's own (as the notebooks have) cached with jitdigest's kernels:
+    its body edited, line numbers unchanged, the next process compiles the new text."""
+    module = tmp_path / "own_kernels.py"
+    text = "from jitdigest.kernels._jit import kernel\n\n@kernel\ndef f(x):\n    return x + %d\n"
+    env = {"JITDIGEST_CACHE_DIR": str(tmp_path / "cache"),
+           "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    code = ("import own_kernels as k\n"
+            "print(k.f(1), sum(k.f.stats.cache_hits.values()))\n")
+    results = []
+    for add in (1, 1, 2):
+        module.write_text(text % add)
+        proc = run_python(code, env=env)
+        assert proc.returncode == 0, proc.stderr
+        results.append(proc.stdout.split())
+    # compiled, loaded from the cache, compiled again after the edit
+    assert results == [["2", "0"], ["2", "1"], ["3", "0"]], results
+
 def _corrupt(path, how):
     blob = path.read_bytes()
     path.write_bytes({"truncated": blob[:len(blob) // 2], "emptied": b"",

@@ -47,7 +47,7 @@ def test_private_names_are_all_there():
 def test_kernel_cache_reaches_numbas_instance_attributes(tmp_path):
     class Probe(_internals.KernelCache):
         directory = staticmethod(lambda: str(tmp_path))
-        source_stamp = staticmethod(lambda: "stamp")
+        source_stamp = staticmethod(lambda py_file: "stamp")
 
     def twice(x):
         return 2 * x

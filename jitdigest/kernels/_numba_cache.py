@@ -58,8 +58,8 @@ class SafeCache(KernelCache):
         return _cachedir.directory()
 
     @staticmethod
-    def source_stamp():
-        return _cachedir.source_key()
+    def source_stamp(py_file):
+        return _cachedir.source_stamp(py_file)
 
     @staticmethod
     def seal(payload):

@@ -22,8 +22,9 @@ def _runtime_ready(target_context):
 
 def _locator_for(cache_class):
     """Numba's one cache locator for ``cache_class``: its ``directory()`` and
-    ``source_stamp()``, entries told apart by the function's package and first line (Numba
-    names files after the module's file name alone, and every family has a ``portable.py``)."""
+    ``source_stamp(py_file)``, entries told apart by the function's package and first line
+    (Numba names files after the module's file name alone, and every family has a
+    ``portable.py``)."""
     class Locator(caching._CacheLocator):
         def __init__(self, py_func, py_file):
             self._py_file = py_file
@@ -35,7 +36,7 @@ def _locator_for(cache_class):
             return cache_class.directory()
 
         def get_source_stamp(self):
-            return cache_class.source_stamp()
+            return cache_class.source_stamp(self._py_file)
 
         def get_disambiguator(self):
             return self._where
@@ -70,8 +71,8 @@ class KernelCache(caching.FunctionCache):
     """Numba's cache of one function's compiled overloads, with every choice left to a subclass
     through public names (no Numba internals needed there):
 
-    * ``directory()``, ``source_stamp()`` (static): the folder, and the stamp whose change
-      makes its entries stale;
+    * ``directory()``, ``source_stamp(py_file)`` (static): the folder, and the stamp (of the
+      functions defined in ``py_file``) whose change makes their entries stale;
     * ``seal(payload) -> bytes``, ``unseal(bytes) -> payload`` (static): a data file's format
       (``unseal`` raises on a damaged file);
     * ``load(sig, target_context)``, ``save(sig, data)``: what Numba's dispatcher calls, for the
@@ -95,7 +96,7 @@ class KernelCache(caching.FunctionCache):
         raise NotImplementedError
 
     @staticmethod
-    def source_stamp():
+    def source_stamp(py_file):
         raise NotImplementedError
 
     @staticmethod
