@@ -11,11 +11,12 @@ import pytest
 import jitdigest
 from jitdigest import _algorithms, _dispatch
 
+
 def pytest_xdist_auto_num_workers(config):
     """``-n auto``: one worker per CPU this process may run on, and one more, at most five.
     A cold run is mostly compiling, but its workers also wait (on child processes, on another
-    worker's compile of a kernel both need, on sleeps in the Ctrl-C and progress tests): on 2
-    cores, 2 workers kept 1.78 cores busy on average (1,149 s), 3 workers 1.97 (940 s)."""
+    worker's compile of a kernel both need, on sleeps in the Ctrl-C and progress tests): in
+    cold runs on 2 cores, 2 workers kept 1.78 cores busy on average, 3 workers 1.97."""
     try:
         cpus = len(os.sched_getaffinity(0))
     except AttributeError:
