@@ -24,21 +24,6 @@ def pytest_xdist_auto_num_workers(config):
     return min(cpus + 1, 5)
 
 
-# Files whose tests take longest on a cold cache, longest first (cold runs on 2 cores, 90-200 s
-# of worker time each): collected first, so pytest-xdist (--dist loadfile hands out files in
-# collection order) starts them first and the short files fill in at the end, instead of a
-# long file starting last while the other workers have nothing left. test_batch_kernels and
-# test_lanes start together on purpose (test_lanes walks the kernels the other way).
-SLOW_FILES = ("test_batch_kernels.py", "test_lanes.py", "test_cache.py", "test_modes.py",
-              "test_internals.py", "test_sum_fidelity.py", "test_blake3.py", "test_notebooks.py",
-              "test_blake2.py", "test_differential.py", "test_parallel.py")
-
-
-def pytest_collection_modifyitems(session, config, items):
-    rank = {name: i for i, name in enumerate(SLOW_FILES)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(SLOW_FILES)))    # stable
-
-
 FIXED = [name for name, spec in _algorithms.SPECS.items() if not spec.family.startswith("blake2")]
 CORE = ["md5", "sha1", "sha224", "sha256", "sha384", "sha512", "sha512_224", "sha512_256"]
 
