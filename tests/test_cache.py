@@ -189,7 +189,6 @@ def test_two_processes_fill_one_cold_cache(tmp_path):
     assert later.stdout.split() == ["ok", "1", "0"], later.stdout + later.stderr
 
 
-
 def test_a_failed_compile_releases_its_lock(tmp_path, monkeypatch):
     """The lock a compile holds is released when the compile raises (it never reaches the
     save that releases it otherwise), and also after one that worked."""
@@ -242,6 +241,7 @@ def test_a_kernel_outside_the_package_is_compiled_again_when_its_file_changes(tm
         results.append(proc.stdout.split())
     # compiled, loaded from the cache, compiled again after the edit
     assert results == [["2", "0"], ["2", "1"], ["3", "0"]], results
+
 
 def _corrupt(path, how):
     blob = path.read_bytes()
