@@ -11,13 +11,14 @@ CPU has them, on hardware SHA instructions. The interface is hashlib's::
     'ddaf35a193617aba'
 
 Any C-contiguous buffer is hashed as its raw bytes (bytes, bytearray, memoryview, numpy arrays
-of any dtype). Importing jitdigest imports no Numba and compiles nothing: each kernel compiles
+of any dtype). Importing jitdigest imports neither Numba nor numpy and compiles nothing (the
+constructors and the batch API import their modules on first use); each kernel compiles
 on first use and is cached per user, outside the package (``jitdigest cache info``;
 ``jitdigest warmup`` compiles ahead of time). A cache that cannot be written or holds a damaged
 entry never stops hashing: it costs a compile and one ``CacheWarning``.
 """
 from . import _stdlib  # first: the real hashlib and hmac, before anything can stand in for them
-from . import _algorithms, _config, _dispatch, _hashobj
+from . import _algorithms, _dispatch
 from ._algorithms import algorithms_available, algorithms_guaranteed
 from ._cachedir import CacheWarning
 from ._dispatch import backend
@@ -33,111 +34,40 @@ __all__ = [
     "pbkdf2_hmac", "hmac_many", "CacheWarning", "backend", "backends", "info",
 ]
 
-
-def _accepted_data_keywords():
-    """The keyword names the running Python's hashlib takes for the data ("string", "data")."""
-    accepted = []
-    for keyword in ("data", "string"):
-        try:
-            _stdlib.hashlib.sha256(**{keyword: b""})
-        except TypeError:
-            continue
-        accepted.append(keyword)
-    return tuple(accepted)
-
-
-_DATA_KEYWORDS = _accepted_data_keywords()
-
-
-def _data_from_keywords(func_name, no_data, data, kwargs):
-    """Resolve the data argument given by keyword, with hashlib's TypeErrors."""
-    for key in kwargs:
-        if key not in _DATA_KEYWORDS:
-            raise _hashobj.unknown_keyword_error(func_name, key)
-    for key in _DATA_KEYWORDS:
-        if key in kwargs:
-            if data is not no_data:
-                raise TypeError(f"argument for {func_name}() given by name ({key!r}) and position (1)")
-            data = kwargs[key]
-    return data
-
-
-def _constructor(name):
-    spec = _algorithms.SPECS[name]
-    cls = _hashobj.ShakeHash if spec.digest_size == 0 else _hashobj.Hash
-    return cls.constructor(spec, _data_from_keywords)
-
-
-_CONSTRUCTORS = {name: _constructor(name) for name, spec in _algorithms.SPECS.items()
-                 if not spec.family.startswith("blake2")}
-
-md5 = _CONSTRUCTORS["md5"]
-sha1 = _CONSTRUCTORS["sha1"]
-sha224 = _CONSTRUCTORS["sha224"]
-sha256 = _CONSTRUCTORS["sha256"]
-sha384 = _CONSTRUCTORS["sha384"]
-sha512 = _CONSTRUCTORS["sha512"]
-sha3_224 = _CONSTRUCTORS["sha3_224"]
-sha3_256 = _CONSTRUCTORS["sha3_256"]
-sha3_384 = _CONSTRUCTORS["sha3_384"]
-sha3_512 = _CONSTRUCTORS["sha3_512"]
-shake_128 = _CONSTRUCTORS["shake_128"]
-shake_256 = _CONSTRUCTORS["shake_256"]
-from ._blake2 import CONSTRUCTORS as _BLAKE2, blake2b, blake2s  # noqa: E402
-_CONSTRUCTORS.update(_BLAKE2)
-from .batch import hash_many, hexdigests, uuid3_many, uuid5_many, uuid_strings  # noqa: E402
-from . import hmac  # noqa: E402
-from ._pbkdf2 import pbkdf2_hmac  # noqa: E402
-from .keyed_batch import hmac_many  # noqa: E402
+# Names whose modules need numpy (hash objects, batches, hmac, pbkdf2) or the blake3 package's
+# API: imported on first use by ``__getattr__``, so that ``import jitdigest`` imports neither
+# numpy nor Numba. name -> (module, its attribute; None: the module itself).
+_LAZY = {
+    **{name: ("._constructors", name) for name in _algorithms.SPECS},
+    "new": ("._constructors", "new"),
+    "file_digest": ("._constructors", "file_digest"),
+    "_CONSTRUCTORS": ("._constructors", "CONSTRUCTORS"),
+    **{name: (".batch", name)
+       for name in ("hash_many", "hexdigests", "uuid3_many", "uuid5_many", "uuid_strings")},
+    "hmac": (".hmac", None),
+    "pbkdf2_hmac": ("._pbkdf2", "pbkdf2_hmac"),
+    "hmac_many": (".keyed_batch", "hmac_many"),
+    "blake3": (".blake3", None),
+}
 
 
 def __getattr__(name):
-    """``jitdigest.blake3``, the ``blake3`` package's API, imported on first use."""
-    if name == "blake3":
-        import importlib
-        return importlib.import_module(".blake3", __name__)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def new(name, data=b"", **kwargs):
-    """Return a new hash object for the named algorithm, as ``hashlib.new``: names are hashlib's
-    (and OpenSSL's, e.g. "SHA-256"); an unknown name raises ValueError. "blake3" gives a
-    ``jitdigest.blake3.blake3`` (the blake3 package's interface: ``kwargs`` key=,
-    derive_key_context=, max_threads=, usedforsecurity=); it is not in
-    ``algorithms_available``, which lists hashlib's names only."""
-    if name == "blake3":
-        from .blake3 import blake3 as _blake3
-        return _blake3(data, **kwargs)
-    spec = _algorithms.lookup(name)
-    if spec.name in _BLAKE2:            # hashlib calls its blake2 classes: their errors as is
-        return _BLAKE2[spec.name](data, **kwargs)
+    """The names of ``_LAZY``, imported on first use (then module attributes like any other)."""
     try:
-        return _CONSTRUCTORS[spec.name](data, **kwargs)
-    except TypeError as exc:
-        raise TypeError(str(exc).replace(f"{spec.name}()", "new()")) from None
+        module, attribute = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    import importlib
+    value = importlib.import_module(module, __name__)
+    if attribute is not None:
+        value = getattr(value, attribute)
+    globals()[name] = value
+    return value
 
 
-def file_digest(fileobj, digest, /, *, _bufsize=_config.FILE_BUFFER):
-    """Hash the contents of a file-like object opened for binary reading, as
-    ``hashlib.file_digest``: ``digest`` is a name or a constructor. Reads with ``readinto`` into
-    one reused buffer."""
-    digestobj = new(digest) if isinstance(digest, str) else digest()
-    if hasattr(fileobj, "getbuffer"):
-        digestobj.update(fileobj.getbuffer())
-        return digestobj
-    if not (hasattr(fileobj, "readinto") and hasattr(fileobj, "readable")
-            and fileobj.readable()):
-        raise ValueError(f"'{fileobj!r}' is not a file-like object in binary reading mode.")
-    buf = bytearray(_bufsize)
-    view = memoryview(buf)
-    while True:
-        size = fileobj.readinto(buf)
-        if size is None:
-            raise BlockingIOError("I/O operation would block.")
-        if size == 0:
-            break
-        digestobj.update(view[:size])
-    return digestobj
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
 
 def backends(name):
     """The names of the backends this process can run for the algorithm ``name`` (hashlib's

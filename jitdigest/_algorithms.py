@@ -6,8 +6,6 @@ names exactly, and OpenSSL's names ("SHA-256", "sha3-256", "blake2b512", ...) in
 from dataclasses import dataclass
 from functools import cached_property
 
-import numpy as np
-
 
 @dataclass(frozen=True)
 class AlgoSpec:
@@ -15,7 +13,7 @@ class AlgoSpec:
     family: str               # kernel family: the module name under jitdigest/kernels
     digest_size: int          # bytes; 0 for SHAKE (length chosen at digest time)
     block_size: int           # bytes, as hashlib reports it (the sponge rate for SHA-3)
-    word: type                # np.uint32 or np.uint64
+    word_name: str            # "uint32" or "uint64": numpy's name of the state word type
     min_padding: int          # bytes padding adds at least: end marker + length field (MD
                               # families), the domain/end byte (Keccak), none (BLAKE2)
     iv: tuple = ()            # initial state words ((): computed from parameters, BLAKE2)
@@ -28,8 +26,15 @@ class AlgoSpec:
                               # security level); 0 for the others (8 * digest_size)
 
     @cached_property
+    def word(self):
+        """The state word type, np.uint32 or np.uint64 (numpy is imported on first use)."""
+        import numpy as np
+        return getattr(np, self.word_name)
+
+    @cached_property
     def initial_state(self):
         """A read-only numpy array of the initial state words (made once)."""
+        import numpy as np
         arr = np.array(self.iv, dtype=self.word)
         arr.setflags(write=False)
         return arr
@@ -52,51 +57,51 @@ def _keccak_iv(rate, dsbyte):
 
 
 _SPECS = (
-    AlgoSpec("md5", "md5", 16, 64, np.uint32, 9,
+    AlgoSpec("md5", "md5", 16, 64, "uint32", 9,
              (0x67452301, 0xEFCDAB89, 0x98BADCFE, 0x10325476),
              ("ssl3-md5",), caseless=True, bsd_tag="MD5"),
-    AlgoSpec("sha1", "sha1", 20, 64, np.uint32, 9,
+    AlgoSpec("sha1", "sha1", 20, 64, "uint32", 9,
              (0x67452301, 0xEFCDAB89, 0x98BADCFE, 0x10325476, 0xC3D2E1F0),
              ("sha-1", "ssl3-sha1"), caseless=True, bsd_tag="SHA1"),
-    AlgoSpec("sha224", "sha256", 28, 64, np.uint32, 9,
+    AlgoSpec("sha224", "sha256", 28, 64, "uint32", 9,
              (0xC1059ED8, 0x367CD507, 0x3070DD17, 0xF70E5939,
               0xFFC00B31, 0x68581511, 0x64F98FA7, 0xBEFA4FA4),
              ("sha-224", "sha2-224"), caseless=True, bsd_tag="SHA224"),
-    AlgoSpec("sha256", "sha256", 32, 64, np.uint32, 9,
+    AlgoSpec("sha256", "sha256", 32, 64, "uint32", 9,
              (0x6A09E667, 0xBB67AE85, 0x3C6EF372, 0xA54FF53A,
               0x510E527F, 0x9B05688C, 0x1F83D9AB, 0x5BE0CD19),
              ("sha-256", "sha2-256"), caseless=True, bsd_tag="SHA256"),
-    AlgoSpec("sha384", "sha512", 48, 128, np.uint64, 17,
+    AlgoSpec("sha384", "sha512", 48, 128, "uint64", 17,
              (0xCBBB9D5DC1059ED8, 0x629A292A367CD507, 0x9159015A3070DD17, 0x152FECD8F70E5939,
               0x67332667FFC00B31, 0x8EB44A8768581511, 0xDB0C2E0D64F98FA7, 0x47B5481DBEFA4FA4),
              ("sha-384", "sha2-384"), caseless=True, bsd_tag="SHA384"),
-    AlgoSpec("sha512", "sha512", 64, 128, np.uint64, 17,
+    AlgoSpec("sha512", "sha512", 64, 128, "uint64", 17,
              (0x6A09E667F3BCC908, 0xBB67AE8584CAA73B, 0x3C6EF372FE94F82B, 0xA54FF53A5F1D36F1,
               0x510E527FADE682D1, 0x9B05688C2B3E6C1F, 0x1F83D9ABFB41BD6B, 0x5BE0CD19137E2179),
              ("sha-512", "sha2-512"), caseless=True, bsd_tag="SHA512"),
-    AlgoSpec("sha512_224", "sha512", 28, 128, np.uint64, 17,
+    AlgoSpec("sha512_224", "sha512", 28, 128, "uint64", 17,
              (0x8C3D37C819544DA2, 0x73E1996689DCD4D6, 0x1DFAB7AE32FF9C82, 0x679DD514582F9FCF,
               0x0F6D2B697BD44DA8, 0x77E36F7304C48942, 0x3F9D85A86A1D36C8, 0x1112E6AD91D692A1),
              ("sha512-224", "sha-512/224", "sha2-512/224", "SHA512_224"), bsd_tag="SHA512-224"),
-    AlgoSpec("sha512_256", "sha512", 32, 128, np.uint64, 17,
+    AlgoSpec("sha512_256", "sha512", 32, 128, "uint64", 17,
              (0x22312194FC2BF72C, 0x9F555FA3C84C64C2, 0x2393B86B6F53B151, 0x963877195940EABD,
               0x96283EE2A88EFFE3, 0xBE5E1E2553863992, 0x2B0199FC2C85B8AA, 0x0EB72DDC81C52CA2),
              ("sha512-256", "sha-512/256", "sha2-512/256", "SHA512_256"), bsd_tag="SHA512-256"),
-    AlgoSpec("sha3_224", "keccak", 28, 144, np.uint64, 1, _keccak_iv(144, 0x06), ("sha3-224",),
+    AlgoSpec("sha3_224", "keccak", 28, 144, "uint64", 1, _keccak_iv(144, 0x06), ("sha3-224",),
              bsd_tag="SHA3-224"),
-    AlgoSpec("sha3_256", "keccak", 32, 136, np.uint64, 1, _keccak_iv(136, 0x06), ("sha3-256",),
+    AlgoSpec("sha3_256", "keccak", 32, 136, "uint64", 1, _keccak_iv(136, 0x06), ("sha3-256",),
              bsd_tag="SHA3-256"),
-    AlgoSpec("sha3_384", "keccak", 48, 104, np.uint64, 1, _keccak_iv(104, 0x06), ("sha3-384",),
+    AlgoSpec("sha3_384", "keccak", 48, 104, "uint64", 1, _keccak_iv(104, 0x06), ("sha3-384",),
              bsd_tag="SHA3-384"),
-    AlgoSpec("sha3_512", "keccak", 64, 72, np.uint64, 1, _keccak_iv(72, 0x06), ("sha3-512",),
+    AlgoSpec("sha3_512", "keccak", 64, 72, "uint64", 1, _keccak_iv(72, 0x06), ("sha3-512",),
              bsd_tag="SHA3-512"),
-    AlgoSpec("shake_128", "keccak", 0, 168, np.uint64, 1, _keccak_iv(168, 0x1F),
+    AlgoSpec("shake_128", "keccak", 0, 168, "uint64", 1, _keccak_iv(168, 0x1F),
              ("shake128", "shake-128"), bsd_tag="SHAKE128", default_bits=256),
-    AlgoSpec("shake_256", "keccak", 0, 136, np.uint64, 1, _keccak_iv(136, 0x1F),
+    AlgoSpec("shake_256", "keccak", 0, 136, "uint64", 1, _keccak_iv(136, 0x1F),
              ("shake256", "shake-256"), bsd_tag="SHAKE256", default_bits=512),
-    AlgoSpec("blake2b", "blake2b", 64, 128, np.uint64, 0, (), ("blake2b512", "blake2b-512"),
+    AlgoSpec("blake2b", "blake2b", 64, 128, "uint64", 0, (), ("blake2b512", "blake2b-512"),
              bsd_tag="BLAKE2b"),
-    AlgoSpec("blake2s", "blake2s", 32, 64, np.uint32, 0, (), ("blake2s256", "blake2s-256"),
+    AlgoSpec("blake2s", "blake2s", 32, 64, "uint32", 0, (), ("blake2s256", "blake2s-256"),
              bsd_tag="BLAKE2s"),
 )
 
@@ -119,7 +124,7 @@ algorithms_available = frozenset(SPECS)
 # ``jitdigest.new("blake3")``: in neither SPECS nor the sets above, which hashlib's contract
 # (and everything checked against hashlib) goes over. Its initial state is the parameters of
 # the mode asked for (``jitdigest.blake3.params``).
-BLAKE3 = AlgoSpec("blake3", "blake3", 32, 64, np.uint32, 0, bsd_tag="BLAKE3")
+BLAKE3 = AlgoSpec("blake3", "blake3", 32, 64, "uint32", 0, bsd_tag="BLAKE3")
 
 
 def lookup(name):

@@ -39,7 +39,7 @@ def plan(names, blake3=False):
         single = _dispatch.kernels_for(spec)
         batch = _dispatch.batch_kernels_for(spec)
         chosen[spec.name] = (single.name, batch.name)
-        word = spec.word.__name__
+        word = spec.word_name
         if batch is not single:
             for entries in BATCH_TASKS:
                 tasks.setdefault((batch.backend, word, entries), None)

@@ -57,8 +57,8 @@ def _spec_of(digestmod):
 def _constructor(digestmod, spec):
     """``digest_cons`` of the standard library's ``hmac``: ``digest_cons(d=b'')`` -> hash object."""
     if spec is not None:
-        import jitdigest
-        return jitdigest._CONSTRUCTORS[spec.name]
+        from ._constructors import CONSTRUCTORS
+        return CONSTRUCTORS[spec.name]
     if callable(digestmod):
         return digestmod
     if isinstance(digestmod, str):

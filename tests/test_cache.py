@@ -380,17 +380,25 @@ def test_cache_command_info_and_clear(tmp_path):
 
 def test_import_loads_no_numba_and_names_are_there():
     code = ("import sys, jitdigest\n"
-            "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('numba', 'llvmlite'))\n"
+            "heavy = sorted(m for m in sys.modules\n"
+            "               if m.split('.')[0] in ('numba', 'llvmlite', 'numpy'))\n"
             "print(heavy)\n"
             "print(jitdigest.__version__, len(jitdigest.algorithms_available))\n"
             "jitdigest.md5\n"
             "print(sorted(m for m, mod in sys.modules.items() if m.startswith('jitdigest.kernels')"
-            " and not mod.__file__.endswith('__init__.py')))\n")
+            " and not mod.__file__.endswith('__init__.py')))\n"
+            "missing = [n for n in jitdigest.__all__ if not hasattr(jitdigest, n)]\n"
+            "print(missing, sorted(set(jitdigest.__all__) - set(dir(jitdigest))))\n"
+            "from jitdigest import *\n"
+            "print(sha256 is jitdigest.sha256 is jitdigest._CONSTRUCTORS['sha256'],\n"
+            "      hash_many.__module__, jitdigest.hmac.__name__, blake3.__name__)\n")
     proc = run_python(code)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0] == "[]" and lines[2] == "[]"      # family packages only: no kernel module
     assert lines[1].split()[1] != "0"
+    assert lines[3] == "[] []"                        # every public name resolves, dir() lists it
+    assert lines[4] == "True jitdigest.batch jitdigest.hmac jitdigest.blake3"
 
 
 @pytest.mark.parametrize("value", ["0", "-5", "many"])

@@ -4,6 +4,8 @@ locked databases; audit categories from how each test built its tree."""
 import hashlib
 import os
 import sqlite3
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -91,6 +93,27 @@ def test_cache_output_and_second_run_reads_nothing(tree, tmp_path, reads, capsys
     # --no-cache-read reads everything again
     assert _run(capsysbinary, "-r", root, "--cache", db, "--no-cache-read") == (0, plain, b"")
     assert len(_tree_reads(reads, root)) == len(SIZES)
+
+
+def test_a_run_that_finds_every_file_imports_neither_numpy_nor_numba(tree, tmp_path):
+    """A second run over an unchanged tree reads no file and loads no kernel: its start-up is
+    the interpreter, the walk and the database (the first run's numpy and Numba import were a
+    large share of a rerun before)."""
+    root, files = tree
+    db = tmp_path / "sums.db"
+    code = ("import sys\n"
+            "from jitdigest import _config, cli\n"
+            "_config.SUM_CACHE_RACY_NS = 0\n"
+            "status = cli.main(['sum', '-r', sys.argv[1], '--cache', sys.argv[2]])\n"
+            "sys.stdout.flush()\n"
+            "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'numpy', 'numba'})\n"
+            "print(status, heavy, file=sys.stderr)\n")
+    runs = [subprocess.run([sys.executable, "-c", code, str(root), str(db)],
+                           capture_output=True, timeout=600) for _ in range(2)]
+    assert [r.stderr.decode().split("\n")[-2] for r in runs] == \
+        ["0 ['numba', 'numpy']", "0 []"]
+    assert runs[0].stdout == runs[1].stdout
+    assert sorted(runs[1].stdout.splitlines(True)) == _expected(root, files)
 
 
 def test_changed_and_touched_files_are_read_again(tree, tmp_path, reads, capsysbinary,

@@ -5,7 +5,9 @@ as b3sum's does); ``-a sha256,md5,sha1`` to Several, which hashes the same bytes
 import functools
 import re
 
-from .. import _algorithms, new
+import jitdigest
+
+from .. import _algorithms
 from .errors import FatalError, UsageError
 from .quote import quote
 
@@ -37,10 +39,17 @@ class Algo:
         self.tag = (spec.bsd_tag if full else f"{spec.bsd_tag}-{bits}").encode()
         # hash_many serves BLAKE2 with its default parameters only
         self.batch_name = spec.name if full or self.xof else None
-        if self.has_length and not self.xof and not full:
-            self._ctor = functools.partial(new, spec.name, digest_size=self.size)
-        else:
-            self._ctor = functools.partial(new, spec.name)
+        self._kwargs = {"digest_size": self.size} if self.has_length and not (
+            self.xof or full) else {}
+        self._made = None
+
+    @property
+    def _ctor(self):
+        # made on first use: jitdigest.new's module imports numpy, which a run that finds
+        # every file in its --cache never needs
+        if self._made is None:
+            self._made = functools.partial(jitdigest.new, self.name, **self._kwargs)
+        return self._made
 
     def new(self, data=b""):
         return self._ctor(data)

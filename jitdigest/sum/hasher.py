@@ -23,7 +23,7 @@ class Hasher:
         self.jobs = max(1, jobs)
         self.overlap = overlap
         self.progress = progress
-        self._hash_many = jitdigest.hash_many if batch else None
+        self._batched = batch
         self._local = threading.local()
         self._pool = None
 
@@ -95,7 +95,7 @@ class Hasher:
         """The digests of ``datas``: one hash_many call when it serves this algorithm; for
         several algorithms, each over one joined copy of ``datas``, the digests as tuples."""
         parts = getattr(algo, "parts", None)
-        batched = self._hash_many is not None and len(datas) >= 2
+        batched = self._batched and len(datas) >= 2
         if parts is None:
             if not batched or algo.batch_name is None:
                 return [algo.oneshot(d) for d in datas]
@@ -111,7 +111,7 @@ class Hasher:
         # over N workers; hash_many's own threads only contended with them).
         kw = {} if offsets is None else {"offsets": offsets}
         kw.update(algo.batch_kwargs)                # a SHAKE's length; BLAKE3's mode and length
-        out = self._hash_many(algo.batch_name, messages, threads=1, **kw)
+        out = jitdigest.hash_many(algo.batch_name, messages, threads=1, **kw)
         return [row.tobytes() for row in out]
 
     def _process(self, items):

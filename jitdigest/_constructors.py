@@ -1,0 +1,102 @@
+"""hashlib's named constructors (``jitdigest.sha256``, ...), ``new`` and ``file_digest``.
+
+They live here, not in the package's ``__init__``, because hash objects need numpy: the
+package imports this module on first use of one of these names (its ``__getattr__``), so that
+``import jitdigest`` costs no numpy import (a ``jitdigest sum`` that finds every file in its
+``--cache`` never imports it at all).
+"""
+from . import _algorithms, _config, _hashobj, _stdlib
+from ._blake2 import CONSTRUCTORS as BLAKE2, blake2b, blake2s
+
+
+def _accepted_data_keywords():
+    """The keyword names the running Python's hashlib takes for the data ("string", "data")."""
+    accepted = []
+    for keyword in ("data", "string"):
+        try:
+            _stdlib.hashlib.sha256(**{keyword: b""})
+        except TypeError:
+            continue
+        accepted.append(keyword)
+    return tuple(accepted)
+
+
+_DATA_KEYWORDS = _accepted_data_keywords()
+
+
+def _data_from_keywords(func_name, no_data, data, kwargs):
+    """Resolve the data argument given by keyword, with hashlib's TypeErrors."""
+    for key in kwargs:
+        if key not in _DATA_KEYWORDS:
+            raise _hashobj.unknown_keyword_error(func_name, key)
+    for key in _DATA_KEYWORDS:
+        if key in kwargs:
+            if data is not no_data:
+                raise TypeError(f"argument for {func_name}() given by name ({key!r}) and position (1)")
+            data = kwargs[key]
+    return data
+
+
+def _constructor(name):
+    spec = _algorithms.SPECS[name]
+    cls = _hashobj.ShakeHash if spec.digest_size == 0 else _hashobj.Hash
+    return cls.constructor(spec, _data_from_keywords)
+
+
+CONSTRUCTORS = {name: _constructor(name) for name, spec in _algorithms.SPECS.items()
+                if not spec.family.startswith("blake2")}
+CONSTRUCTORS.update(BLAKE2)
+
+md5 = CONSTRUCTORS["md5"]
+sha1 = CONSTRUCTORS["sha1"]
+sha224 = CONSTRUCTORS["sha224"]
+sha256 = CONSTRUCTORS["sha256"]
+sha384 = CONSTRUCTORS["sha384"]
+sha512 = CONSTRUCTORS["sha512"]
+sha3_224 = CONSTRUCTORS["sha3_224"]
+sha3_256 = CONSTRUCTORS["sha3_256"]
+sha3_384 = CONSTRUCTORS["sha3_384"]
+sha3_512 = CONSTRUCTORS["sha3_512"]
+shake_128 = CONSTRUCTORS["shake_128"]
+shake_256 = CONSTRUCTORS["shake_256"]
+
+
+def new(name, data=b"", **kwargs):
+    """Return a new hash object for the named algorithm, as ``hashlib.new``: names are hashlib's
+    (and OpenSSL's, e.g. "SHA-256"); an unknown name raises ValueError. "blake3" gives a
+    ``jitdigest.blake3.blake3`` (the blake3 package's interface: ``kwargs`` key=,
+    derive_key_context=, max_threads=, usedforsecurity=); it is not in
+    ``algorithms_available``, which lists hashlib's names only."""
+    if name == "blake3":
+        from .blake3 import blake3 as _blake3
+        return _blake3(data, **kwargs)
+    spec = _algorithms.lookup(name)
+    if spec.name in BLAKE2:             # hashlib calls its blake2 classes: their errors as is
+        return BLAKE2[spec.name](data, **kwargs)
+    try:
+        return CONSTRUCTORS[spec.name](data, **kwargs)
+    except TypeError as exc:
+        raise TypeError(str(exc).replace(f"{spec.name}()", "new()")) from None
+
+
+def file_digest(fileobj, digest, /, *, _bufsize=_config.FILE_BUFFER):
+    """Hash the contents of a file-like object opened for binary reading, as
+    ``hashlib.file_digest``: ``digest`` is a name or a constructor. Reads with ``readinto`` into
+    one reused buffer."""
+    digestobj = new(digest) if isinstance(digest, str) else digest()
+    if hasattr(fileobj, "getbuffer"):
+        digestobj.update(fileobj.getbuffer())
+        return digestobj
+    if not (hasattr(fileobj, "readinto") and hasattr(fileobj, "readable")
+            and fileobj.readable()):
+        raise ValueError(f"'{fileobj!r}' is not a file-like object in binary reading mode.")
+    buf = bytearray(_bufsize)
+    view = memoryview(buf)
+    while True:
+        size = fileobj.readinto(buf)
+        if size is None:
+            raise BlockingIOError("I/O operation would block.")
+        if size == 0:
+            break
+        digestobj.update(view[:size])
+    return digestobj
