@@ -142,7 +142,7 @@ def preamble(doc, lw, groups, wide, word_desc, loaders):
     L.append("")
     L.append("from .._jit import inline_kernel, kernel")
     names = ["PF_MIN"] + ["%s as %s" % (src, name) for name, src in sorted(loaders.items())]
-    names += ["inline_in_callers as _inline_in_callers", "prefetch as _prefetch"]
+    names += ["inline_in_callers as _inline_in_callers", "lane_words", "prefetch as _prefetch"]
     names += ["wide_vectors as _wide_vectors"] if wide else []
     L.extend(wrap("from .._lanes import (%s)" % ", ".join(names)))
     L.append("from .._rows import length_of, row_at, row_count, start_of")

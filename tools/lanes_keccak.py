@@ -68,12 +68,12 @@ def keccak_kernel(prefix, lw, wide, per_pass):
     add(1, "nsq = (nout - 1) // rate if nout > rate else 0  # extra permutations to squeeze")
     add(1, "nrows = row_count(rows)")
     add(1, "pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches")
-    add(1, "buf = np.zeros(%d, np.uint64)  # lane word i of message lane l at buf[i * %d + l]"
+    add(1, "buf = lane_words(%d, np.uint64, 0)  # lane word i of message lane l at buf[i * %d + l]"
         % (25 * nl, nl))
-    add(1, "row = np.full(%d, -1, np.int64)  # row being hashed per lane, -1: idle" % nl)
-    add(1, "first = np.zeros(%d, np.int64)  # its first byte in values" % nl)
-    add(1, "nfull = np.zeros(%d, np.int64)  # its whole blocks, read from values" % nl)
-    add(1, "blk = np.zeros(%d, np.int64)  # permutations done" % nl)
+    add(1, "row = lane_words(%d, np.int64, -1)  # row being hashed per lane, -1: idle" % nl)
+    add(1, "first = lane_words(%d, np.int64, 0)  # its first byte in values" % nl)
+    add(1, "nfull = lane_words(%d, np.int64, 0)  # its whole blocks, read from values" % nl)
+    add(1, "blk = lane_words(%d, np.int64, 0)  # permutations done" % nl)
     add(1, "nxt = 0")
     add(1, "busy = 0")
     add(1, "while True:")

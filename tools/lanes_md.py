@@ -264,22 +264,22 @@ def md_kernel(alg, prefix, lw, groups, wide, uniform=False):
 
     if uniform:
         add(1, "# then K + W of a pad-only block all lanes may share, for messages of kwn bytes")
-        add(1, "buf = np.zeros(%d, %s)" % (kwo + len(alg.K), dt))
+        add(1, "buf = lane_words(%d, %s, 0)" % (kwo + len(alg.K), dt))
         add(1, "kwn = -1")
-        add(1, "late = np.full(%d, -1, np.int64)  # length of a pad-only block not written"
+        add(1, "late = lane_words(%d, np.int64, -1)  # length of a pad-only block not written"
             % nl)
     else:
-        add(1, "buf = np.zeros(%d, %s)" % ((ns + nw) * nl, dt))
+        add(1, "buf = lane_words(%d, %s, 0)" % ((ns + nw) * nl, dt))
     if pair:
         add(1, "buf64 = buf.view(np.uint64)  # the same memory, for 2-word stores")
     else:
-        add(1, "tail = np.zeros(%d, %s)  # each lane's last block with data: %d words from "
+        add(1, "tail = lane_words(%d, %s, 0)  # each lane's last block with data: %d words from "
             "lane * %d" % (nw * nl, dt, nw, nw))
-    add(1, "row = np.full(%d, -1, np.int64)  # row being hashed per lane, -1: idle" % nl)
-    add(1, "first = np.zeros(%d, np.int64)  # its first byte in values" % nl)
-    add(1, "nfull = np.zeros(%d, np.int64)  # its whole blocks, read from values" % nl)
-    add(1, "nblk = np.zeros(%d, np.int64)  # its blocks in all (whole + tail)" % nl)
-    add(1, "blk = np.zeros(%d, np.int64)  # blocks loaded so far" % nl)
+    add(1, "row = lane_words(%d, np.int64, -1)  # row being hashed per lane, -1: idle" % nl)
+    add(1, "first = lane_words(%d, np.int64, 0)  # its first byte in values" % nl)
+    add(1, "nfull = lane_words(%d, np.int64, 0)  # its whole blocks, read from values" % nl)
+    add(1, "nblk = lane_words(%d, np.int64, 0)  # its blocks in all (whole + tail)" % nl)
+    add(1, "blk = lane_words(%d, np.int64, 0)  # blocks loaded so far" % nl)
     add(1, "nrows = row_count(rows)")
     add(1, "pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches")
     add(1, "nout = min(out.shape[1], %d)" % (ns * wb))

@@ -10,11 +10,34 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from ._jit import inline_in_callers, inline_kernel  # noqa: F401  (re-exported: generated files)
+from ._jit import cpu_overload, inline_in_callers, inline_kernel  # noqa: F401  (re-exported)
 
 # ``wide_vectors()``, called first in a wide kernel, asks LLVM for 512-bit vectors: a private
 # llvmlite seam, so it lives (and is tested) in ``_internals``.
 from ._internals import wide_vectors  # noqa: E402,F401  (re-exported for the generated files)
+from ._internals import stack_array  # noqa: E402
+
+
+def lane_words(n, dtype, fill):
+    """``n`` (a constant) words of ``dtype`` set to ``fill``, a lane kernel's working storage
+    for one call. Compiled, they live in the kernel's stack frame: no heap allocation, so a
+    lane kernel's machine code needs nothing of Numba's runtime and runs without Numba
+    (``jitdigest/_native.py``). Interpreted (lane kernels never are, outside tests), a numpy
+    array."""
+    return np.full(n, fill, dtype)
+
+
+@cpu_overload(lane_words, prefer_literal=True)
+def _lane_words(n, dtype, fill):
+    if not isinstance(n, types.IntegerLiteral):
+        return None
+
+    def impl(n, dtype, fill):
+        words = stack_array(n, dtype)
+        for i in range(n):
+            words[i] = fill
+        return words
+    return impl
 
 
 # The lanes read as many streams as there are lanes (a block of each, every step), which the

@@ -9,7 +9,7 @@ tools/gen_lanes.py, not this file.
 import numpy as np
 
 from .._jit import inline_kernel, kernel
-from .._lanes import (PF_MIN, le64 as _word, inline_in_callers as _inline_in_callers,
+from .._lanes import (PF_MIN, le64 as _word, inline_in_callers as _inline_in_callers, lane_words,
     prefetch as _prefetch)
 from .._rows import length_of, row_at, row_count, start_of
 
@@ -1228,10 +1228,10 @@ def hash_rows(values, starts, lengths, rows, iv, out):
     here)."""
     # h0..h7, then v12..v15 at the block's start (IV ^ counter, IV ^ flags), then the
     # message words: word i of lane l at buf[i * 4 + l]
-    buf = np.zeros(112, np.uint64)
-    row = np.full(4, -1, np.int64)  # row being hashed per lane, -1: idle
-    nfull = np.full(4, -1, np.int64)  # its blocks before the final one
-    blk = np.zeros(4, np.int64)  # blocks loaded so far
+    buf = lane_words(112, np.uint64, 0)
+    row = lane_words(4, np.int64, -1)  # row being hashed per lane, -1: idle
+    nfull = lane_words(4, np.int64, -1)  # its blocks before the final one
+    blk = lane_words(4, np.int64, 0)  # blocks loaded so far
     nrows = row_count(rows)
     pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches
     nout = min(out.shape[1], 64)

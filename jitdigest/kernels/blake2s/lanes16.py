@@ -10,7 +10,8 @@ import numpy as np
 
 from .._jit import inline_kernel, kernel
 from .._lanes import (PF_MIN, le64 as _word, le32 as _word32,
-    inline_in_callers as _inline_in_callers, prefetch as _prefetch, wide_vectors as _wide_vectors)
+    inline_in_callers as _inline_in_callers, lane_words, prefetch as _prefetch,
+    wide_vectors as _wide_vectors)
 from .._rows import length_of, row_at, row_count, start_of
 
 NAME = "lanes16"
@@ -1038,10 +1039,10 @@ def hash_rows(values, starts, lengths, rows, iv, out):
     _wide_vectors()
     # h0..h7, then v12..v15 at the block's start (IV ^ counter, IV ^ flags), then the
     # message words: word i of lane l at buf[i * 16 + l]
-    buf = np.zeros(448, np.uint32)
-    row = np.full(16, -1, np.int64)  # row being hashed per lane, -1: idle
-    nfull = np.full(16, -1, np.int64)  # its blocks before the final one
-    blk = np.zeros(16, np.int64)  # blocks loaded so far
+    buf = lane_words(448, np.uint32, 0)
+    row = lane_words(16, np.int64, -1)  # row being hashed per lane, -1: idle
+    nfull = lane_words(16, np.int64, -1)  # its blocks before the final one
+    blk = lane_words(16, np.int64, 0)  # blocks loaded so far
     nrows = row_count(rows)
     pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches
     nout = min(out.shape[1], 32)

@@ -9,7 +9,7 @@ tools/gen_lanes.py, not this file.
 import numpy as np
 
 from .._jit import inline_kernel, kernel
-from .._lanes import (PF_MIN, le64 as _word, inline_in_callers as _inline_in_callers,
+from .._lanes import (PF_MIN, le64 as _word, inline_in_callers as _inline_in_callers, lane_words,
     prefetch as _prefetch)
 from .._rows import length_of, row_at, row_count, start_of
 
@@ -271,11 +271,11 @@ def hash_rows(values, starts, lengths, rows, iv, out):
     nsq = (nout - 1) // rate if nout > rate else 0  # extra permutations to squeeze
     nrows = row_count(rows)
     pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches
-    buf = np.zeros(100, np.uint64)  # lane word i of message lane l at buf[i * 4 + l]
-    row = np.full(4, -1, np.int64)  # row being hashed per lane, -1: idle
-    first = np.zeros(4, np.int64)  # its first byte in values
-    nfull = np.zeros(4, np.int64)  # its whole blocks, read from values
-    blk = np.zeros(4, np.int64)  # permutations done
+    buf = lane_words(100, np.uint64, 0)  # lane word i of message lane l at buf[i * 4 + l]
+    row = lane_words(4, np.int64, -1)  # row being hashed per lane, -1: idle
+    first = lane_words(4, np.int64, 0)  # its first byte in values
+    nfull = lane_words(4, np.int64, 0)  # its whole blocks, read from values
+    blk = lane_words(4, np.int64, 0)  # permutations done
     nxt = 0
     busy = 0
     while True:

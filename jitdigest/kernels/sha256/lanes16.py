@@ -10,7 +10,8 @@ import numpy as np
 
 from .._jit import inline_kernel, kernel
 from .._lanes import (PF_MIN, be64 as _dword, be32 as _word,
-    inline_in_callers as _inline_in_callers, prefetch as _prefetch, wide_vectors as _wide_vectors)
+    inline_in_callers as _inline_in_callers, lane_words, prefetch as _prefetch,
+    wide_vectors as _wide_vectors)
 from .._rows import length_of, row_at, row_count, start_of
 
 NAME = "lanes16"
@@ -971,15 +972,15 @@ def hash_rows(values, starts, lengths, rows, iv, out):
     _wide_vectors()
     # state words 0..7, then message words 0..15: word i of lane l at buf[i * 16 + l]
     # then K + W of a pad-only block all lanes may share, for messages of kwn bytes
-    buf = np.zeros(448, np.uint32)
+    buf = lane_words(448, np.uint32, 0)
     kwn = -1
-    late = np.full(16, -1, np.int64)  # length of a pad-only block not written
+    late = lane_words(16, np.int64, -1)  # length of a pad-only block not written
     buf64 = buf.view(np.uint64)  # the same memory, for 2-word stores
-    row = np.full(16, -1, np.int64)  # row being hashed per lane, -1: idle
-    first = np.zeros(16, np.int64)  # its first byte in values
-    nfull = np.zeros(16, np.int64)  # its whole blocks, read from values
-    nblk = np.zeros(16, np.int64)  # its blocks in all (whole + tail)
-    blk = np.zeros(16, np.int64)  # blocks loaded so far
+    row = lane_words(16, np.int64, -1)  # row being hashed per lane, -1: idle
+    first = lane_words(16, np.int64, 0)  # its first byte in values
+    nfull = lane_words(16, np.int64, 0)  # its whole blocks, read from values
+    nblk = lane_words(16, np.int64, 0)  # its blocks in all (whole + tail)
+    blk = lane_words(16, np.int64, 0)  # blocks loaded so far
     nrows = row_count(rows)
     pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches
     nout = min(out.shape[1], 32)

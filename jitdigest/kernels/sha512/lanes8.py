@@ -9,7 +9,7 @@ tools/gen_lanes.py, not this file.
 import numpy as np
 
 from .._jit import inline_kernel, kernel
-from .._lanes import (PF_MIN, be64 as _word, inline_in_callers as _inline_in_callers,
+from .._lanes import (PF_MIN, be64 as _word, inline_in_callers as _inline_in_callers, lane_words,
     prefetch as _prefetch, wide_vectors as _wide_vectors)
 from .._rows import length_of, row_at, row_count, start_of
 
@@ -659,13 +659,14 @@ def hash_rows(values, starts, lengths, rows, iv, out):
     ``values[starts[r]:starts[r] + lengths[r]]``, ``r`` in ``rows``, into ``out[r]``."""
     _wide_vectors()
     # state words 0..7, then message words 0..15: word i of lane l at buf[i * 8 + l]
-    buf = np.zeros(192, np.uint64)
-    tail = np.zeros(128, np.uint64)  # each lane's last block with data: 16 words from lane * 16
-    row = np.full(8, -1, np.int64)  # row being hashed per lane, -1: idle
-    first = np.zeros(8, np.int64)  # its first byte in values
-    nfull = np.zeros(8, np.int64)  # its whole blocks, read from values
-    nblk = np.zeros(8, np.int64)  # its blocks in all (whole + tail)
-    blk = np.zeros(8, np.int64)  # blocks loaded so far
+    buf = lane_words(192, np.uint64, 0)
+    tail = lane_words(128, np.uint64,
+        0)  # each lane's last block with data: 16 words from lane * 16
+    row = lane_words(8, np.int64, -1)  # row being hashed per lane, -1: idle
+    first = lane_words(8, np.int64, 0)  # its first byte in values
+    nfull = lane_words(8, np.int64, 0)  # its whole blocks, read from values
+    nblk = lane_words(8, np.int64, 0)  # its blocks in all (whole + tail)
+    blk = lane_words(8, np.int64, 0)  # blocks loaded so far
     nrows = row_count(rows)
     pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches
     nout = min(out.shape[1], 64)
