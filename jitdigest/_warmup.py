@@ -18,7 +18,7 @@ import sys
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
-from . import _algorithms, _dispatch
+from . import _algorithms, _cpu, _dispatch
 
 # Entries of a batch ("lanes") backend: one task, as the prange entries call its hash_rows.
 # Per-message backends serve every entry.
@@ -33,7 +33,7 @@ def plan(names, blake3=False):
     BLAKE3's objects' entries are one task of their own (``OBJECT``), its per-message backend's
     batch entries another (they serve batches of a few rows:
     ``_dispatch.default_batch_kernels``)."""
-    tasks, chosen = {}, {}
+    tasks, chosen, native = {}, {}, set()
     specs = [_algorithms.lookup(name) for name in names]
     for spec in specs + ([_algorithms.BLAKE3] if blake3 else []):
         single = _dispatch.kernels_for(spec)
@@ -45,6 +45,8 @@ def plan(names, blake3=False):
                 tasks.setdefault((batch.backend, word, entries), None)
         if spec is not _algorithms.BLAKE3:
             tasks.setdefault((single.backend, word, _dispatch.ENTRIES), None)
+            if _cpu.jit_enabled():
+                native.add((batch.backend, word))
             continue
         from . import blake3 as objects
         chosen[spec.name] = (objects.backend_name(), batch.name)
@@ -55,13 +57,19 @@ def plan(names, blake3=False):
         tasks.setdefault((module, OBJECT, objects.ENTRIES), None)
     order = sorted(tasks, key=lambda t: t[0].lanes == 1)       # stable: lanes first
     # (family, backend module's name, word, entries): plain values, sent to worker processes;
-    # last, the batch API's join of a list of bytes (kernels/_pyobjects.py), used by every
-    # algorithm
-    return ([(b.family, _module_name(b), word, entries) for b, word, entries in order]
+    # a hashlib algorithm's batch kernel set is also stored as machine code (NATIVE, last of
+    # its entries); last, the batch API's join of a list of bytes (kernels/_pyobjects.py),
+    # used by every algorithm
+    return ([(b.family, _module_name(b), word,
+              entries + ((NATIVE,) if (b, word) in native and "hash_rows" in entries else ()))
+             for b, word, entries in order]
             + [JOIN_TASK]), chosen
 
 
 JOIN_TASK = ("bytes", "join", "uint8", ("join_exact_bytes",))
+# the entry of a task that stores its kernel set's hash_rows as machine code (``_native``), for
+# ``jitdigest sum`` to run without importing Numba
+NATIVE = "native_rows"
 # the "word" of a task of BLAKE3's objects' entries (``jitdigest.blake3``)
 OBJECT = "object"
 
@@ -88,8 +96,28 @@ def compile_one(family, name, word, entries):
         return time.perf_counter() - start
     ks = _dispatch._kernel_set(backend, getattr(np, word))
     for entry in entries:
-        getattr(ks, entry)
+        if entry == NATIVE:
+            from . import _native
+            try:
+                _native.write_kernel(ks)
+            except OSError:
+                pass                        # an unwritable cache: sum runs through Numba
+        else:
+            getattr(ks, entry)
     return time.perf_counter() - start
+
+
+def _store_index(names):
+    """Index the batch kernels the tasks stored as machine code (``_native``); the names of
+    the algorithms it could."""
+    if not _cpu.jit_enabled():
+        return []
+    from . import _native
+    try:
+        return _native.write_index({name: _dispatch.batch_kernels_for(_algorithms.lookup(name))
+                                    for name in names})
+    except OSError:
+        return []                           # an unwritable cache: sum runs through Numba
 
 
 def _label(task):
@@ -177,9 +205,11 @@ def run(names, jobs, out=None, err=None, blake3=False):
     if tty:
         err.write("\r\x1b[K")
         err.flush()
+    stored = _store_index(names)
     for name, (single, batch) in sorted(chosen.items()):
-        out.write(f"{name}: {single} kernels, batch {batch}: compiled and cached\n")
-    count = sum(len(task[3]) for task in tasks)
+        how = ", stored for jitdigest sum" if name in stored else ""
+        out.write(f"{name}: {single} kernels, batch {batch}{how}: compiled and cached\n")
+    count = sum(len([e for e in task[3] if e != NATIVE]) for task in tasks)
     out.write(f"{count} kernels ready in {time.perf_counter() - start:.1f} s on {jobs} "
               f"process{'es' if jobs > 1 else ''}; cache: {_cachedir.directory()}\n")
     return 0

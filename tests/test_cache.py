@@ -317,6 +317,15 @@ def test_warmup_then_hash_many_compiles_nothing(tmp_path):
     proc = run_python(["-m", "jitdigest", "warmup", "sha1", "-j", "2"], env=env)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("sha1: ") and "kernels ready in" in proc.stdout
+    assert "stored for jitdigest sum" in proc.stdout.splitlines()[0]
+    # jitdigest sum then runs the stored batch kernel: no Numba, no numpy
+    (tmp_path / "f.txt").write_bytes(b"abc" * 100)
+    summed = run_python(["-c", "import sys\nfrom jitdigest import cli\n"
+                         "cli.main(['sum', '-a', 'sha1', sys.argv[1]]); sys.stdout.flush()\n"
+                         "print(sorted(m for m in sys.modules if m.split('.')[0] in"
+                         " ('numba', 'numpy')))", str(tmp_path / "f.txt")], env=env)
+    assert summed.stdout.split() == [hashlib.sha1(b"abc" * 100).hexdigest(),
+                                     str(tmp_path / "f.txt"), "[]"], summed.stderr
     code = (
         "import hashlib, numpy as np, jitdigest\n"
         "from numba.core import event\n"

@@ -701,3 +701,36 @@ def test_kernel_address_is_a_first_class_function_argument():
     by_address = min(repeat(lambda: caller(wrapped, a), number=200, repeat=5))
     by_dispatcher = min(repeat(lambda: caller(kernels[0], a), number=200, repeat=5))
     assert by_address < by_dispatcher
+
+
+# --- 14. a batch kernel as machine code, run without Numba's runtime ----------------------
+
+def test_a_batch_kernel_as_machine_code_runs_through_llvmlite_alone():
+    """``native.rows_entry`` views raw pointers as a ``hash_rows`` kernel's arrays (read-only
+    where its signature says so: no second compile), ``object_code`` emits the linked module,
+    ``declarations`` lists what it uses; ``jitdigest._native`` links it and calls it."""
+    from jitdigest import _dispatch, _native
+    from jitdigest.kernels._internals import native
+
+    @numba.njit
+    def kernel(values, starts, lengths, rows, iv, out):
+        for i in range(rows.shape[0]):
+            total = 0
+            for j in range(lengths[i]):
+                total += values[starts[i] + j]
+            for k in range(out.shape[1]):
+                out[rows[i], k] = (total + iv[0] + k) & 255
+
+    kernel.compile(_dispatch._signatures(np.uint32)["hash_rows"])
+    entry = native.rows_entry(kernel, np.uint32)
+    assert len(kernel.signatures) == 1                  # the cfunc called the compiled one
+    code, symbol = native.object_code(entry)
+    functions, variables = native.declarations(entry)
+    assert isinstance(code, bytes) and len(code) > 100 and symbol == entry.native_name
+    assert not any(n.startswith("NRT_MemInfo_alloc") for n in functions)
+    function = _native._link(code, {"uses": functions + variables, "symbol": symbol})
+    assert function is not None
+    msgs = [bytes(range(i)) for i in range(20)]
+    lengths = __import__("array").array("q", map(len, msgs))
+    out = _native.Rows(function, [7], "uint32", 0).hash(b"".join(msgs), lengths, 3)
+    assert out == b"".join(bytes(((sum(m) + 7 + k) & 255) for k in range(3)) for m in msgs)

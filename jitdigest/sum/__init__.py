@@ -8,7 +8,7 @@ rules byte for byte, plus recursion, JSON lines, -j and batching; cli.py calls `
 import os
 import sys
 
-from .. import _config, _dispatch
+from .. import _config, _cpu, _dispatch
 from . import algos, b3sum, progress as _progress
 from .check import CheckState, check_file
 from .errors import FatalError, UsageError
@@ -84,7 +84,22 @@ def run(args):
     if progress is not None:
         progress.close()
     out.finish()
+    _store_native(hasher.through_numba)
     return 0 if ok else 1
+
+
+def _store_native(names):
+    """Store the batch kernels this run had to reach through Numba as machine code
+    (``jitdigest/_native.py``), once per algorithm and machine (about a second each, after the
+    output is written), so that later runs hash small files without importing Numba."""
+    if not names or not _cpu.jit_enabled():
+        return
+    from .. import _algorithms, _native
+    for name in sorted(names):
+        try:
+            _native.store(_algorithms.lookup(name))
+        except OSError:
+            pass                        # an unwritable cache: later runs go through Numba too
 
 
 def _with_algo(items, algo):

@@ -1,15 +1,18 @@
 """The hashing behind ``jitdigest sum``: small files read whole and hashed in batches through
 hash_many, large ones streamed through one reused buffer per thread, -j on a thread pool.
 Several algorithms (algos.Several) are fed from the same buffers: each file is read once."""
+import functools
 import io
 import itertools
 import os
 import threading
+from array import array
 
 import jitdigest
 
 from .._config import SUM_BATCH_BYTES as BATCH_BYTES, SUM_BATCH_FILES as BATCH_FILES
 from .._config import SUM_CHUNK as CHUNK, SUM_SMALL_FILE as SMALL
+from .algos import Algo
 from .walk import FILE, STDIN, Item
 
 
@@ -24,6 +27,8 @@ class Hasher:
         self.overlap = overlap
         self.progress = progress
         self._batched = batch
+        self._natives = {}          # algorithm: _native's digests function, or None
+        self.through_numba = set()  # hashlib names whose batches went through Numba
         self._local = threading.local()
         self._pool = None
 
@@ -92,9 +97,14 @@ class Hasher:
             yield item
 
     def _batch(self, algo, datas):
-        """The digests of ``datas``: one hash_many call when it serves this algorithm; for
-        several algorithms, each over one joined copy of ``datas``, the digests as tuples."""
+        """The digests of ``datas``: one call of the batch kernel stored as machine code
+        (``jitdigest/_native.py``: no Numba to import) where ``jitdigest warmup`` left one, else
+        one hash_many call when it serves this algorithm; for several algorithms, each over one
+        joined copy of ``datas``, the digests as tuples."""
         parts = getattr(algo, "parts", None)
+        native = self._native(algo, parts)
+        if native is not None:
+            return native(datas)
         batched = self._batched and len(datas) >= 2
         if parts is None:
             if not batched or algo.batch_name is None:
@@ -106,12 +116,28 @@ class Hasher:
         return list(zip(*[self._many(part, *joined) if part.batch_name
                           else [part.oneshot(d) for d in datas] for part in parts]))
 
+    def _native(self, algo, parts):
+        """A function of ``datas`` giving their digests through the stored kernels, if every
+        algorithm asked for has one; else None."""
+        if not self._batched:
+            return None
+        found = self._natives.get(algo, False)
+        if found is False:
+            kernels = [_native_rows(part) for part in (parts or (algo,))]
+            found = None if None in kernels else functools.partial(
+                _native_digests, kernels, [part.size for part in (parts or (algo,))],
+                parts is not None)
+            self._natives[algo] = found
+        return found
+
     def _many(self, algo, messages, offsets=None):
         # One thread: -j alone decides how many run (with -j N the batches are already spread
         # over N workers; hash_many's own threads only contended with them).
         kw = {} if offsets is None else {"offsets": offsets}
         kw.update(algo.batch_kwargs)                # a SHAKE's length; BLAKE3's mode and length
         out = jitdigest.hash_many(algo.batch_name, messages, threads=1, **kw)
+        if type(algo) is Algo:
+            self.through_numba.add(algo.batch_name)
         return [row.tobytes() for row in out]
 
     def _process(self, items):
@@ -267,6 +293,26 @@ class Hasher:
         if self._pool is not None:
             self._pool.shutdown(wait=wait, cancel_futures=not wait)
             self._pool = None
+
+
+def _native_rows(algo):
+    """The stored batch kernel of one of hashlib's algorithms at its output length, or None."""
+    from .. import _native
+    if type(algo) is not Algo or algo.batch_name is None:
+        return None
+    return _native.rows(algo.batch_name)
+
+
+def _native_digests(kernels, sizes, several, datas):
+    """The digests of ``datas`` through ``kernels`` (``_native.Rows``, one per algorithm, of
+    ``sizes`` bytes each): a list of bytes, or of tuples for several algorithms."""
+    values = b"".join(datas)
+    lengths = array("q", map(len, datas))
+    columns = []
+    for kernel, size in zip(kernels, sizes):
+        out = kernel.hash(values, lengths, size)
+        columns.append([out[i:i + size] for i in range(0, len(out), size)])
+    return list(zip(*columns)) if several else columns[0]
 
 
 def _joined(datas):

@@ -5,7 +5,7 @@ Nothing outside this package touches them: a Numba or llvmlite upgrade that move
 its module and its test, loudly, instead of silently costing speed or aborting the process. The
 seams, one module each (``vectors``, ``stack``, ``gil``, ``target``, ``cache``, ``threads``,
 ``cuda_words``, ``words``, ``ptx``, ``ssa``, ``call_types``, ``typed_once``, ``kernel_address``,
-in this order), every name re-exported here:
+``native``, in this order), every name re-exported here:
 
 1. ``wide_vectors()``: a function attribute llvmlite does not know (``FunctionAttributes._known``);
 2. ``stack_array()``: a Numba array over a stack buffer (``BaseContext.populate_array``);
@@ -41,7 +41,10 @@ in this order), every name re-exported here:
    all three in one struct, ``ArrayModel``);
 13. ``KernelAddress``: a compiled kernel passed as a first-class function argument (the batch
    ``prange`` driver's), its address looked up once
-   (``numba.experimental.function_type._get_wrapper_address``) instead of at every call.
+   (``numba.experimental.function_type._get_wrapper_address``) instead of at every call;
+14. ``rows_entry()`` / ``object_code()`` / ``declarations()``: a batch kernel as an object file
+   that runs without Numba (a ``cfunc`` wrapper; the linked module, ``CodeLibrary._final_module``,
+   emitted by ``JITCPUCodegen._tm``), for ``jitdigest._native``.
 
 ``REQUIRED`` lists every private name used in the package and ``missing()`` says which of them
 this Numba/llvmlite lacks. Importing it imports Numba (``jitdigest._cpu`` imports it lazily, from
@@ -66,6 +69,7 @@ from .ssa import NUMBA_STMT_INDEX, stmt_index  # noqa: E402,F401
 from .call_types import NUMBA_GET_CALL_TYPE, call_type  # noqa: E402,F401
 from .typed_once import typed_once  # noqa: E402,F401
 from .kernel_address import KernelAddress  # noqa: E402,F401
+from .native import declarations, object_code, rows_entry  # noqa: E402,F401
 
 
 # --- inventory ----------------------------------------------------------------------------
@@ -116,6 +120,7 @@ REQUIRED = (
     "numba.core.dispatcher:Dispatcher.get_call_template",
     "numba.core.registry:CPUDispatcher",
     "numba.experimental.function_type:_get_wrapper_address",
+    "numba.core.codegen:CPUCodeLibrary._ensure_finalized",
 )
 
 # Keyword parameters of the private functions called with keywords.

@@ -1,0 +1,306 @@
+"""Batch kernels that run without importing Numba: ``jitdigest sum``'s small files.
+
+Why: importing Numba and loading a kernel through it is most of a short ``jitdigest sum``
+(0.5-0.7 s of 0.75 s for one small file on a slow 2-core machine; the bare interpreter takes
+0.08 s). So the batch kernel that serves an algorithm here is also stored as machine code
+(``kernels/_internals/native.py`` makes it: a C-callable wrapper around the compiled
+``hash_rows``, linked with everything it calls), by ``jitdigest warmup`` for every algorithm
+and by a ``jitdigest sum`` that had to reach one through Numba, and a later process loads that
+object with llvmlite alone and calls it through ctypes.
+
+Where: ``<kernel cache folder>/native/<context>/`` (the cache folder already names the
+version and the kernel sources), ``context()`` a digest of what else the machine code depends
+on: the host CPU and its features, llvmlite's version and every ``NUMBA_*``/``JITDIGEST_*``
+setting (a switched-off SHA-NI, ``NUMBA_CPU_NAME``, ``NUMBA_DISABLE_JIT``: another context,
+so nothing stored is used). ``index.json`` names each algorithm's kernel; each kernel is an
+object file and a JSON description (its symbol, word type, initial state per algorithm, the
+SHA-256 of the object and of the rest of the description, the names it uses but does not
+define).
+
+A missing, damaged or foreign entry is never an error: ``rows()`` gives None and the caller
+hashes through Numba as before. Before any object reaches LLVM its digest is checked, and
+every name it uses must be an LLVM intrinsic, a symbol of this process (CPython's C API) or
+one of ``ERROR_PATH_HELPERS`` (Numba's runtime, reached only when an exception is reported or
+a reference count of an array Numba allocated falls to zero: neither happens for the arrays
+the wrapper views, whose bounds ``Rows.hash`` makes); those point at ``abort``.
+"""
+import ctypes
+import hashlib
+import itertools
+import json
+import os
+import sys
+import threading
+from array import array
+
+from . import _cachedir
+
+FORMAT = 1
+# Settings that change nothing the machine code or the choice of kernel depends on.
+_IGNORED = frozenset({"JITDIGEST_CACHE_DIR", "NUMBA_CACHE_DIR", "JITDIGEST_QUIET",
+                      "NUMBA_NUM_THREADS", "NUMBA_THREADING_LAYER"})
+ERROR_PATH_HELPERS = frozenset({
+    "numba_gil_ensure", "numba_gil_release", "numba_unpickle", "numba_do_raise",
+    "numba_runtime_build_excinfo_struct", "numba_fatal_error", "NRT_Free",
+    "NRT_MemInfo_call_dtor"})
+_TYPECODES = {"uint32": "I", "uint64": "Q"}
+
+_lock = threading.Lock()
+_loaded = {}            # algorithm name -> Rows or None
+_engines = []           # the LLVM engines holding loaded code (kept for the process's life)
+
+
+def context():
+    """A digest of what the stored machine code depends on besides the kernel sources."""
+    import llvmlite
+    import llvmlite.binding as ll
+    settings = sorted((k, v) for k, v in os.environ.items()
+                      if k.startswith(("NUMBA_", "JITDIGEST_")) and k not in _IGNORED)
+    text = repr((FORMAT, sys.platform, sys.implementation.cache_tag, llvmlite.__version__,
+                 ll.get_host_cpu_name(), ll.get_host_cpu_features().flatten(), settings))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def folder():
+    return os.path.join(_cachedir.directory(), "native", context())
+
+
+class Rows:
+    """An algorithm's batch kernel loaded from its object: ``hash(values, lengths, size)``."""
+
+    def __init__(self, function, iv, word, size):
+        self._function = function
+        self._iv = array(_TYPECODES[word], iv)
+        self.digest_size = size             # 0: SHAKE, any output length
+
+    def hash(self, values, lengths, size):
+        """The ``size``-byte digests of the messages ``values`` (bytes) holds back to back,
+        ``lengths`` (an array('q')) long: one bytes object of ``len(lengths) * size``."""
+        if not isinstance(values, bytes) or not isinstance(lengths, array) \
+                or lengths.typecode != "q":
+            raise TypeError("values must be bytes and lengths an array('q')")
+        if size <= 0 or self.digest_size and size != self.digest_size:
+            raise ValueError(f"digest size {size} is not this kernel's")
+        if any(length < 0 for length in lengths) or sum(lengths) != len(values):
+            raise ValueError("message lengths do not add up to the values")
+        n = len(lengths)
+        starts = array("q", itertools.accumulate(lengths, initial=0))
+        rows = array("q", range(n))
+        out = bytearray(n * size)
+        view = (ctypes.c_char * len(out)).from_buffer(out)
+        status = self._function(values, len(values), starts.buffer_info()[0],
+                                lengths.buffer_info()[0], rows.buffer_info()[0], n,
+                                self._iv.buffer_info()[0], len(self._iv), ctypes.addressof(view),
+                                n, size)
+        del view
+        if status != 0:
+            raise RuntimeError("the batch kernel failed")
+        return bytes(out)
+
+
+def rows(name):
+    """The stored batch kernel of the algorithm ``name`` (hashlib's name), or None."""
+    try:
+        return _loaded[name]
+    except KeyError:
+        pass
+    with _lock:
+        if name not in _loaded:
+            _loaded[name] = _load(name)
+    return _loaded[name]
+
+
+def _read_json(path):
+    try:
+        with open(path, "rb") as f:
+            found = json.loads(f.read())
+    except (OSError, ValueError):
+        return None
+    return found if isinstance(found, dict) else None
+
+
+def _load(name):
+    if os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0"):
+        return None                          # interpreted, as asked
+    try:
+        where = folder()
+    except Exception:                        # no llvmlite, or it cannot tell the host
+        return None
+    index = _read_json(os.path.join(where, "index.json"))
+    base = index.get(name) if index else None
+    if not isinstance(base, str) or os.sep in base or "/" in base:
+        return None
+    meta = _read_json(os.path.join(where, base + ".json"))
+    try:
+        with open(os.path.join(where, base + ".o"), "rb") as f:
+            code = f.read()
+    except OSError:
+        return None
+    if not _valid(meta, code, name):
+        return None
+    try:
+        function = _link(code, meta)
+    except Exception:                        # llvmlite refused it: the Numba path is there
+        function = None
+    if function is None:
+        return None
+    return Rows(function, meta["iv"][name], meta["word"], meta["sizes"][name])
+
+
+def _digest(code, meta):
+    """The SHA-256 of an object and of every field of its description but this one: a
+    description changed in any way (an initial state cut short) is refused like a damaged
+    object."""
+    fields = {k: v for k, v in meta.items() if k != "sha256"}
+    return hashlib.sha256(code + json.dumps(fields, sort_keys=True).encode()).hexdigest()
+
+
+def _valid(meta, code, name):
+    try:
+        return (meta["format"] == FORMAT and meta["sha256"] == _digest(code, meta)
+                and meta["word"] in _TYPECODES and isinstance(meta["symbol"], str)
+                and all(isinstance(n, str) for n in meta["uses"])
+                and isinstance(meta["sizes"][name], int) and meta["sizes"][name] >= 0
+                and all(isinstance(w, int) and w >= 0 for w in meta["iv"][name])
+                and len(meta["iv"][name]) > 0)
+    except (KeyError, TypeError):
+        return False
+
+
+def _addresses(names):
+    """{name: address or None} for the names an object uses that LLVM does not know by itself:
+    symbols of the process (CPython's C API, found with ``dlsym``), None for
+    ERROR_PATH_HELPERS this process lacks; None if any other name is missing (the object
+    cannot run here). Numba's runtime is not looked for: a process that runs these objects has
+    not imported it."""
+    process = ctypes.CDLL(None)
+    dlsym = process.dlsym
+    dlsym.restype = ctypes.c_void_p
+    dlsym.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+    found = {}
+    for name in names:
+        if name.startswith("llvm."):
+            continue
+        address = dlsym(process._handle, name.encode())
+        if address:
+            found[name] = address
+        elif name in ERROR_PATH_HELPERS:
+            found[name] = None
+        else:
+            return None
+    return found
+
+
+def resolvable(names):
+    """Whether an object using ``names`` can run in a process without Numba (see the module's
+    docstring); if so, LLVM is told their addresses (``abort`` for the error-path helpers)
+    where it does not know them yet."""
+    import llvmlite.binding as ll
+    found = _addresses(names)
+    if found is None:
+        return False
+    abort = ctypes.cast(ctypes.CDLL(None).abort, ctypes.c_void_p).value
+    for name, address in found.items():
+        if not ll.address_of_symbol(name):
+            ll.add_symbol(name, address or abort)
+    return True
+
+
+def _link(code, meta):
+    """The entry of the object ``code`` as a ctypes function (the GIL released during the
+    call), or None."""
+    import llvmlite.binding as ll
+    ll.initialize_native_target()
+    ll.initialize_native_asmprinter()
+    if not resolvable(meta["uses"]):
+        return None
+    machine = ll.Target.from_default_triple().create_target_machine()
+    engine = ll.create_mcjit_compiler(ll.parse_assembly(""), machine)
+    engine.add_object_file(ll.ObjectFileRef.from_data(code))
+    engine.finalize_object()
+    address = engine.get_function_address(meta["symbol"])
+    if not address:
+        return None
+    _engines.append(engine)
+    p, i64 = ctypes.c_void_p, ctypes.c_int64
+    prototype = ctypes.CFUNCTYPE(i64, ctypes.c_char_p, i64, p, p, p, i64, p, i64, p, i64, i64)
+    return prototype(address)
+
+
+# --- writing (a process that has Numba: ``jitdigest warmup``) --------------------------------
+
+def base_name(kernel_set):
+    """The file name (without extension) of a kernel set's stored ``hash_rows``."""
+    module = kernel_set.backend.module.__name__.rpartition(".")[2]
+    return f"{kernel_set.backend.family}.{module}-{kernel_set._word.__name__}"
+
+
+def write_kernel(kernel_set):
+    """Store ``kernel_set``'s ``hash_rows`` (a ``_dispatch.KernelSet``) as machine code, with
+    the initial state of every algorithm of its family and word type. Returns the file's base
+    name, or None where the object would need Numba's runtime (a kernel that allocates)."""
+    from . import _algorithms, batch
+    from .kernels._internals import native
+    word = kernel_set._word
+    kernel_set.hash_rows                                  # compiled (or loaded) first
+    entry = native.rows_entry(kernel_set._function("hash_rows"), word)
+    code, symbol = native.object_code(entry)
+    functions, variables = native.declarations(entry)
+    uses = functions + variables
+    if _addresses(uses) is None:
+        return None
+    specs = [s for s in _algorithms.SPECS.values()
+             if s.family == kernel_set.backend.family and s.word_name == word.__name__]
+    meta = {"format": FORMAT, "symbol": symbol, "word": word.__name__, "uses": uses,
+            "iv": {s.name: [int(w) for w in batch.initial_state(s)] for s in specs},
+            "sizes": {s.name: s.digest_size for s in specs}}
+    meta["sha256"] = _digest(code, meta)
+    base = base_name(kernel_set)
+    where = folder()
+    os.makedirs(where, exist_ok=True)
+    _replace(os.path.join(where, base + ".o"), code)
+    _replace(os.path.join(where, base + ".json"), json.dumps(meta).encode())
+    return base
+
+
+def write_index(chosen):
+    """Name, for each algorithm of ``chosen`` ({hashlib name: kernel set serving its
+    batches}), its kernel's stored file in the index, where that file exists. Returns the
+    names indexed."""
+    where = folder()
+    index = _read_json(os.path.join(where, "index.json")) or {}
+    done = []
+    for name, kernel_set in chosen.items():
+        base = base_name(kernel_set)
+        meta = _read_json(os.path.join(where, base + ".json"))
+        if meta is not None and name in meta.get("iv", {}):
+            index[name] = base
+            done.append(name)
+        else:
+            index.pop(name, None)
+    if done or os.path.isdir(where):
+        os.makedirs(where, exist_ok=True)
+        _replace(os.path.join(where, "index.json"), json.dumps(index, sort_keys=True).encode())
+    return done
+
+
+def store(spec):
+    """Store the kernel serving ``spec``'s batches here and index it (``write_kernel`` and
+    ``write_index`` for one algorithm, in this process). Returns whether it was stored."""
+    from . import _dispatch, _notice
+    kernel_set = _dispatch.batch_kernels_for(spec)
+    with _notice.compiling(kernel_set.backend.family):
+        base = write_kernel(kernel_set)
+    return base is not None and bool(write_index({spec.name: kernel_set}))
+
+
+def _replace(path, data):
+    """Write ``data`` to ``path`` whole or not at all (a temporary name, then a rename)."""
+    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)

@@ -1,0 +1,191 @@
+"""Batch kernels stored as machine code and run without Numba (``jitdigest/_native.py``):
+``jitdigest sum`` through them prints hashlib's digests and imports neither Numba nor numpy; a
+run that had to go through Numba stores its kernel for the next; a missing, damaged or
+foreign stored kernel costs only the way through Numba, never a wrong digest or a crash. The stored kernels live in a context of their own here (``context()``
+digests every ``JITDIGEST_*`` setting), so the rest of the suite never meets them."""
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from array import array
+
+import pytest
+
+from jitdigest import _native
+
+STORED = ("sha256", "md5", "sha3_256", "shake_128")      # SHA-NI or portable, lanes, sponge
+SIZES = [0, 1, 55, 56, 63, 64, 65, 127, 128, 135, 136, 1000, 4096, 16384, 65536]
+
+RUN_SUM = ("import sys\n"
+           "from jitdigest import cli\n"
+           "status = cli.main(['sum', *sys.argv[1:]])\n"
+           "sys.stdout.flush()\n"
+           "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'numba', 'numpy'})\n"
+           "print(status, heavy, file=sys.stderr)\n")
+
+
+def _env(context):
+    env = {k: v for k, v in os.environ.items() if k != "JITDIGEST_DISABLE"}
+    env["JITDIGEST_NATIVE_TEST"] = context
+    return env
+
+
+def _python(code, context, *argv):
+    return subprocess.run([sys.executable, "-c", code, *map(str, argv)], env=_env(context),
+                          capture_output=True, timeout=900)
+
+
+def _folder(context):
+    proc = _python("from jitdigest import _native; print(_native.folder())", context)
+    assert proc.returncode == 0, proc.stderr.decode()
+    return proc.stdout.decode().strip()
+
+
+@pytest.fixture(scope="module")
+def stored():
+    """The batch kernels of STORED, stored by a process of their own (as warmup's workers do)."""
+    code = ("from jitdigest import _algorithms, _native\n"
+            "print([_native.store(_algorithms.SPECS[n]) for n in %r])\n" % (STORED,))
+    proc = _python(code, "stored")
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert proc.stdout.decode().split() == ["[True,"] + ["True,"] * (len(STORED) - 2) + ["True]"]
+    return _folder("stored")
+
+
+@pytest.fixture
+def files(tmp_path):
+    """{path: content}: files of every interesting size below the streaming limit."""
+    found = {}
+    for i, size in enumerate(SIZES):
+        path = tmp_path / f"f{i:02d}.bin"
+        data = bytes((i * 31 + j * 7) % 256 for j in range(size))
+        path.write_bytes(data)
+        found[str(path)] = data
+    return found
+
+
+def _lines(files, name, length=None):
+    def digest(data):
+        h = hashlib.new(name, data)
+        return h.hexdigest(length) if length else h.hexdigest()
+    return b"".join(f"{digest(d)}  {p}\n".encode() for p, d in files.items())
+
+
+@pytest.mark.parametrize("name", ["sha256", "md5", "sha3_256"])
+def test_sum_through_stored_kernels_imports_neither_numba_nor_numpy(stored, files, name):
+    proc = _python(RUN_SUM, "stored", "-a", name, *files)
+    assert proc.stderr.decode().splitlines()[-1] == "0 []", proc.stderr.decode()
+    assert proc.stdout == _lines(files, name)
+    assert len(proc.stdout.splitlines()) == len(SIZES)
+
+
+def test_shake_lengths_several_algorithms_and_one_file(stored, files):
+    proc = _python(RUN_SUM, "stored", "-a", "shake_128", "-l", "808", *files)
+    assert proc.stderr.decode().splitlines()[-1] == "0 []", proc.stderr.decode()
+    assert proc.stdout == _lines(files, "shake_128", 101)
+    proc = _python(RUN_SUM, "stored", "-a", "sha256,md5", *files)
+    assert proc.stderr.decode().splitlines()[-1] == "0 []", proc.stderr.decode()
+    expected = b"".join(a + b for a, b in zip(_lines(files, "sha256").splitlines(True),
+                                             _lines(files, "md5").splitlines(True)))
+    assert proc.stdout == expected
+    first = next(iter(files))
+    proc = _python(RUN_SUM, "stored", first)
+    assert proc.stderr.decode().splitlines()[-1] == "0 []"
+    assert proc.stdout == _lines({first: files[first]}, "sha256")
+
+
+def test_an_algorithm_not_stored_and_a_large_file_go_through_numba(stored, files, tmp_path):
+    big = tmp_path / "big.bin"
+    big.write_bytes(bytes(range(256)) * 1000)           # streamed: over SUM_SMALL_FILE
+    every = dict(files, **{str(big): big.read_bytes()})
+    for name in ("sha256", "sha1"):                      # stored / not stored
+        proc = _python(RUN_SUM, "stored", "-a", name, *every)
+        assert proc.stderr.decode().splitlines()[-1] == "0 ['numba', 'numpy']"
+        assert proc.stdout == _lines(every, name)
+
+
+def test_a_run_through_numba_stores_its_kernel_for_the_next(files):
+    context = "stored by sum"
+    shutil.rmtree(_folder(context), ignore_errors=True)
+    first = _python(RUN_SUM, context, "-a", "sha1", *files)
+    assert first.stderr.decode().splitlines()[-1] == "0 ['numba', 'numpy']"
+    second = _python(RUN_SUM, context, "-a", "sha1", *files)
+    assert second.stderr.decode().splitlines()[-1] == "0 []"
+    assert first.stdout == second.stdout == _lines(files, "sha1")
+    shutil.rmtree(_folder(context), ignore_errors=True)
+
+
+def _damage(folder, how):
+    index = json.loads(open(os.path.join(folder, "index.json"), "rb").read())
+    base = os.path.join(folder, index["sha256"])
+    if how == "object truncated":
+        code = open(base + ".o", "rb").read()
+        open(base + ".o", "wb").write(code[:len(code) // 2])
+    elif how == "object garbage":
+        size = os.path.getsize(base + ".o")
+        open(base + ".o", "wb").write(os.urandom(size))
+    elif how == "description garbage":
+        open(base + ".json", "wb").write(b"{\"format\": 1, \"symbol\": ")
+    elif how == "object missing":
+        os.unlink(base + ".o")
+    elif how == "index garbage":
+        open(os.path.join(folder, "index.json"), "wb").write(os.urandom(40))
+    elif how == "initial state cut":
+        meta = json.loads(open(base + ".json", "rb").read())
+        meta["iv"]["sha256"] = meta["iv"]["sha256"][:2]
+        open(base + ".json", "w").write(json.dumps(meta))
+    elif how == "unknown symbol":                       # described honestly: still refused
+        meta = json.loads(open(base + ".json", "rb").read())
+        meta["uses"].append("jitdigest_no_such_function")
+        meta["sha256"] = _native._digest(open(base + ".o", "rb").read(), meta)
+        open(base + ".json", "w").write(json.dumps(meta))
+    else:
+        raise ValueError(how)
+
+
+DAMAGES = ["object truncated", "object garbage", "description garbage", "object missing",
+           "index garbage", "initial state cut", "unknown symbol"]
+
+
+@pytest.mark.parametrize("how", DAMAGES)
+def test_a_damaged_stored_kernel_costs_only_the_numba_path(stored, files, how):
+    context = "damaged " + how
+    folder = _folder(context)
+    shutil.rmtree(folder, ignore_errors=True)
+    shutil.copytree(stored, folder)
+    proc = _python(RUN_SUM, context, *files)
+    assert proc.stderr.decode().splitlines()[-1] == "0 []"          # the copy works as is
+    _damage(folder, how)
+    proc = _python(RUN_SUM, context, *files)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert proc.stderr.decode().splitlines()[-1] == "0 ['numba', 'numpy']"
+    assert proc.stdout == _lines(files, "sha256")
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_rows_checks_what_it_is_given():
+    def never(*args):
+        raise AssertionError("the kernel must not be called")
+    rows = _native.Rows(never, [1, 2, 3, 4], "uint32", 16)
+    with pytest.raises(ValueError):
+        rows.hash(b"abc", array("q", [1, 1]), 16)           # lengths do not add up
+    with pytest.raises(ValueError):
+        rows.hash(b"abc", array("q", [4, -1]), 16)          # a negative length
+    with pytest.raises(ValueError):
+        rows.hash(b"abc", array("q", [3]), 32)              # not this kernel's digest size
+    with pytest.raises(TypeError):
+        rows.hash(bytearray(b"abc"), array("q", [3]), 16)   # values must be bytes
+    assert _native._addresses(["PyErr_Clear", "llvm.memset.p0.i64", "numba_gil_ensure"])
+    assert _native._addresses(["PyErr_Clear", "jitdigest_no_such_function"]) is None
+
+
+def test_disabled_jit_and_other_switches_use_nothing_stored(stored, files):
+    for env in ({"NUMBA_DISABLE_JIT": "1"}, {"JITDIGEST_DISABLE": "sha_ni"}):
+        full = dict(_env("stored"), **env)
+        proc = subprocess.run([sys.executable, "-c", RUN_SUM, *files], env=full,
+                              capture_output=True, timeout=900)
+        assert proc.returncode == 0, proc.stderr.decode()
+        assert proc.stderr.decode().splitlines()[-1].endswith("'numba', 'numpy']")
+        assert proc.stdout == _lines(files, "sha256")
