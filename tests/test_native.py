@@ -15,7 +15,9 @@ import pytest
 
 from jitdigest import _native
 
-STORED = ("sha256", "md5", "sha3_256", "shake_128")      # SHA-NI or portable, lanes, sponge
+# every kernel family: SHA-NI or portable (sha256), 32- and 64-bit lanes, sponge, BLAKE2's
+# parameter block as its initial state
+STORED = ("sha256", "md5", "sha512", "sha3_256", "shake_128", "blake2s")
 SIZES = [0, 1, 55, 56, 63, 64, 65, 127, 128, 135, 136, 1000, 4096, 16384, 65536]
 
 RUN_SUM = ("import sys\n"
@@ -73,7 +75,7 @@ def _lines(files, name, length=None):
     return b"".join(f"{digest(d)}  {p}\n".encode() for p, d in files.items())
 
 
-@pytest.mark.parametrize("name", ["sha256", "md5", "sha3_256"])
+@pytest.mark.parametrize("name", ["sha256", "md5", "sha512", "sha3_256", "blake2s"])
 def test_sum_through_stored_kernels_imports_neither_numba_nor_numpy(stored, files, name):
     proc = _python(RUN_SUM, "stored", "-a", name, *files)
     assert proc.stderr.decode().splitlines()[-1] == "0 []", proc.stderr.decode()
@@ -182,10 +184,34 @@ def test_rows_checks_what_it_is_given():
 
 
 def test_disabled_jit_and_other_switches_use_nothing_stored(stored, files):
-    for env in ({"NUMBA_DISABLE_JIT": "1"}, {"JITDIGEST_DISABLE": "sha_ni"}):
-        full = dict(_env("stored"), **env)
+    """Another setting is another context: SHA-NI switched off, the kernel stored with it on is
+    not used (the run goes through Numba, then stores its own, not SHA-NI's); interpreted
+    (NUMBA_DISABLE_JIT=1), nothing is used or stored."""
+    def run(extra):
+        full = dict(_env("stored"), **extra)
         proc = subprocess.run([sys.executable, "-c", RUN_SUM, *files], env=full,
                               capture_output=True, timeout=900)
         assert proc.returncode == 0, proc.stderr.decode()
-        assert proc.stderr.decode().splitlines()[-1].endswith("'numba', 'numpy']")
         assert proc.stdout == _lines(files, "sha256")
+        return proc.stderr.decode().splitlines()[-1]
+
+    def folder_of(extra):
+        code = "from jitdigest import _native; print(_native.folder())"
+        full = dict(_env("stored"), **extra)
+        proc = subprocess.run([sys.executable, "-c", code], env=full, capture_output=True,
+                              text=True, timeout=600)
+        return proc.stdout.strip()
+
+    switched = {"JITDIGEST_DISABLE": "sha_ni"}
+    other = folder_of(switched)
+    assert other != stored
+    shutil.rmtree(other, ignore_errors=True)
+    assert run(switched) == "0 ['numba', 'numpy']"
+    index = json.loads(open(os.path.join(other, "index.json"), "rb").read())
+    assert not index["sha256"].startswith("sha256.x86")        # not the SHA-NI kernel
+    assert run(switched) == "0 []"
+    shutil.rmtree(other, ignore_errors=True)
+    interpreted = {"NUMBA_DISABLE_JIT": "1"}
+    shutil.rmtree(folder_of(interpreted), ignore_errors=True)
+    assert run(interpreted) == "0 ['numba', 'numpy']"
+    assert not os.path.exists(folder_of(interpreted))
