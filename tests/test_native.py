@@ -1,8 +1,9 @@
 """Batch kernels stored as machine code and run without Numba (``jitdigest/_native.py``):
 ``jitdigest sum`` through them prints hashlib's digests and imports neither Numba nor numpy; a
 run that had to go through Numba stores its kernel for the next; a missing, damaged or
-foreign stored kernel costs only the way through Numba, never a wrong digest or a crash. The stored kernels live in a context of their own here (``context()``
-digests every ``JITDIGEST_*`` setting), so the rest of the suite never meets them."""
+foreign stored kernel costs only the way through Numba, never a wrong digest or a crash. The
+stored kernels live in contexts of their own here (``context()`` digests every
+``JITDIGEST_*`` setting), so the rest of the suite never meets them."""
 import hashlib
 import json
 import os
