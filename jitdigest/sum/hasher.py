@@ -1,6 +1,8 @@
-"""The hashing behind ``jitdigest sum``: small files read whole and hashed in batches through
-hash_many, large ones streamed through one reused buffer per thread, -j on a thread pool.
-Several algorithms (algos.Several) are fed from the same buffers: each file is read once."""
+"""The hashing behind ``jitdigest sum``: small files read whole and hashed in batches (through
+the batch kernels stored as machine code, ``jitdigest/_native.py``, where they are stored,
+else through hash_many), large ones streamed through one reused buffer per thread, -j on a
+thread pool. Several algorithms (algos.Several) are fed from the same buffers: each file is
+read once."""
 import functools
 import io
 import itertools
@@ -98,9 +100,9 @@ class Hasher:
 
     def _batch(self, algo, datas):
         """The digests of ``datas``: one call of the batch kernel stored as machine code
-        (``jitdigest/_native.py``: no Numba to import) where ``jitdigest warmup`` left one, else
-        one hash_many call when it serves this algorithm; for several algorithms, each over one
-        joined copy of ``datas``, the digests as tuples."""
+        (``jitdigest/_native.py``: no Numba to import) where one is stored (by ``jitdigest
+        warmup`` or an earlier run), else one hash_many call when it serves this algorithm; for
+        several algorithms, each over one joined copy of ``datas``, the digests as tuples."""
         parts = getattr(algo, "parts", None)
         native = self._native(algo, parts)
         if native is not None:
@@ -306,6 +308,8 @@ def _native_rows(algo):
 def _native_digests(kernels, sizes, several, datas):
     """The digests of ``datas`` through ``kernels`` (``_native.Rows``, one per algorithm, of
     ``sizes`` bytes each): a list of bytes, or of tuples for several algorithms."""
+    if not datas:
+        return []
     values = b"".join(datas)
     lengths = array("q", map(len, datas))
     columns = []
