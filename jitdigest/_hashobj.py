@@ -108,7 +108,7 @@ class Hash(metaclass=HashType):
             obj._pending = data
             chosen = _CHOSEN.get(name)
             obj._kernels = chosen[1] if chosen and chosen[0] is _cpu.DISABLED else \
-                _dispatch.kernels_for(spec)
+                _first_kernels(spec)
             return obj
 
         constructor.__name__ = constructor.__qualname__ = name
@@ -294,6 +294,18 @@ def resumed(spec, state, total):
     return obj
 
 
+
+
+def _first_kernels(spec):
+    """``_dispatch.kernels_for(spec)``; while Numba is not imported (and no backend is forced),
+    the stand-in that serves a process's first one-shot digests through the algorithm's stored
+    kernel (``_native.FirstDigests``: no Numba to import for a script that prints a digest)."""
+    if _dispatch.FORCED is None and "numba" not in sys.modules:
+        from . import _native
+        first = _native.first_digests(spec)
+        if first is not None:
+            return first
+    return _dispatch.kernels_for(spec)
 
 
 def _output_length(length):

@@ -1,4 +1,5 @@
-"""Batch kernels that run without importing Numba: ``jitdigest sum``'s small files.
+"""Batch kernels that run without importing Numba: ``jitdigest sum``'s small files, and a
+process's first one-shot digests (``FirstDigests``).
 
 Why: importing Numba and loading a kernel through it is most of a short ``jitdigest sum``
 (0.5-0.7 s of 0.75 s for one small file on a slow 2-core machine; the bare interpreter takes
@@ -25,7 +26,7 @@ a reference count of an array Numba allocated falls to zero: neither happens for
 the wrapper views, whose bounds ``Rows.hash`` makes); those point at ``abort``.
 """
 import ctypes
-import hashlib
+import functools
 import itertools
 import json
 import os
@@ -34,6 +35,7 @@ import threading
 from array import array
 
 from . import _cachedir
+from ._stdlib import hashlib    # the real one, whatever stands in for it in sys.modules
 
 FORMAT = 1
 # Settings that change nothing the machine code or the choice of kernel depends on.
@@ -50,8 +52,10 @@ _loaded = {}            # algorithm name -> Rows or None
 _engines = []           # the LLVM engines holding loaded code (kept for the process's life)
 
 
+@functools.lru_cache(maxsize=None)
 def context():
-    """A digest of what the stored machine code depends on besides the kernel sources."""
+    """A digest of what the stored machine code depends on besides the kernel sources (once
+    per process: the switches are read once, at import)."""
     import llvmlite
     import llvmlite.binding as ll
     settings = sorted((k, v) for k, v in os.environ.items()
@@ -96,6 +100,53 @@ class Rows:
         if status != 0:
             raise RuntimeError("the batch kernel failed")
         return bytes(out)
+
+
+# A process's first one-shot digests of an algorithm go through its stored kernel (a batch of
+# one row) while Numba is not imported; the digest after these many loads the compiled kernels
+# through Numba (about 0.5 s once), whose per-call cost is lower.
+FIRST_DIGESTS = 16
+_first = {}             # algorithm name -> FirstDigests, or None
+
+
+class FirstDigests:
+    """Stands in for an algorithm's kernel set (``_dispatch.KernelSet``) in hash objects made
+    while Numba is not imported: one-shot digests of ``bytes`` from the algorithm's initial
+    state go through the stored batch kernel, the first ``FIRST_DIGESTS`` of them; everything
+    else (``update`` of other buffers, ``final``, later digests, the set's ``name`` and
+    ``backend``) through the kernel set itself, loaded through Numba when first needed."""
+
+    def __init__(self, spec, kernel):
+        self._spec = spec
+        self._kernel = kernel
+        self.left = FIRST_DIGESTS
+
+    def oneshot(self, iv, data, out):
+        if self.left > 0 and iv is self._spec.initial_state and type(data) is bytes:
+            self.left -= 1
+            out[:] = self._kernel.hash(data, array("q", [len(data)]), len(out))
+            return
+        self._kernel_set().oneshot(iv, data, out)
+
+    def _kernel_set(self):
+        from . import _dispatch
+        return _dispatch.kernels_for(self._spec)
+
+    def __getattr__(self, name):
+        return getattr(self._kernel_set(), name)
+
+
+def first_digests(spec):
+    """The FirstDigests of ``spec`` while it still serves (Numba not imported, a stored kernel,
+    digests left), else None."""
+    if "numba" in sys.modules:
+        return None
+    try:
+        first = _first[spec.name]
+    except KeyError:
+        kernel = rows(spec.name)
+        first = _first[spec.name] = None if kernel is None else FirstDigests(spec, kernel)
+    return first if first is not None and first.left > 0 else None
 
 
 def rows(name):

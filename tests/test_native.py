@@ -109,6 +109,33 @@ def test_an_algorithm_not_stored_and_a_large_file_go_through_numba(stored, files
         assert proc.stdout == _lines(every, name)
 
 
+FIRST = ("import hashlib, sys, jitdigest\n"
+         "from jitdigest import _native\n"
+         "msgs = [bytes(range(i % 256)) * (i // 7 + 1) for i in range(40)]\n"
+         "got = [jitdigest.sha256(m).hexdigest() for m in msgs[:3]]\n"
+         "got.append(jitdigest.shake_128(msgs[3]).hexdigest(100))\n"
+         "h = jitdigest.md5(); h.update(msgs[4]); got.append(h.hexdigest())\n"
+         "print('numba' in sys.modules)\n"
+         "got += [jitdigest.sha256(m).hexdigest() for m in msgs[5:5 + _native.FIRST_DIGESTS]]\n"
+         "print('numba' in sys.modules)\n"
+         "s = jitdigest.sha256(msgs[30]); s.update(bytearray(msgs[31])); got.append(s.hexdigest())\n"
+         "exp = [hashlib.sha256(m).hexdigest() for m in msgs[:3]]\n"
+         "exp.append(hashlib.shake_128(msgs[3]).hexdigest(100))\n"
+         "exp.append(hashlib.md5(msgs[4]).hexdigest())\n"
+         "exp += [hashlib.sha256(m).hexdigest() for m in msgs[5:5 + _native.FIRST_DIGESTS]]\n"
+         "exp.append(hashlib.sha256(msgs[30] + msgs[31]).hexdigest())\n"
+         "print(got == exp, len(got))\n")
+
+
+def test_a_process_first_digests_need_no_numba(stored):
+    """A script's first one-shot digests (SHA-NI or portable, sponge, lanes: what is stored)
+    go through the stored kernels; after FIRST_DIGESTS of an algorithm, or for anything but a
+    one-shot digest of bytes, the kernels come through Numba; every digest is hashlib's."""
+    proc = _python(FIRST, "stored")
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert proc.stdout.decode().split() == ["False", "True", "True", str(6 + _native.FIRST_DIGESTS)]
+
+
 def test_a_run_through_numba_stores_its_kernel_for_the_next(files):
     context = "stored by sum"
     shutil.rmtree(_folder(context), ignore_errors=True)
