@@ -122,7 +122,8 @@ class FirstDigests:
         self.left = FIRST_DIGESTS
 
     def oneshot(self, iv, data, out):
-        if self.left > 0 and iv is self._spec.initial_state and type(data) is bytes:
+        if (self.left > 0 and iv is self._spec.initial_state and type(data) is bytes
+                and len(out) > 0):
             self.left -= 1
             out[:] = self._kernel.hash(data, array("q", [len(data)]), len(out))
             return
@@ -173,6 +174,9 @@ def _read_json(path):
 def _load(name):
     if os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0"):
         return None                          # interpreted, as asked
+    if os.path.exists(".numba_config.yaml"):
+        return None                          # Numba's settings file, read from the working
+                                             # folder: whatever it says, Numba's path obeys it
     try:
         where = folder()
     except Exception:                        # no llvmlite, or it cannot tell the host

@@ -114,6 +114,7 @@ FIRST = ("import hashlib, sys, jitdigest\n"
          "msgs = [bytes(range(i % 256)) * (i // 7 + 1) for i in range(40)]\n"
          "got = [jitdigest.sha256(m).hexdigest() for m in msgs[:3]]\n"
          "got.append(jitdigest.shake_128(msgs[3]).hexdigest(100))\n"
+         "empty = jitdigest.shake_128(msgs[3])     # made now, asked for no output below\n"
          "h = jitdigest.md5(); h.update(msgs[4]); got.append(h.hexdigest())\n"
          "print('numba' in sys.modules)\n"
          "got += [jitdigest.sha256(m).hexdigest() for m in msgs[5:5 + _native.FIRST_DIGESTS]]\n"
@@ -124,7 +125,7 @@ FIRST = ("import hashlib, sys, jitdigest\n"
          "exp.append(hashlib.md5(msgs[4]).hexdigest())\n"
          "exp += [hashlib.sha256(m).hexdigest() for m in msgs[5:5 + _native.FIRST_DIGESTS]]\n"
          "exp.append(hashlib.sha256(msgs[30] + msgs[31]).hexdigest())\n"
-         "print(got == exp, len(got))\n")
+         "print(got == exp, len(got), empty.digest(0) == b'')\n")
 
 
 def test_a_process_first_digests_need_no_numba(stored):
@@ -133,7 +134,8 @@ def test_a_process_first_digests_need_no_numba(stored):
     one-shot digest of bytes, the kernels come through Numba; every digest is hashlib's."""
     proc = _python(FIRST, "stored")
     assert proc.returncode == 0, proc.stderr.decode()
-    assert proc.stdout.decode().split() == ["False", "True", "True", str(6 + _native.FIRST_DIGESTS)]
+    assert proc.stdout.decode().split() == ["False", "True", "True",
+                                            str(6 + _native.FIRST_DIGESTS), "True"]
 
 
 def test_a_run_through_numba_stores_its_kernel_for_the_next(files):
