@@ -294,8 +294,6 @@ def resumed(spec, state, total):
     return obj
 
 
-
-
 def _first_kernels(spec):
     """``_dispatch.kernels_for(spec)``; while Numba is not imported (and no backend is forced),
     the stand-in that serves a process's first one-shot digests through the algorithm's stored
