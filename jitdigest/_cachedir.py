@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import sys
+import threading
 
 from ._stdlib import hashlib
 
@@ -94,6 +95,21 @@ def directory():
     """The folder this installation's kernels are loaded from and saved to."""
     from . import __version__
     return os.path.join(root(), f"{__version__}-{source_key()}")
+
+
+def write_whole(path, data):
+    """Write the bytes ``data`` to ``path`` whole or not at all (a temporary name in the same
+    folder, made if missing, then a rename), so a reader in another process never sees half a
+    file; OSError if it cannot be written."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    temporary = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+    try:
+        with open(temporary, "wb") as f:
+            f.write(data)
+        os.replace(temporary, path)
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
 
 
 def _size(path):

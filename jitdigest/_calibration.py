@@ -189,12 +189,8 @@ def _store(algos):
     _TABLE[where] = algos
     data = {"cpu": _cpu.host_cpu_name(), "features": sorted(_cpu.target_features()),
             "made": time.strftime("%Y-%m-%dT%H:%M:%S"), "algorithms": algos}
-    temporary = f"{where}.{os.getpid()}.tmp"
     try:
-        os.makedirs(os.path.dirname(where), exist_ok=True)
-        with open(temporary, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=1, sort_keys=True)
-        os.replace(temporary, where)
+        _cachedir.write_whole(where, json.dumps(data, indent=1, sort_keys=True).encode("utf-8"))
     except OSError as exc:
         warnings.warn(f"cannot store the calibration table {where} ({exc.strerror or exc}); "
                       "it is used by this process only", _cachedir.CacheWarning, stacklevel=3)

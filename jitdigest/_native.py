@@ -185,13 +185,8 @@ def _load(name):
     base = index.get(name) if index else None
     if not isinstance(base, str) or os.sep in base or "/" in base:
         return None
-    meta = _read_json(os.path.join(where, base + ".json"))
-    try:
-        with open(os.path.join(where, base + ".o"), "rb") as f:
-            code = f.read()
-    except OSError:
-        return None
-    if not _valid(meta, code, name):
+    meta, code = _entry(where, base, name)
+    if meta is None:
         return None
     try:
         function = _link(code, meta)
@@ -200,6 +195,18 @@ def _load(name):
     if function is None:
         return None
     return Rows(function, meta["iv"][name], meta["word"], meta["sizes"][name])
+
+
+def _entry(where, base, name):
+    """(description, object) of the stored kernel ``base`` if both are there, whole, and
+    serve the algorithm ``name``; else (None, None)."""
+    meta = _read_json(os.path.join(where, base + ".json"))
+    try:
+        with open(os.path.join(where, base + ".o"), "rb") as f:
+            code = f.read()
+    except OSError:
+        return None, None
+    return (meta, code) if _valid(meta, code, name) else (None, None)
 
 
 def _digest(code, meta):
@@ -216,7 +223,9 @@ def _valid(meta, code, name):
                 and meta["word"] in _TYPECODES and isinstance(meta["symbol"], str)
                 and all(isinstance(n, str) for n in meta["uses"])
                 and isinstance(meta["sizes"][name], int) and meta["sizes"][name] >= 0
-                and all(isinstance(w, int) and w >= 0 for w in meta["iv"][name])
+                and all(isinstance(w, int) and 0 <= w < 1 << (32 if meta["word"] == "uint32"
+                                                               else 64)
+                        for w in meta["iv"][name])
                 and len(meta["iv"][name]) > 0)
     except (KeyError, TypeError):
         return False
@@ -312,9 +321,8 @@ def write_kernel(kernel_set):
     meta["sha256"] = _digest(code, meta)
     base = base_name(kernel_set)
     where = folder()
-    os.makedirs(where, exist_ok=True)
-    _replace(os.path.join(where, base + ".o"), code)
-    _replace(os.path.join(where, base + ".json"), json.dumps(meta).encode())
+    _cachedir.write_whole(os.path.join(where, base + ".o"), code)
+    _cachedir.write_whole(os.path.join(where, base + ".json"), json.dumps(meta).encode())
     return base
 
 
@@ -334,28 +342,19 @@ def write_index(chosen):
         else:
             index.pop(name, None)
     if done or os.path.isdir(where):
-        os.makedirs(where, exist_ok=True)
-        _replace(os.path.join(where, "index.json"), json.dumps(index, sort_keys=True).encode())
+        _cachedir.write_whole(os.path.join(where, "index.json"),
+                              json.dumps(index, sort_keys=True).encode())
     return done
 
 
 def store(spec):
-    """Store the kernel serving ``spec``'s batches here and index it (``write_kernel`` and
-    ``write_index`` for one algorithm, in this process). Returns whether it was stored."""
+    """Store the kernel serving ``spec``'s batches here, unless it is stored whole already
+    (another algorithm of its family stored it), and index it (``write_kernel`` and
+    ``write_index`` for one algorithm, in this process). Returns whether it is stored."""
     from . import _dispatch, _notice
     kernel_set = _dispatch.batch_kernels_for(spec)
-    with _notice.compiling(kernel_set.backend.family):
-        base = write_kernel(kernel_set)
-    return base is not None and bool(write_index({spec.name: kernel_set}))
-
-
-def _replace(path, data):
-    """Write ``data`` to ``path`` whole or not at all (a temporary name, then a rename)."""
-    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    if _entry(folder(), base_name(kernel_set), spec.name)[0] is None:   # not stored whole yet
+        with _notice.compiling(kernel_set.backend.family):              # (sha224 after sha256)
+            if write_kernel(kernel_set) is None:
+                return False
+    return bool(write_index({spec.name: kernel_set}))
