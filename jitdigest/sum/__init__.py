@@ -90,7 +90,7 @@ def run(args):
 
 def _store_native(names):
     """Store the batch kernels this run had to reach through Numba as machine code
-    (``jitdigest/_native.py``), once per algorithm and machine (about a second each, after the
+    (``jitdigest/_native.py``), once per algorithm and machine (1-3 s per kernel, after the
     output is written), so that later runs hash small files without importing Numba."""
     if not names or not _cpu.jit_enabled():
         return
