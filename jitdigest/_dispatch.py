@@ -76,7 +76,9 @@ def _signatures(word):
     i64 = types.int64
     index = types.Array(types.int64, 1, "C", readonly=True)
     rows_out = types.Array(types.uint8, 2, "C")
-    digest = types.ByteArray(types.uint8, 1, "C")     # a bytearray: cheaper than an ndarray
+    # the output: a bytearray (cheaper than an ndarray), or for ``oneshot`` a bytes object
+    # just made by ``Hash.digest`` (the entry reads any writable or read-only buffer)
+    digest = types.ByteArray(types.uint8, 1, "C")
     return {
         "update": (state, buf, i64, data),
         "final": (state, buf, i64, i64, digest),
@@ -146,6 +148,8 @@ class KernelSet:
             if _cpu.jit_enabled():
                 with _notice.compiling(self.backend.family):
                     func = func.compile(_signatures(self._word)[entry])
+            elif entry == "oneshot":
+                func = _into_fresh_bytes(func)
         setattr(self, entry, func)          # later lookups skip __getattr__
         return func
 
@@ -155,6 +159,18 @@ class KernelSet:
 
     def __repr__(self):
         return f"KernelSet({self.backend.family}, {self.name})"
+
+
+def _into_fresh_bytes(oneshot):
+    """An interpreted ``oneshot`` that, like the compiled one, also writes into a ``bytes``
+    output that ``Hash.digest`` has just made (Python code cannot write into bytes: it gets a
+    writable array over their storage)."""
+    def entry(iv, message, out):
+        if type(out) is bytes:
+            from ._hashobj import _fresh_bytes_storage
+            out = _fresh_bytes_storage(out)
+        oneshot(iv, message, out)
+    return entry
 
 
 _sets = {}

@@ -23,6 +23,7 @@ import numpy as np
 from . import _algorithms, _config, _cpu, _dispatch, _stdlib
 
 _CHOSEN = _dispatch._chosen         # spec name -> (switches it was chosen under, kernel set)
+_ZERO = b"\0"                       # _ZERO * n: a new zeroed bytes object, for n >= 2
 
 def as_bytes_view(data):
     """A C-contiguous uint8 view of any buffer, with hashlib's errors for everything else."""
@@ -201,14 +202,20 @@ class Hash(metaclass=HashType):
 
     def digest(self):
         """The digest of the data passed so far, as bytes; the object stays usable."""
-        out = bytearray(self._spec.digest_size)
-        pending = self._pending               # (the body of _digest_into, inlined: hot path)
+        pending = self._pending               # read before _lock: see the module's docstring
         lock = self._lock
         if lock is None:
+            # The one-shot kernel writes straight into the bytes object returned, made here
+            # and seen by no one else (what C code does with PyBytes_FromStringAndSize(NULL,
+            # n)): a bytearray and then bytes() were a sixth of ``sha256(data).digest()``.
+            # Digests here are 16 bytes or more (BLAKE2 and SHAKE, whose sizes are chosen,
+            # have their own ``digest``), so never CPython's shared empty or one-byte bytes.
+            out = _ZERO * self._spec.digest_size
             self._kernels.oneshot(self._iv, pending, out)
-        else:
-            with lock:
-                self._digest_streaming(out)
+            return out
+        out = bytearray(self._spec.digest_size)
+        with lock:
+            self._digest_streaming(out)
         return bytes(out)
 
     def hexdigest(self):

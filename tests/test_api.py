@@ -153,6 +153,26 @@ def test_digest_does_not_finalise_and_copy_is_independent():
 
 
 @pytest.mark.parametrize("name", FIXED)
+def test_one_shot_digests_are_new_bytes_objects(name):
+    """The one-shot kernel writes into a bytes object ``digest()`` has just made: each call
+    gets its own, equal to hashlib's, and never one of CPython's shared short bytes (the
+    digest sizes served so are 16 bytes or more; SHAKE and BLAKE2 choose theirs and go
+    through a bytearray)."""
+    shared = [bytes([i]) for i in range(256)] + [b""]
+    before = [tuple(s) for s in shared]
+    args = (1,) if name.startswith("shake") else ()
+    for data in (b"", b"abc", bytes(range(256)) * 5):
+        h = jitdigest.new(name, data)
+        first, second = h.digest(*args), h.digest(*args)
+        assert first == second == hashlib.new(name, data).digest(*args)
+        assert first is not second and type(first) is bytes
+        if not args:
+            assert type(h).digest is jitdigest._hashobj.Hash.digest
+            assert h.digest_size >= 16
+    assert [tuple(s) for s in shared] == before
+
+
+@pytest.mark.parametrize("name", FIXED)
 def test_prototype_copy_idiom(name):
     """hashlib's ``p = proto.copy(); p.update(data); p.digest()``: a copy of an object holding
     unhashed bytes shares them; later updates of any buffer type hash on from there."""
