@@ -139,6 +139,6 @@ def lookup(name):
 
 def lookup_any(name):
     """``lookup``, and the exact name "blake3" (as the blake3 package spells it): ``BLAKE3``."""
-    if name == "blake3":
+    if isinstance(name, str) and name == "blake3":     # (an array's == is elementwise)
         return BLAKE3
     return lookup(name)

@@ -86,6 +86,14 @@ def test_bad_out(out, exc, match):
         jitdigest.hash_many("md5", [b"a", b"b", b"c", b"d"], out=out)
 
 
+@pytest.mark.parametrize("name", [np.zeros((2, 8), np.uint8), b"md5", None, 5])
+def test_name_that_is_not_a_string(name):
+    """The name first, as hashlib.new's: anything else (the arguments swapped, say) is
+    hashlib's TypeError, not an error from comparing an array with a name."""
+    with pytest.raises(TypeError, match="name must be a string"):
+        jitdigest.hash_many(name, [b"a"])
+
+
 def test_read_only_out():
     out = np.zeros((1, 16), np.uint8)
     out.setflags(write=False)
