@@ -200,3 +200,44 @@ def test_threads_cut_subtrees_anywhere(width, monkeypatch):
     assert checked == 5 * 4 * 3 * 2
     sizes = set(pers)
     assert {2, 4, 8} <= sizes and 256 * 1024 // group in sizes, sizes
+
+
+
+def test_shared_pieces_are_compiled_once_for_every_caller():
+    """``b3_update``, ``b3_output`` and ``_root_bytes`` are called from the object entries
+    (``update``, ``final``, ``oneshot``: int64 lengths, ``bytes`` in, a bytearray out) and from
+    the batch path (a literal 0, an array row out): ``typed_kernel`` types every such call
+    alike, so each has one compiled form (left to its callers' types, two or three each)."""
+    if not _cpu.jit_enabled():
+        pytest.skip("compiled forms only")
+    import importlib
+    from numba.core import types
+    words, block = types.Array(types.uint32, 1, "C"), types.Array(types.uint8, 1, "C")
+    message, i64, zero = types.Array(types.uint8, 1, "C", readonly=True), types.int64, \
+        types.literal(0)
+    as_bytes, as_bytearray = types.Bytes(types.uint8, 1, "C", readonly=True), \
+        types.ByteArray(types.uint8, 1, "C")
+    u32 = types.uint32
+    calls = {
+        "b3_update": [(words, block, zero, message), (words, block, i64, message),
+                      (words, block, zero, as_bytes)],
+        "b3_output": [(words, block, i64, zero, zero, block),
+                      (words, block, i64, i64, i64, as_bytearray)],
+        "_root_bytes": [(words, words, u32, u32, zero, types.literal(32), block),
+                        (words, words, u32, u32, i64, i64, as_bytearray)],
+    }
+    portable = importlib.import_module("jitdigest.kernels.blake3.portable")
+    modules = [portable]
+    if backend_name() != "portable":
+        modules.append(importlib.import_module(f"jitdigest.kernels.blake3.{backend_name()}"))
+    checked = 0
+    for module in modules:
+        for name, arg_lists in calls.items():
+            function = getattr(module, name, None)
+            if function is None or (module is not portable and name != "b3_update"):
+                continue
+            for args in arg_lists:
+                function.get_call_template(args, {})
+            assert len(function.signatures) == 1, (module.__name__, name, function.signatures)
+            checked += 1
+    assert checked == len(modules) + 2

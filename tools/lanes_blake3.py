@@ -226,7 +226,7 @@ def blake3_kernel(lw, wide):
     L.append("")
     L.append("")
 
-    add(0, "@kernel")
+    add(0, "@typed_kernel(1)")
     add(0, "def b3_update(state, buf, buflen, data):")
     add(1, '"""``portable.b3_update`` with whole groups of %d chunks (or one of %d or %d), where'
         % (lw, lw // 2, lw // 4))
@@ -328,7 +328,7 @@ def preamble(lw, wide):
     L.append("")
     L.extend(wrap("from .._jit import (GIL_MINSIZE, gil_kernel, kernel, new_words, "
                   "parallel_kernel, "
-                  "reacquire_gil, release_gil_if, scratch)"))
+                  "reacquire_gil, release_gil_if, scratch, typed_kernel)"))
     L.extend(wrap("from .._lanes import (le64 as _word, prefetch as _prefetch, rotr32 as _rotr%s)"
                   % (", wide_vectors as _wide_vectors" if wide else "")))
     L.extend(wrap("from .layout import (BLOCK_LEN, BLOCKS, CHUNK_BLOCKS, CHUNK_END, CHUNK_LEN, "

@@ -47,9 +47,22 @@ def block_function(func):
     scratch block) are typed as a read-only uint8 array and its integers as int64, bools as
     bools (``_internals.typed_once``), so the drivers pass what they have; left to the callers'
     types, ``0`` here and an offset there compiled the unrolled ones up to five times."""
-    if not JIT_ENABLED:
-        return func
-    return cached(typed_once(numba.njit(nogil=True)(func)))
+    return typed_kernel()(func)
+
+
+def typed_kernel(*outputs):
+    """A kernel called by compiled kernels that hold different types for its arguments (a
+    literal ``0`` in one and an int64 in another, ``bytes`` or an array in, a bytearray or an
+    array row out): compiled once for all of them, typed as a block function is
+    (``_internals.typed_once``; ``outputs``: the positions of the arguments it writes bytes
+    to). Left to its callers' types, BLAKE3's ``b3_update``, ``b3_output`` and
+    ``_root_bytes`` were compiled two or three times each (about 25 CPU-s of a cold
+    ``jitdigest warmup``)."""
+    def decorate(func):
+        if not JIT_ENABLED:
+            return func
+        return cached(typed_once(numba.njit(nogil=True)(func), outputs))
+    return decorate
 
 
 # ``inline_in_callers()``, called first in a compiled function (a lane kernel's block function,

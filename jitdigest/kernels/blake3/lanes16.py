@@ -13,7 +13,7 @@ import numpy as np
 from numba import prange
 
 from .._jit import (GIL_MINSIZE, gil_kernel, kernel, new_words, parallel_kernel, reacquire_gil,
-    release_gil_if, scratch)
+    release_gil_if, scratch, typed_kernel)
 from .._lanes import (le64 as _word, prefetch as _prefetch, rotr32 as _rotr,
     wide_vectors as _wide_vectors)
 from .layout import (BLOCK_LEN, BLOCKS, CHUNK_BLOCKS, CHUNK_END, CHUNK_LEN, CHUNK_START, COUNTER,
@@ -667,7 +667,7 @@ def push_cvs(state, out, ngroups, per):
         push_subtree(state, out, 8 * per * t, level, m)
 
 
-@kernel
+@typed_kernel(1)
 def b3_update(state, buf, buflen, data):
     """``portable.b3_update`` with whole groups of 16 chunks (or one of 8 or 4), where
     the state is at a group boundary and input follows them, hashed by ``groups``; the

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..._algorithms import SPECS
 from .._jit import (GIL_MINSIZE, add32, const_words, gil_kernel, inline_kernel, kernel, load_le32,
-                   new_words, reacquire_gil, release_gil_if, scratch, u32, u64)
+                   new_words, reacquire_gil, release_gil_if, scratch, typed_kernel, u32, u64)
 from .._rows import length_of, row_at, row_count, start_of
 # BLAKE3's quarter-round is BLAKE2s's G (the BLAKE3 paper, section 2.2): one function
 from ..blake2s.portable import _g32 as _g
@@ -194,7 +194,7 @@ def _chunk_blocks(state, data, pos, nblocks, m):
         state[BLOCKS] = blocks
 
 
-@kernel
+@typed_kernel(1)
 def b3_update(state, buf, buflen, data):
     """Absorb ``data``, holding back its last 1..64 bytes in ``buf`` (they may be the root's
     block). Returns the new ``buflen``."""
@@ -222,7 +222,7 @@ def b3_update(state, buf, buflen, data):
     return rest
 
 
-@kernel
+@typed_kernel(6)
 def _root_bytes(cv, m, block_len, flags, block_index, skip, out):
     """Fill ``out`` with the root's output stream from byte ``64 * block_index + skip``: output
     block k is the root compression with counter k."""
@@ -245,7 +245,7 @@ def _root_bytes(cv, m, block_len, flags, block_index, skip, out):
             t1 = add32(t1, 1)
 
 
-@kernel
+@typed_kernel(5)
 def b3_output(state, buf, buflen, block_index, skip, out):
     """``len(out)`` bytes of the output stream, from byte ``64 * block_index + skip``, for the
     input so far (the state and the held-back ``buf[0:buflen]``); the state is left as is."""
