@@ -164,7 +164,7 @@ class _Blake2(Hash, metaclass=_Blake2Type):
 
     def digest(self):
         """The digest of the data passed so far, as bytes; the object stays usable."""
-        return self._digest_into(bytearray(self._digest_size))
+        return self._output(self._digest_size)
 
     def _copy_extra(self, other):
         other._digest_size = self._digest_size

@@ -184,10 +184,15 @@ class Hash(metaclass=HashType):
                 self._materialise()
             self._absorb(view)
 
-    def _digest_into(self, out):
-        """Fill the bytearray ``out`` with output for the data so far; return it as bytes."""
+    def _output(self, size):
+        """``size`` bytes of output for the data so far (``digest`` of a chosen size)."""
         pending = self._pending               # read before _lock: see the module's docstring
         lock = self._lock
+        if lock is None and size > 1:         # as in ``digest``: never a shared short bytes
+            out = _ZERO * size
+            self._kernels.oneshot(self._iv, pending, out)
+            return out
+        out = bytearray(size)
         if lock is None:
             self._kernels.oneshot(self._iv, pending, out)
         else:
@@ -209,7 +214,7 @@ class Hash(metaclass=HashType):
             # and seen by no one else (what C code does with PyBytes_FromStringAndSize(NULL,
             # n)): a bytearray and then bytes() were a sixth of ``sha256(data).digest()``.
             # Digests here are 16 bytes or more (BLAKE2 and SHAKE, whose sizes are chosen,
-            # have their own ``digest``), so never CPython's shared empty or one-byte bytes.
+            # go through ``_output``), so never CPython's shared empty or one-byte bytes.
             out = _ZERO * self._spec.digest_size
             self._kernels.oneshot(self._iv, pending, out)
             return out
@@ -266,7 +271,7 @@ class ShakeHash(Hash):
         """``length`` bytes of output for the data passed so far."""
         length = _output_length(length)
         if length < _config.DIRECT_OUTPUT_MIN:
-            return self._digest_into(bytearray(length))
+            return self._output(length)
         # Long output is squeezed straight into the bytes object returned (one allocation of
         # ``length`` bytes, where a bytearray then bytes() would need two).
         result = bytes(length)               # zero pages from calloc: untouched until written

@@ -172,6 +172,31 @@ def test_one_shot_digests_are_new_bytes_objects(name):
     assert [tuple(s) for s in shared] == before
 
 
+def test_one_shot_output_of_a_chosen_size():
+    """BLAKE2's digest_size and SHAKE's length: from 2 bytes the output is a new bytes object
+    the kernel fills, below through a bytearray (0 and 1 byte: CPython's shared objects)."""
+    shared = [bytes([i]) for i in range(256)] + [b""]
+    before = [tuple(s) for s in shared]
+    cases = 0
+    for data in (b"", b"abc", bytes(range(256)) * 3):
+        for size in (1, 2, 3, 16, 32, 64):
+            for name in ("blake2b", "blake2s"):
+                if size > hashlib.new(name).digest_size:
+                    continue
+                ours, ref = (getattr(m, name)(data, digest_size=size, key=b"k" * (size % 3))
+                             for m in (jitdigest, hashlib))
+                first, second = ours.digest(), ours.digest()
+                assert first == second == ref.digest() and first is not second
+                cases += 1
+        for length in (0, 1, 2, 3, 64, 200):
+            for name in ("shake_128", "shake_256"):
+                ours, ref = jitdigest.new(name, data), hashlib.new(name, data)
+                assert ours.digest(length) == ours.digest(length) == ref.digest(length)
+                cases += 1
+    assert cases == 3 * (11 + 12)
+    assert [tuple(s) for s in shared] == before
+
+
 @pytest.mark.parametrize("name", FIXED)
 def test_prototype_copy_idiom(name):
     """hashlib's ``p = proto.copy(); p.update(data); p.digest()``: a copy of an object holding
