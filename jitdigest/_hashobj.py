@@ -25,6 +25,7 @@ from . import _algorithms, _config, _cpu, _dispatch, _stdlib
 _CHOSEN = _dispatch._chosen         # spec name -> (switches it was chosen under, kernel set)
 _ZERO = b"\0"                       # _ZERO * n: a new zeroed bytes object, for n >= 2
 
+
 def as_bytes_view(data):
     """A C-contiguous uint8 view of any buffer, with hashlib's errors for everything else."""
     if isinstance(data, str):
