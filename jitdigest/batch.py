@@ -25,7 +25,8 @@ Layouts accepted by ``hash_many``:
 
 Design:
 
-* A 2-D array (and an Arrow ``fixed_size_binary`` array) is a grid of rows of one width,
+* A 2-D array (and an Arrow ``fixed_size_binary`` array, and values with offsets or an Arrow
+  binary or string array whose rows all have one length) is a grid of rows of one width,
   hashed a window of ``_config.GRID_WINDOW`` rows at a time (``values`` and ``out`` sliced at
   the window's first row), all windows sharing one small set of index arrays
   (``_layout.grid_window``). Building ``starts``/``lengths``/``rows`` for 100k 64-byte rows

@@ -86,6 +86,28 @@ def test_bad_out(out, exc, match):
         jitdigest.hash_many("md5", [b"a", b"b", b"c", b"d"], out=out)
 
 
+@pytest.mark.parametrize("width", [0, 1, 64, 200])
+def test_offsets_of_rows_of_one_length(width):
+    """Values with offsets whose rows all have one length (the first past 0, bytes before and
+    after them) take the grid form, as a 2-D array does, and hash as hashlib does; a row of
+    another length among them keeps the general form."""
+    from jitdigest import _layout
+    msgs = [bytes((i * 7 + j) & 0xFF for j in range(width)) for i in range(70)]
+    values = np.frombuffer(b"abc" + b"".join(msgs) + b"tail", np.uint8)
+    offsets = 3 + np.arange(71) * width
+    (seg,), n = _layout.segments(values, offsets)
+    assert (seg.width, n) == (width, 70)
+    for name in ("md5", "sha256", "sha3_256", "blake2s"):
+        got = jitdigest.hash_many(name, values, offsets)
+        assert [bytes(row) for row in got] == [hashlib.new(name, m).digest() for m in msgs]
+    offsets[-1] += 1                                  # the last row one byte longer
+    (seg,), _ = _layout.segments(values, offsets)
+    assert seg.width is None
+    got = jitdigest.hash_many("sha1", values, offsets)
+    expected = msgs[:-1] + [msgs[-1] + b"t"]
+    assert [bytes(row) for row in got] == [hashlib.sha1(m).digest() for m in expected]
+
+
 @pytest.mark.parametrize("name", [np.zeros((2, 8), np.uint8), b"md5", None, 5])
 def test_name_that_is_not_a_string(name):
     """The name first, as hashlib.new's: anything else (the arguments swapped, say) is
