@@ -273,8 +273,8 @@ def md_kernel(alg, prefix, lw, groups, wide, uniform=False):
     if pair:
         add(1, "buf64 = buf.view(np.uint64)  # the same memory, for 2-word stores")
     else:
-        add(1, "tail = lane_words(%d, %s, 0)  # each lane's last block with data: %d words from "
-            "lane * %d" % (nw * nl, dt, nw, nw))
+        add(1, "# each lane's last block with data: %d words from lane * %d" % (nw, nw))
+        add(1, "tail = lane_words(%d, %s, 0)" % (nw * nl, dt))
     add(1, "row = lane_words(%d, np.int64, -1)  # row being hashed per lane, -1: idle" % nl)
     add(1, "first = lane_words(%d, np.int64, 0)  # its first byte in values" % nl)
     add(1, "nfull = lane_words(%d, np.int64, 0)  # its whole blocks, read from values" % nl)

@@ -660,8 +660,8 @@ def hash_rows(values, starts, lengths, rows, iv, out):
     _wide_vectors()
     # state words 0..7, then message words 0..15: word i of lane l at buf[i * 8 + l]
     buf = lane_words(192, np.uint64, 0)
-    tail = lane_words(128, np.uint64,
-        0)  # each lane's last block with data: 16 words from lane * 16
+    # each lane's last block with data: 16 words from lane * 16
+    tail = lane_words(128, np.uint64, 0)
     row = lane_words(8, np.int64, -1)  # row being hashed per lane, -1: idle
     first = lane_words(8, np.int64, 0)  # its first byte in values
     nfull = lane_words(8, np.int64, 0)  # its whole blocks, read from values
