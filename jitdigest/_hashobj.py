@@ -208,7 +208,7 @@ class Hash(metaclass=HashType):
 
     def digest(self):
         """The digest of the data passed so far, as bytes; the object stays usable."""
-        pending = self._pending               # read before _lock: see the module's docstring
+        pending = self._pending               # (the body of _output, inlined: hot path)
         lock = self._lock
         if lock is None:
             # The one-shot kernel writes straight into the bytes object returned, made here
