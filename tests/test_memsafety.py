@@ -385,6 +385,8 @@ def test_kernels_refuse_a_negative_length(name):
     starts = np.zeros(3, np.int64)
     lengths = np.array([5, -2 ** 62, 3], np.int64)
     rows = np.arange(3, dtype=np.int64)
+    for a in (values, starts, lengths, rows):
+        a.setflags(write=False)         # read-only, as hash_many passes them: its kernels
     out = np.zeros((3, spec.digest_size), np.uint8)
     sets = {_dispatch.batch_kernels_for(spec), _dispatch.usable_kernel_sets(spec)[-1]}
     for ks in sets:
