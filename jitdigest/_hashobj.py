@@ -219,10 +219,7 @@ class Hash(metaclass=HashType):
             out = _ZERO * self._spec.digest_size
             self._kernels.oneshot(self._iv, pending, out)
             return out
-        out = bytearray(self._spec.digest_size)
-        with lock:
-            self._digest_streaming(out)
-        return bytes(out)
+        return self._output(self._spec.digest_size)
 
     def hexdigest(self):
         """Like digest(), as a string of hexadecimal digits."""

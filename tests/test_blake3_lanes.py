@@ -202,7 +202,6 @@ def test_threads_cut_subtrees_anywhere(width, monkeypatch):
     assert {2, 4, 8} <= sizes and 256 * 1024 // group in sizes, sizes
 
 
-
 def test_shared_pieces_are_compiled_once_for_every_caller():
     """``b3_update``, ``b3_output`` and ``_root_bytes`` are called from the object entries
     (``update``, ``final``, ``oneshot``: int64 lengths, ``bytes`` in, a bytearray out) and from
