@@ -73,15 +73,17 @@ BLAKE3_TASKS_PER_THREAD = 4
 # split groups of chunks, so a block's worth of work is small for them).
 SUM_BLAKE3_THREADS = 1
 
-# jitdigest sum --cache: a file changed within this long (ns) of the start of the run that stored
-# it is read again (git's "racy" rule: 2 s is FAT's timestamp granularity and covers clocks a little
+# jitdigest sum --cache: a file changed within this long (ns) of the start of the run that read
+# it is not stored (git's "racy" rule: 2 s is FAT's timestamp granularity and covers clocks a little
 # apart, as on NFS); another run's write lock is waited for this long (s) before hashing goes on
-# without storing; rows are committed every so many files (a killed run keeps those); the rows
-# of so many directories are held in memory at once.
+# without storing; digests are committed every so many files (a killed run keeps those); the
+# entries of so many directories are held in memory at once; a directory's rows of one algorithm
+# (one a commit) are merged into one past so many.
 SUM_CACHE_RACY_NS = 2_000_000_000
 SUM_CACHE_BUSY_S = 2.0
 SUM_CACHE_COMMIT_FILES = 2000
 SUM_CACHE_DIRS_KEPT = 256
+SUM_CACHE_ROWS_KEPT = 8
 
 # Processes meeting one cold kernel cache (Dask workers, pytest-xdist workers, `jitdigest warmup`
 # -j N) take a lock file per cache entry while they compile it: the others wait for that compile

@@ -183,6 +183,107 @@ def test_algorithm_and_length_are_part_of_the_key(tree, tmp_path, capsysbinary, 
     assert checked == 4
 
 
+def test_a_database_of_the_previous_layout_is_replaced(tree, tmp_path, reads, capsysbinary,
+                                                      monkeypatch):
+    """One row a file (user_version 2, as earlier versions made it): the tables are made anew,
+    without a warning, and the run after the next reads nothing."""
+    monkeypatch.setattr(_config, "SUM_CACHE_RACY_NS", 0)
+    root, files = tree
+    db = tmp_path / "old.db"
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE digests (dir BLOB NOT NULL, name BLOB NOT NULL, algo TEXT NOT "
+                "NULL, dev INTEGER NOT NULL, ino INTEGER NOT NULL, size INTEGER NOT NULL, "
+                "mtime_ns INTEGER NOT NULL, ctime_ns INTEGER NOT NULL, run_start_ns INTEGER "
+                "NOT NULL, digest BLOB NOT NULL, PRIMARY KEY (dir, algo, name)) WITHOUT ROWID")
+    con.execute("INSERT INTO digests VALUES (x'2f', x'61', 'sha256:256', 1, 2, 3, 4, 5, 6, "
+                "x'00')")
+    con.execute("PRAGMA user_version = 2")
+    con.commit()
+    con.close()
+    for read_again in (len(SIZES), 0):
+        reads.clear()
+        status, out, err = _run(capsysbinary, "-r", root, "--cache", db)
+        assert (status, err) == (0, b"")
+        assert sorted(out.splitlines(True)) == _expected(root, files)
+        assert len(_tree_reads(reads, root)) == read_again
+    assert cache_mod.stored_files(db) == {"sha256:256": len(SIZES)}
+
+
+def test_rows_whose_parts_disagree_are_not_trusted(tree, tmp_path, reads, capsysbinary,
+                                                   monkeypatch):
+    """A row's names, stats and digests must line up; one that does not (a damaged or edited
+    database) is ignored: its files are read again, the digests right."""
+    monkeypatch.setattr(_config, "SUM_CACHE_RACY_NS", 0)
+    root, files = tree
+    db = tmp_path / "sums.db"
+    assert _run(capsysbinary, "-r", root, "--cache", db)[0] == 0
+    con = sqlite3.connect(db)
+    damaged = {"one digest byte short": "digests = substr(digests, 2)",
+               "a stat short": "stats = substr(stats, 41)",
+               "a name more": "names = names || x'0078'",
+               "text, not blobs": "names = 'f00.bin'",
+               "empty": "names = x'', stats = x'', digests = x''"}
+    checked = 0
+    for how, change in damaged.items():
+        con.execute("UPDATE digests SET " + change)
+        con.commit()
+        reads.clear()
+        status, out, err = _run(capsysbinary, "-r", root, "--cache", db, "--no-cache-read")
+        assert (status, err) == (0, b""), how
+        assert sorted(out.splitlines(True)) == _expected(root, files), how
+        con.execute("UPDATE digests SET " + change)
+        con.commit()
+        reads.clear()
+        status, out, err = _run(capsysbinary, "-r", root, "--cache", db)
+        assert (status, err) == (0, b""), how
+        assert sorted(out.splitlines(True)) == _expected(root, files), how
+        assert len(_tree_reads(reads, root)) == len(SIZES), how
+        checked += 1
+    con.close()
+    assert checked == len(damaged)
+
+
+def test_a_directory_stored_in_many_commits_is_merged(tree, tmp_path, reads, capsysbinary,
+                                                      monkeypatch):
+    """A commit every file: a directory's rows are merged past SUM_CACHE_ROWS_KEPT, and every
+    file is still found."""
+    monkeypatch.setattr(_config, "SUM_CACHE_RACY_NS", 0)
+    monkeypatch.setattr(_config, "SUM_CACHE_COMMIT_FILES", 1)
+    monkeypatch.setattr(_config, "SUM_CACHE_ROWS_KEPT", 2)
+    root, files = tree
+    db = tmp_path / "sums.db"
+    assert _run(capsysbinary, "-r", root, "--cache", db)[0] == 0
+    per_dir = sqlite3.connect(db).execute(
+        "SELECT COUNT(*) FROM digests GROUP BY dir, algo").fetchall()
+    assert len(per_dir) == 2 and all(1 <= n <= 3 for (n,) in per_dir)
+    assert cache_mod.stored_files(db) == {"sha256:256": len(SIZES)}
+    reads.clear()
+    status, out, err = _run(capsysbinary, "-r", root, "--cache", db)
+    assert (status, err) == (0, b"")
+    assert sorted(out.splitlines(True)) == _expected(root, files)
+    assert _tree_reads(reads, root) == []
+
+
+def test_a_time_past_64_bits_of_nanoseconds_is_hashed_not_stored(tree, tmp_path, reads,
+                                                                  capsysbinary, monkeypatch):
+    root, files = tree
+    db = tmp_path / "sums.db"
+    far = os.path.join(os.fsencode(root), b"f01.bin")
+    try:
+        os.utime(far, ns=(2**63 + 10**9, 2**63 + 10**9))     # the year 2262 and a bit
+    except (OSError, OverflowError):
+        pytest.skip("the file system does not take that time")
+    if os.stat(far).st_mtime_ns < 2**63:
+        pytest.skip("the file system does not keep that time")
+    monkeypatch.setattr(_config, "SUM_CACHE_RACY_NS", -2**64)   # the far future is not racy
+    for _ in range(2):
+        reads.clear()
+        status, out, err = _run(capsysbinary, "-r", root, "--cache", db)
+        assert (status, err) == (0, b"")
+        assert sorted(out.splitlines(True)) == _expected(root, files)
+    assert _tree_reads(reads, root) == [far]
+
+
 def test_damaged_database_warns_once_and_runs(tree, tmp_path, capsysbinary):
     root, files = tree
     db = tmp_path / "garbage.db"
@@ -263,7 +364,7 @@ def test_interrupted_run_leaves_a_usable_database(tree, tmp_path, capsysbinary, 
     with pytest.raises(KeyboardInterrupt):
         cli.main(["sum", "-r", str(root), "--cache", str(db)])
     capsysbinary.readouterr()
-    stored = sqlite3.connect(db).execute("SELECT count(*) FROM digests").fetchone()[0]
+    stored = sum(cache_mod.stored_files(db).values())
     assert 3 <= stored < len(SIZES)
     monkeypatch.setattr(os, "open", real)
     reads = []

@@ -63,7 +63,7 @@ class Algo:
         """``hash_many``'s keyword arguments for this output (a SHAKE's length)."""
         return {"length": self.size if self.xof else None}
 
-    @property
+    @functools.cached_property
     def cache_key(self):
         """The algorithm as a --cache row stores it: its name and output length, e.g.
         "blake2b:256"."""

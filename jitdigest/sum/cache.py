@@ -1,14 +1,20 @@
 """``jitdigest sum --cache FILE``: digests kept in a SQLite database, so that a file unchanged
 since a past run is not read again. A file counts as unchanged when its device, inode, size,
 mtime and ctime (nanoseconds) all equal the stored ones, for the same algorithm and length.
-With several algorithms (-a sha256,md5) each has its own row, and a file is taken from the
+With several algorithms (-a sha256,md5) each has its own entries, and a file is taken from the
 database only when all of them are there.
 
+A row holds the entries of one directory and algorithm that one commit stored, as three blobs
+(names, packed stats, digests): a run reads a directory with one query and one split, and
+stores it with one insert, where a row a file cost ~8 us of SQLite a file each way (2 cores, AMD
+EPYC). Later rows of a directory win; past ``_config.SUM_CACHE_ROWS_KEPT`` rows the commit
+merges them into one.
+
 Racy files are handled as git handles them: a file whose mtime or ctime is not older than the
-start of the run that stored it (less ``_config.SUM_CACHE_RACY_NS``, for coarse file system
+start of the run that read it (less ``_config.SUM_CACHE_RACY_NS``, for coarse file system
 clocks and timestamp granularity) could have changed again within the same tick after it was
-read, so its stored digest is never trusted; it is read again, and stored with the new run's
-start.
+read, so its digest is not stored; the next run reads it again (and stores it then, its times
+being older than that run's start).
 
 The database is only ever a help: one that cannot be opened, is damaged, is not a database or
 is locked by another run for longer than ``_config.SUM_CACHE_BUSY_S`` costs hashing (and at
@@ -17,32 +23,83 @@ most one warning), never a failed run. Rows are committed every
 leaves a usable database with the digests committed so far."""
 import os
 import sqlite3
+import struct
 import time
 
 from .. import _config
 from .walk import FILE
 
-SCHEMA_VERSION = 2                  # PRAGMA user_version of a database this module made
+SCHEMA_VERSION = 3                  # PRAGMA user_version of a database this module made
+OLD_VERSIONS = (2,)                 # versions it made before: their tables are replaced
 
-_SCHEMA = """
+_SCHEMA = ("""
+CREATE TABLE IF NOT EXISTS dirs (
+    id INTEGER PRIMARY KEY,
+    path BLOB NOT NULL UNIQUE
+)""", """
 CREATE TABLE IF NOT EXISTS digests (
-    dir BLOB NOT NULL,
-    name BLOB NOT NULL,
+    id INTEGER PRIMARY KEY,
+    dir INTEGER NOT NULL,
     algo TEXT NOT NULL,
-    dev INTEGER NOT NULL,
-    ino INTEGER NOT NULL,
-    size INTEGER NOT NULL,
-    mtime_ns INTEGER NOT NULL,
-    ctime_ns INTEGER NOT NULL,
-    run_start_ns INTEGER NOT NULL,
-    digest BLOB NOT NULL,
-    PRIMARY KEY (dir, algo, name)
-) WITHOUT ROWID
-"""
-# A directory's rows in one query: runs look files up folder by folder, as -r walks them.
-_SELECT_DIR = ("SELECT name, dev, ino, size, mtime_ns, ctime_ns, run_start_ns, digest "
-               "FROM digests WHERE dir = ? AND algo = ?")
-_UPSERT = "INSERT OR REPLACE INTO digests VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    names BLOB NOT NULL,
+    stats BLOB NOT NULL,
+    digests BLOB NOT NULL
+)""", "CREATE INDEX IF NOT EXISTS digests_dir ON digests (dir, algo)")
+_DROP = ("DROP TABLE IF EXISTS digests", "DROP TABLE IF EXISTS dirs")
+# names: joined by NUL (no file name holds one); stats: ``STAT`` each (device, inode, size,
+# mtime_ns, ctime_ns); digests: the algorithm's size each; all in the same order
+STAT = struct.Struct("<QQQqq")
+_SELECT_DIR = ("SELECT id, names, stats, digests FROM digests "
+               "WHERE dir = (SELECT id FROM dirs WHERE path = ?) AND algo = ? ORDER BY id")
+_ADD_DIR = "INSERT OR IGNORE INTO dirs (path) VALUES (?)"
+_DIR_ID = "SELECT id FROM dirs WHERE path = ?"
+_INSERT = "INSERT INTO digests (dir, algo, names, stats, digests) VALUES (?, ?, ?, ?, ?)"
+_ROWS = "SELECT id FROM digests WHERE dir = ? AND algo = ? ORDER BY id"
+
+
+def stat_key(st):
+    """What a row stores of ``os.stat``'s result, and what a lookup compares; None for times
+    past what 64 bits of nanoseconds hold (years before 1678 or after 2262): not cached."""
+    try:
+        return STAT.pack(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    except struct.error:
+        return None
+
+def decode(rows, size):
+    """{name: (stat key, digest)} from a directory's rows (names, stats, digests blobs), in
+    order, later ones winning; a row whose blobs disagree (a damaged database) is left out."""
+    entries = {}
+    width = STAT.size
+    for names, stats, digests in rows:
+        if not (type(names) is type(stats) is type(digests) is bytes) or not names:
+            continue
+        names = names.split(b"\0")
+        n = len(names)
+        if len(stats) != width * n or len(digests) != size * n:
+            continue
+        entries.update(zip(names, zip([stats[i:i + width] for i in range(0, width * n, width)],
+                                      [digests[i:i + size] for i in range(0, size * n, size)])))
+    return entries
+
+
+def encode(entries):
+    """The (names, stats, digests) blobs of {name: (stat key, digest)}."""
+    values = entries.values()
+    return (b"\0".join(entries), b"".join([v[0] for v in values]),
+            b"".join([v[1] for v in values]))
+
+
+def stored_files(path):
+    """{algorithm key: how many files have a digest} in the database at ``path``."""
+    db = sqlite3.connect(path)
+    try:
+        files = {}
+        for folder, algo, names in db.execute("SELECT dir, algo, names FROM digests"):
+            files.setdefault(algo, set()).update((folder, n) for n in names.split(b"\0"))
+    finally:
+        db.close()
+    return {algo: len(names) for algo, names in files.items()}
+
 
 
 class Cache:
@@ -56,11 +113,12 @@ class Cache:
         self.read = read
         self.start_ns = time.time_ns()
         self.hits = 0
-        self._rows = []
-        self._unstored = 0                  # rows given up on (locked database)
+        self._pending = {}                  # (dir, algo key, size): {name: (stat key, digest)}
+        self._pending_files = 0
+        self._unstored = 0                  # files given up on (locked database)
         self._db = None
         self._cwd = os.getcwdb()
-        self._dirs = {}                     # (dir, algo key): {name: row}
+        self._dirs = {}                     # (dir, algo): {name: (stat key, digest)}
         self._folders = {}                  # directory as given: absolute, normalised
         try:
             self._db = self._open(path)
@@ -72,15 +130,26 @@ class Cache:
                              check_same_thread=False)
         try:
             version = db.execute("PRAGMA user_version").fetchone()[0]
-            if version not in (0, SCHEMA_VERSION):
+            if version not in (0, SCHEMA_VERSION) + OLD_VERSIONS:
                 raise sqlite3.DatabaseError(f"unknown schema version {version}")
             try:
                 db.execute("PRAGMA journal_mode=WAL")
             except sqlite3.OperationalError:
                 pass                        # locked: the run that holds it set WAL already
-            if version == 0:
-                db.execute(_SCHEMA)
-                db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            if version != SCHEMA_VERSION:
+                # new (tables added), or made by an earlier jitdigest (its tables replaced:
+                # they only held digests), in one transaction
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    version = db.execute("PRAGMA user_version").fetchone()[0]
+                    if version != SCHEMA_VERSION:
+                        for statement in (_DROP if version else ()) + _SCHEMA:
+                            db.execute(statement)
+                        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                    db.execute("COMMIT")
+                except BaseException:
+                    db.execute("ROLLBACK")
+                    raise
             db.execute("PRAGMA synchronous=NORMAL")
         except BaseException:
             db.close()
@@ -95,7 +164,7 @@ class Cache:
             except sqlite3.Error:
                 pass
         self._db = None
-        self._rows = []
+        self._pending, self._pending_files = {}, 0
         name = os.fsdecode(self.path) if isinstance(self.path, bytes) else str(self.path)
         self.warn(f"{name}: cache not used: {exc}")
 
@@ -112,8 +181,7 @@ class Cache:
 
     def lookup(self, item):
         """Fill in ``item``'s digest and size if the database holds them for this very file
-        (and they can be trusted; for several algorithms, all of them); remember its stat for
-        ``store`` otherwise."""
+        (for several algorithms, all of them); remember its stat for ``store`` otherwise."""
         try:
             st = os.stat(item.path)
         except OSError:
@@ -121,12 +189,13 @@ class Cache:
         item.stat = st
         if not self.read or self._db is None:
             return False
+        now = stat_key(st)
         folder, name = self._split(item.path)
         parts = getattr(item.algo, "parts", None)
         if parts is None:
-            digest = self._stored(folder, name, st, item.algo)
+            digest = self._stored(folder, name, now, item.algo)
         else:
-            digest = tuple(self._stored(folder, name, st, part) for part in parts)
+            digest = tuple(self._stored(folder, name, now, part) for part in parts)
             if None in digest:
                 digest = None
         if digest is None:
@@ -137,75 +206,100 @@ class Cache:
         self.hits += 1
         return True
 
-    def _stored(self, folder, name, st, algo):
-        """The stored digest of ``algo`` for the file ``st`` describes, or None."""
-        key = (folder, algo.cache_key)
-        rows = self._dirs.get(key)
+    def _stored(self, folder, name, now, algo):
+        """The stored digest of ``algo`` for the file whose ``stat_key`` is ``now``, or None."""
+        rows = self._dirs.get((folder, algo))
         if rows is None:
-            try:
-                rows = {r[0]: r[1:] for r in self._db.execute(_SELECT_DIR, key)}
-            except sqlite3.OperationalError:
-                return None                 # locked or busy: hash it
-            except sqlite3.DatabaseError as exc:
-                self._give_up(exc)
-                return None
-            if len(self._dirs) >= _config.SUM_CACHE_DIRS_KEPT:
-                self._dirs.clear()
-            self._dirs[key] = rows
+            rows = self._load(folder, algo)
         row = rows.get(name)
-        if row is None:
+        if row is None or row[0] != now:
             return None
-        dev, ino, size, mtime_ns, ctime_ns, run_start_ns, digest = row
-        if (dev != st.st_dev or ino != st.st_ino or size != st.st_size
-                or mtime_ns != st.st_mtime_ns or ctime_ns != st.st_ctime_ns):
-            return None
-        if max(mtime_ns, ctime_ns) >= run_start_ns - _config.SUM_CACHE_RACY_NS:
-            return None                     # racy: it may have changed after it was read
-        if len(digest) != algo.size:
-            return None
-        return digest
+        return row[1]
+
+    def _load(self, folder, algo):
+        """{name: (stat key, digest)} of a directory's entries for ``algo``, kept for the next
+        files of that directory."""
+        try:
+            rows = self._db.execute(_SELECT_DIR, (folder, algo.cache_key)).fetchall()
+        except sqlite3.OperationalError:
+            return {}                       # locked or busy: hash them
+        except sqlite3.DatabaseError as exc:
+            self._give_up(exc)
+            return {}
+        entries = decode([row[1:] for row in rows], algo.size)
+        if len(self._dirs) >= _config.SUM_CACHE_DIRS_KEPT:
+            self._dirs.clear()
+        self._dirs[(folder, algo)] = entries
+        return entries
 
     def store(self, item):
-        """Remember a freshly hashed item (with the stat taken before it was read): a row for
-        each algorithm."""
+        """Remember a freshly hashed item (with the stat taken before it was read), for each
+        algorithm; not a racy file (changed too close to this run's start to be trusted
+        later) or one that changed while it was read."""
         st = item.stat
         if self._db is None or st is None or item.error is not None or item.digest is None:
             return
         if st.st_size != item.size:
             return                          # it changed while being read
+        if max(st.st_mtime_ns, st.st_ctime_ns) >= self.start_ns - _config.SUM_CACHE_RACY_NS:
+            return
+        key = stat_key(st)
+        if key is None:
+            return
         folder, name = self._split(item.path)
         parts = getattr(item.algo, "parts", None)
         pairs = [(item.algo, item.digest)] if parts is None else zip(parts, item.digest)
         for algo, digest in pairs:
-            self._rows.append((folder, name, algo.cache_key, st.st_dev, st.st_ino,
-                               st.st_size, st.st_mtime_ns, st.st_ctime_ns, self.start_ns,
-                               bytes(digest)))
-        if len(self._rows) >= _config.SUM_CACHE_COMMIT_FILES:
+            group = (folder, algo.cache_key, algo.size)
+            entries = self._pending.get(group)
+            if entries is None:
+                entries = self._pending[group] = {}
+            entries[name] = (key, bytes(digest))
+        self._pending_files += 1
+        if self._pending_files >= _config.SUM_CACHE_COMMIT_FILES:
             self._commit()
 
     def _commit(self):
-        rows = self._rows
-        if not rows or self._db is None:
+        pending = self._pending
+        if not pending or self._db is None:
             return
         db = self._db
         try:
             db.execute("BEGIN IMMEDIATE")
             try:
-                db.executemany(_UPSERT, rows)
+                for (folder, algo, size), entries in pending.items():
+                    db.execute(_ADD_DIR, (folder,))
+                    folder_id = db.execute(_DIR_ID, (folder,)).fetchone()[0]
+                    db.execute(_INSERT, (folder_id, algo) + encode(entries))
+                    self._compact(folder_id, algo, size)
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
         except sqlite3.OperationalError:
-            # locked by another run past the timeout: keep the rows for the next commit
-            if len(rows) >= 4 * _config.SUM_CACHE_COMMIT_FILES:
-                self._unstored += len(rows)
-                self._rows = []
+            # locked by another run past the timeout: keep the entries for the next commit
+            if self._pending_files >= 4 * _config.SUM_CACHE_COMMIT_FILES:
+                self._unstored += self._pending_files
+                self._pending, self._pending_files = {}, 0
             return
         except sqlite3.DatabaseError as exc:
             self._give_up(exc)
             return
-        self._rows = []
+        self._pending, self._pending_files = {}, 0
+
+    def _compact(self, folder_id, algo, size):
+        """Merge a directory's rows for ``algo`` into one once there are more than
+        ``_config.SUM_CACHE_ROWS_KEPT`` (inside the commit's transaction)."""
+        db = self._db
+        ids = [row[0] for row in db.execute(_ROWS, (folder_id, algo))]
+        if len(ids) <= _config.SUM_CACHE_ROWS_KEPT:
+            return
+        rows = [db.execute("SELECT names, stats, digests FROM digests WHERE id = ?",
+                           (i,)).fetchone() for i in ids]
+        db.execute(f"DELETE FROM digests WHERE id IN ({', '.join('?' * len(ids))})", ids)
+        entries = decode(rows, size)
+        if entries:
+            db.execute(_INSERT, (folder_id, algo) + encode(entries))
 
     def run(self, hasher, items):
         """``hasher.run(items)`` with the database in front: files it holds come out with
@@ -226,8 +320,8 @@ class Cache:
         if self._db is None:
             return
         self._commit()
-        self._unstored += len(self._rows)
-        self._rows = []
+        self._unstored += self._pending_files
+        self._pending, self._pending_files = {}, 0
         try:
             self._db.close()
         except sqlite3.Error:
