@@ -172,6 +172,34 @@ def test_closed_stdout_and_stderr(files):
     assert got.returncode == want.returncode == 1
 
 
+@pytest.mark.parametrize("unbuffered", [False, True])
+def test_lines_and_messages_in_order_with_or_without_pythonunbuffered(files, unbuffered):
+    """stdout and stderr into one pipe: lines and messages in sha256sum's order. With
+    PYTHONUNBUFFERED (python -u, set in many container images) sys.stdout has no buffer under
+    it; the command keeps one of its own (else every line is a write(2): 20,000 of them for a
+    tree of 20,000 files), flushed before each message."""
+    sha256sum = tool("sha256sum")
+    env = dict(ENV)
+    env.pop("PYTHONUNBUFFERED", None)
+    if unbuffered:
+        env["PYTHONUNBUFFERED"] = "1"
+    args = ["f", "missing", "f", "-"]
+    want = subprocess.run([sha256sum, *args], cwd=files, env=env, input=b"x",
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    got = subprocess.run(JD + args, cwd=files, env=env, input=b"x",
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    assert got.returncode == want.returncode == 1
+    assert got.stdout == want.stdout.replace(os.fsencode(sha256sum) + b":", b"jitdigest:")
+    assert got.stdout.count(b"\n") == 4
+    code = ("import io, sys\n"
+            "from jitdigest.sum.output import Output\n"
+            "print(isinstance(sys.stdout.buffer, io.RawIOBase),"
+            " isinstance(Output().out, io.BufferedIOBase))\n")
+    probe = subprocess.run([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    assert probe.stdout == (b"True True\n" if unbuffered else b"False True\n"), probe.stderr
+
+
 STDIN_IS_A_DIRECTORY = """\
 import os, sys
 os.dup2(os.open(".", os.O_RDONLY), 0)

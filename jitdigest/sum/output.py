@@ -2,6 +2,7 @@
 messages on stderr, kept in order with each other and with the progress line."""
 import binascii
 import errno
+import io
 import os
 import sys
 
@@ -34,6 +35,11 @@ class Output:
         else:
             self.out = sys.stdout.buffer
             self.tty = sys.stdout.isatty()
+            if isinstance(self.out, io.RawIOBase) and not self.tty:
+                # python -u or PYTHONUNBUFFERED (set in many container images): no buffer
+                # under sys.stdout, so every line would be a write(2); one of our own, as
+                # coreutils' stdio has (``finish`` and ``error`` flush it)
+                self.out = io.BufferedWriter(io.FileIO(self.out.fileno(), "wb", closefd=False))
         self.progress = progress
 
     def finish(self):
