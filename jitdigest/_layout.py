@@ -231,7 +231,20 @@ def _arrow_chunk(pa, chunk, row0):
     t = chunk.type
     if (getattr(pa.types, "is_binary_view", None) and pa.types.is_binary_view(t)) or (
             getattr(pa.types, "is_string_view", None) and pa.types.is_string_view(t)):
-        chunk = chunk.cast(pa.large_binary())     # views: one copy into Arrow's offsets
+        # Views: one copy into Arrow's offsets. pyarrow's cast reads each view as it is
+        # (``Array.from_buffers`` checks none of them): a view past its data buffer, or of a
+        # buffer that is not there, made it read outside them (a crash, or another object's
+        # bytes hashed). So the views are copied (another thread may write the caller's) and
+        # the copy is checked, then cast.
+        buffers = chunk.buffers()
+        views = pa.py_buffer(buffers[1].to_pybytes()) if buffers[1] is not None else None
+        try:
+            chunk = pa.Array.from_buffers(t, n, [buffers[0], views] + buffers[2:],
+                                          offset=chunk.offset)
+            chunk.validate(full=True)
+        except (pa.ArrowException, IndexError, ValueError) as exc:
+            raise ValueError(f"malformed pyarrow {t} array: {exc}") from None
+        chunk = chunk.cast(pa.large_binary())
         t = chunk.type
     buffers = chunk.buffers()
     data = buffers[-1]

@@ -276,6 +276,53 @@ def test_arrow_offsets_changed_during_the_call():
     assert "checked" in out
 
 
+def test_arrow_views_outside_their_buffers():
+    """A binary_view/string_view array whose views point outside their data buffers (which
+    ``Array.from_buffers`` accepts): ValueError, not a crash or another object's bytes hashed;
+    good views, inline and out of line, sliced, against hashlib."""
+    pa = pytest.importorskip("pyarrow")
+    if not hasattr(pa, "binary_view"):
+        pytest.skip("pyarrow without view types")
+    out = run_child("""
+        import pyarrow as pa
+        data = b"0123456789abcdefghijklmnopqrstuvwxyz"          # 36 bytes
+        def view(size, buffer, offset):
+            return (np.int32(size).tobytes() + data[:4] + np.int32(buffer).tobytes()
+                    + np.int32(offset).tobytes())
+        bad = {"offset past the buffer": view(20, 0, 1 << 30),
+               "a buffer that is not there": view(20, 7, 0),
+               "a negative size": view(-20, 0, 0),
+               "longer than the buffer": view(2_000_000, 0, 0),
+               "a negative offset": view(20, 0, -1_000_000),
+               "ends one byte past": view(20, 0, 17)}
+        refused = 0
+        for t in (pa.binary_view(), pa.string_view()):
+            for how, v in bad.items():
+                for good_first in (False, True):
+                    views = (view(20, 0, 16) if good_first else b"") + v
+                    n = len(views) // 16
+                    arr = pa.Array.from_buffers(t, n, [None, pa.py_buffer(views),
+                                                       pa.py_buffer(data)])
+                    for call in (lambda: hash_many("sha256", arr),
+                                 lambda: jitdigest.hmac_many("sha256", b"k", arr)):
+                        try:
+                            call()
+                        except ValueError as exc:
+                            assert "malformed" in str(exc), (how, exc)
+                            refused += 1
+                        else:
+                            raise AssertionError(how)
+        # good ones: inline (up to 12 bytes) and out of line, sliced
+        msgs = [data[:k] for k in (0, 1, 12, 13, 36)] + [data[5:30]]
+        for t in (pa.binary_view(), pa.string_view()):
+            arr = pa.array([m.decode() for m in msgs], pa.string()).cast(t)
+            assert rows(hash_many("sha256", arr)) == want("sha256", msgs)
+            assert rows(hash_many("sha256", arr[2:5])) == want("sha256", msgs[2:5])
+        print("checked", refused)
+    """)
+    assert "checked 48" in out
+
+
 def test_zero_width_arrays_in_a_list_and_as_uuid_names():
     out = run_child("""
         pair = [np.empty((3, 0), np.uint8), np.zeros(3, np.uint16)]     # len() sums to nbytes
