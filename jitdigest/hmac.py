@@ -151,7 +151,9 @@ class HMAC:
         """The standard library's start: key blocks fed to two hash objects."""
         self._final = None
         if spec is not None and spec.digest_size == 0:
-            _std_hmac.new(key, None, digestmod)      # SHAKE: the standard library's error
+            # SHAKE: the standard library's error for hashlib's constructor (given jitdigest's,
+            # which it does not know, it would start and fail only at digest())
+            _std_hmac.new(key, None, getattr(_hashlib, spec.name))
         digest_cons = _constructor(digestmod, spec)
         outer = digest_cons()
         inner = digest_cons()
@@ -246,14 +248,18 @@ def digest(key, msg, digest):
     if spec is not None:
         key_view = _bytes_view(key)
         msg_view = _bytes_view(msg)
-        if spec.digest_size == 0:
-            return _std_hmac.digest(key, msg, digest)    # SHAKE: the standard library's error
+        if spec.digest_size == 0:         # SHAKE: the standard library's error (see above)
+            return _std_hmac.digest(key, msg, getattr(_hashlib, spec.name))
         kernel = _keyed.entry(spec, "hmac")
         if kernel is not None:
             out = bytearray(spec.digest_size)
             kernel(spec.initial_state, key_view, msg_view, out)
             _one_call[digest] = (_cpu.DISABLED, spec, _keyed.entry(spec, "hmac_bytes"), kernel)
             return bytes(out)
+        # SHA-3, BLAKE2: the key may be any buffer, as OpenSSL's HMAC takes for them
+        key = key_view.tobytes()
+    elif isinstance(digest, str):
+        return _std_hmac.digest(key, msg, digest)       # a name only hashlib knows: its HMAC
     digest_cons = _constructor(digest, spec)
     inner = digest_cons()
     outer = digest_cons()

@@ -1,11 +1,13 @@
 """jitdigest.hmac against RFC 2202 / RFC 4231 known answers and the standard library's hmac
 (hypothesis: keys shorter than, equal to and longer than the block, empty keys and messages,
 every algorithm HMAC takes; errors compared with the standard library's)."""
+import array
 import hashlib
 import hmac
 import types
 from contextlib import nullcontext
 
+import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
@@ -167,6 +169,38 @@ def test_digestmod_forms(name):
     for form in forms:
         assert jhmac.new(key, msg, form).digest() == expected
         assert jhmac.digest(key, msg, form) == expected
+
+
+@pytest.mark.parametrize("name", HMAC_ALGORITHMS)
+def test_digest_takes_any_buffer_as_key(name):
+    """``digest(key, msg, d)``: a key of any bytes-like type, for every algorithm and for its
+    name, hashlib's and jitdigest's constructor (the standard library's HMAC through OpenSSL
+    takes them all; its pure-Python fallback, which jitdigest's follows for SHA-3 and BLAKE2,
+    took only bytes)."""
+    msg = b"message" * 30
+    forms = [f for f in (name, getattr(jitdigest, name, None), getattr(hashlib, name, None))
+             if f is not None]
+    checked = 0
+    for raw in (b"key", b"k" * 200):
+        expected = hmac.digest(raw, msg, name)
+        for key in (memoryview(raw), array.array("B", raw), np.frombuffer(raw, np.uint8),
+                    bytearray(raw)):
+            assert hmac.digest(key, msg, name) == expected
+            for form in forms:
+                assert jhmac.digest(key, msg, form) == expected, (form, type(key))
+                checked += 1
+    assert checked == 8 * len(forms) >= 8
+
+
+@pytest.mark.parametrize("name", ["shake_128", "shake_256"])
+def test_shake_refused_in_every_form(name):
+    """SHAKE as a name, hashlib's or jitdigest's constructor: the standard library's error for
+    hashlib's, at ``new`` and ``digest`` (not an object that fails only at ``digest()``)."""
+    theirs = outcome(lambda: hmac.new(b"k", b"m", getattr(hashlib, name)))
+    assert theirs[0] == "ValueError"
+    for form in (name, getattr(hashlib, name), getattr(jitdigest, name)):
+        assert outcome(lambda: jhmac.new(b"k", b"m", form)) == theirs
+        assert outcome(lambda: jhmac.digest(b"k", b"m", form)) == theirs
 
 
 def test_algorithm_count():
