@@ -172,7 +172,7 @@ class Hash(metaclass=HashType):
         self._buflen = self._kernels.update(self._state, self._buf, self._buflen, view)
         self._total += view.shape[0]
 
-    def update(self, data):
+    def update(self, data, /):
         """Update the hash object with the bytes of ``data`` (any C-contiguous buffer)."""
         # Still one immutable message: the one-shot path. Nothing between the test of _lock
         # and the store calls out, so no other thread runs in between (the GIL).

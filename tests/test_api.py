@@ -123,6 +123,19 @@ def test_errors_match_hashlib(bad, error):
         h.update(bad)
 
 
+@pytest.mark.parametrize("name", sorted(hashlib.algorithms_guaranteed))
+def test_update_takes_its_data_positionally_only(name):
+    """hashlib's ``update(data, /)``: ``update(data=...)`` is a TypeError there and here."""
+    with pytest.raises(TypeError):
+        hashlib.new(name).update(data=b"x")
+    h = jitdigest.new(name)
+    with pytest.raises(TypeError):
+        h.update(data=b"x")
+    h.update(b"x")
+    length = (8,) if name.startswith("shake") else ()
+    assert h.hexdigest(*length) == hashlib.new(name, b"x").hexdigest(*length)
+
+
 def test_str_message():
     with pytest.raises(TypeError, match="Strings must be encoded before hashing"):
         jitdigest.md5("abc")
