@@ -63,14 +63,19 @@ shake_256 = CONSTRUCTORS["shake_256"]
 
 def new(name, data=b"", **kwargs):
     """Return a new hash object for the named algorithm, as ``hashlib.new``: names are hashlib's
-    (and OpenSSL's, e.g. "SHA-256"); an unknown name raises ValueError. "blake3" gives a
-    ``jitdigest.blake3.blake3`` (the blake3 package's interface: ``kwargs`` key=,
-    derive_key_context=, max_threads=, usedforsecurity=); it is not in
-    ``algorithms_available``, which lists hashlib's names only."""
+    (and OpenSSL's, e.g. "SHA-256"); a name jitdigest has no kernels for but hashlib takes (an
+    OpenSSL algorithm such as "ripemd160" or "sm3", an OID) gives hashlib's own object, and one
+    neither knows raises hashlib's ValueError. "blake3" gives a ``jitdigest.blake3.blake3``
+    (the blake3 package's interface: ``kwargs`` key=, derive_key_context=, max_threads=,
+    usedforsecurity=); it is not in ``algorithms_available``, which lists the names jitdigest
+    serves, all of them hashlib's."""
     if name == "blake3":
         from .blake3 import blake3 as _blake3
         return _blake3(data, **kwargs)
-    spec = _algorithms.lookup(name)
+    try:
+        spec = _algorithms.lookup(name)
+    except ValueError:
+        return _stdlib.hashlib.new(name, data, **kwargs)
     if spec.name in BLAKE2:             # hashlib calls its blake2 classes: their errors as is
         return BLAKE2[spec.name](data, **kwargs)
     try:

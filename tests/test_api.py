@@ -141,6 +141,24 @@ def test_str_message():
         jitdigest.md5("abc")
 
 
+def test_names_only_hashlib_serves():
+    """hashlib's names jitdigest has no kernels for (OpenSSL's own algorithms, OIDs): ``new``
+    and ``file_digest`` give what hashlib gives, as hmac and pbkdf2_hmac already did."""
+    import io
+    names = sorted(hashlib.algorithms_available - jitdigest.algorithms_available)
+    names += ["2.16.840.1.101.3.4.2.1"]          # SHA-256's OID, as OpenSSL spells it
+    checked = 0
+    for name in names:
+        try:
+            expected = hashlib.new(name, b"abc").hexdigest()
+        except ValueError:
+            continue                             # listed, but refused by this OpenSSL
+        assert jitdigest.new(name, b"abc").hexdigest() == expected
+        assert jitdigest.file_digest(io.BytesIO(b"abc"), name).hexdigest() == expected
+        checked += 1
+    assert checked >= 1
+
+
 def test_unknown_name():
     with pytest.raises(ValueError, match="unsupported hash type"):
         jitdigest.new("sha-257")
