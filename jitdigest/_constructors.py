@@ -40,7 +40,7 @@ def _data_from_keywords(func_name, no_data, data, kwargs):
 def _constructor(name):
     spec = _algorithms.SPECS[name]
     cls = _hashobj.ShakeHash if spec.digest_size == 0 else _hashobj.Hash
-    return cls.constructor(spec, _data_from_keywords)
+    return cls._constructor(spec, _data_from_keywords)
 
 
 CONSTRUCTORS = {name: _constructor(name) for name, spec in _algorithms.SPECS.items()

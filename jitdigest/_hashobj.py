@@ -87,7 +87,7 @@ class Hash(metaclass=HashType):
                  "_lock")
 
     @classmethod
-    def constructor(cls, spec, data_from_keywords):
+    def _constructor(cls, spec, data_from_keywords):
         """hashlib's module-level constructor for ``spec``: ``ctor(data=b"", /, *,
         usedforsecurity=True, **data_keyword)``. ``bytes`` take a fast path that builds the
         object without ``__init__`` (its call and branches are a third of a 64-byte
@@ -96,6 +96,8 @@ class Hash(metaclass=HashType):
         no_data = object()
 
         def constructor(data=no_data, /, *, usedforsecurity=True, **kwargs):
+            if usedforsecurity is not True:
+                bool(usedforsecurity)           # hashlib takes its truth value (which may raise)
             if kwargs:
                 data = data_from_keywords(name, no_data, data, kwargs)
             if data is no_data:

@@ -136,6 +136,27 @@ def test_update_takes_its_data_positionally_only(name):
     assert h.hexdigest(*length) == hashlib.new(name, b"x").hexdigest(*length)
 
 
+@pytest.mark.parametrize("name", sorted(hashlib.algorithms_guaranteed))
+def test_public_attributes_and_usedforsecurity_as_hashlib(name):
+    """The same public attributes as hashlib's object (no helper of the class showing), and
+    ``usedforsecurity``'s truth value taken as hashlib takes it (an error from it raised)."""
+    def public(obj):
+        return {a for a in dir(obj) if not a.startswith("_")}
+    assert public(jitdigest.new(name)) == public(hashlib.new(name))
+
+    class Truth:
+        def __bool__(self):
+            raise ZeroDivisionError
+    ctor = getattr(jitdigest, name)
+    with pytest.raises(ZeroDivisionError):
+        getattr(hashlib, name)(usedforsecurity=Truth())
+    with pytest.raises(ZeroDivisionError):
+        ctor(usedforsecurity=Truth())
+    length = (8,) if name.startswith("shake") else ()
+    assert ctor(b"abc", usedforsecurity=False).hexdigest(*length) == \
+        hashlib.new(name, b"abc").hexdigest(*length)
+
+
 def test_str_message():
     with pytest.raises(TypeError, match="Strings must be encoded before hashing"):
         jitdigest.md5("abc")
