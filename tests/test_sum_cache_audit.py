@@ -184,7 +184,7 @@ def test_algorithm_and_length_are_part_of_the_key(tree, tmp_path, capsysbinary, 
 
 
 def test_a_database_of_the_previous_layout_is_replaced(tree, tmp_path, reads, capsysbinary,
-                                                      monkeypatch):
+                                                       monkeypatch):
     """One row a file (user_version 2, as earlier versions made it): the tables are made anew,
     without a warning, and the run after the next reads nothing."""
     monkeypatch.setattr(_config, "SUM_CACHE_RACY_NS", 0)
@@ -265,7 +265,7 @@ def test_a_directory_stored_in_many_commits_is_merged(tree, tmp_path, reads, cap
 
 
 def test_a_time_past_64_bits_of_nanoseconds_is_hashed_not_stored(tree, tmp_path, reads,
-                                                                  capsysbinary, monkeypatch):
+                                                                 capsysbinary, monkeypatch):
     root, files = tree
     db = tmp_path / "sums.db"
     far = os.path.join(os.fsencode(root), b"f01.bin")

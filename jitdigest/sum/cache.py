@@ -49,7 +49,7 @@ _DROP = ("DROP TABLE IF EXISTS digests", "DROP TABLE IF EXISTS dirs")
 # names: joined by NUL (no file name holds one); stats: ``STAT`` each (device, inode, size,
 # mtime_ns, ctime_ns); digests: the algorithm's size each; all in the same order
 STAT = struct.Struct("<QQQqq")
-_SELECT_DIR = ("SELECT id, names, stats, digests FROM digests "
+_SELECT_DIR = ("SELECT names, stats, digests FROM digests "
                "WHERE dir = (SELECT id FROM dirs WHERE path = ?) AND algo = ? ORDER BY id")
 _ADD_DIR = "INSERT OR IGNORE INTO dirs (path) VALUES (?)"
 _DIR_ID = "SELECT id FROM dirs WHERE path = ?"
@@ -64,6 +64,7 @@ def stat_key(st):
         return STAT.pack(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
     except struct.error:
         return None
+
 
 def decode(rows, size):
     """{name: (stat key, digest)} from a directory's rows (names, stats, digests blobs), in
@@ -95,11 +96,11 @@ def stored_files(path):
     try:
         files = {}
         for folder, algo, names in db.execute("SELECT dir, algo, names FROM digests"):
-            files.setdefault(algo, set()).update((folder, n) for n in names.split(b"\0"))
+            if isinstance(names, bytes):
+                files.setdefault(algo, set()).update((folder, n) for n in names.split(b"\0"))
     finally:
         db.close()
     return {algo: len(names) for algo, names in files.items()}
-
 
 
 class Cache:
@@ -226,7 +227,7 @@ class Cache:
         except sqlite3.DatabaseError as exc:
             self._give_up(exc)
             return {}
-        entries = decode([row[1:] for row in rows], algo.size)
+        entries = decode(rows, algo.size)
         if len(self._dirs) >= _config.SUM_CACHE_DIRS_KEPT:
             self._dirs.clear()
         self._dirs[(folder, algo)] = entries
