@@ -89,8 +89,10 @@ def hash_column(series, name, *, key=None, hex=False, length=None):
     with the same index and name, ``binary[pyarrow]`` (items read as bytes), or lowercase hex
     as ``string[pyarrow]`` with ``hex=True`` (``.astype(object)`` gives Python objects)."""
     import dask.dataframe as dd
-    if not isinstance(series, dd.Series):
-        raise TypeError(f"hash_column takes a dask Series, not {type(series).__name__}")
+    if not isinstance(series, dd.Series) or isinstance(series, dd.Index):
+        raise TypeError(f"hash_column takes a dask Series, not {type(series).__name__}"
+                        + (" (for an index: .index.to_series())"
+                           if isinstance(series, dd.Index) else ""))
     _digest_size(name, key, length)
     if _column_kind(series.dtype) is None:
         raise TypeError(f"hash_column takes a Series of bytes or str, not {series.dtype}")
@@ -119,10 +121,7 @@ def _hash_partition(part, name, key, hex, length):
     from .kernels import _pyobjects
     messages, offsets, scratch = _messages(part)
     try:
-        nulls = getattr(messages, "null_count", 0)
-        if nulls:
-            raise ValueError(f"the column has {nulls} null value{'s' if nulls > 1 else ''}: "
-                             "drop them (dropna) or fill them (fillna) first")
+        _refuse_nulls(getattr(messages, "null_count", 0))
         digests = _digests(name, key, messages, length, offsets)
     finally:
         if scratch is not None:
@@ -131,13 +130,19 @@ def _hash_partition(part, name, key, hex, length):
     return pd.Series(values, index=part.index, name=part.name, copy=False)
 
 
+def _refuse_nulls(nulls):
+    if nulls:
+        raise ValueError(f"the column has {nulls} null value{'s' if nulls > 1 else ''}: "
+                         "drop them (dropna) or fill them (fillna) first")
+
+
 def _messages(part):
     """A partition's values for hash_many, their offsets (or None) and the join's scratch
     buffers to release after hashing (or None): an Arrow-backed column's own Arrow array (no
     copy); an object column of ``bytes`` joined in one compiled pass into this thread's reused
     buffers (about 20 ns a row of 64 B); any other object column copied by pyarrow into a
-    binary array (str as UTF-8, None and NaN as nulls; 34 ns a row). Items pyarrow cannot take
-    go to hash_many as a list, for its error (or any buffer it takes)."""
+    binary array (str as UTF-8, None and NaN as nulls; 34 ns a row). A column pyarrow cannot
+    take goes to hash_many as a list (``_listed``)."""
     import pyarrow as pa
 
     from .kernels import _pyobjects
@@ -151,7 +156,28 @@ def _messages(part):
     try:
         return pa.array(values, pa.binary(), from_pandas=True), None, None
     except (pa.ArrowException, TypeError, ValueError):
-        return values.tolist(), None, None
+        return _listed(values), None, None
+
+
+def _listed(values):
+    """An object column's items as hash_many takes them, where pyarrow took not all of them
+    (a numpy array among them, say): str as UTF-8 (an unencodable one: its UnicodeEncodeError,
+    naming the row), None, NaN and NA refused as nulls, the rest as they are (hash_many takes
+    any C-contiguous buffer and refuses anything else as hashlib does)."""
+    import pandas as pd
+    items, nulls = [], 0
+    for row, value in enumerate(values):
+        if isinstance(value, str):
+            try:
+                value = value.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise UnicodeEncodeError(exc.encoding, exc.object, exc.start, exc.end,
+                                         f"{exc.reason} (row {row} of a partition)") from None
+        elif value is None or value is pd.NA or (isinstance(value, float) and value != value):
+            nulls += 1
+        items.append(value)
+    _refuse_nulls(nulls)
+    return items
 
 
 def _bytes_objects(digests):
@@ -237,7 +263,7 @@ def warm(names, *, keyed=False, layouts=LAYOUTS):
     """Compile, or load from the kernel cache, the batch kernels this module's calls use for
     each algorithm in ``names`` (``keyed``: the HMAC ones), in this process, once; returns
     ``warmed()``. Safe to call from several threads at once."""
-    specs = [_algorithms.lookup(name) for name in names]
+    specs = [_algorithms.lookup_any(name) for name in names]
     for layout in layouts:
         if layout not in LAYOUTS:
             raise ValueError(f"unknown layout {layout!r} (known: {', '.join(LAYOUTS)})")
@@ -266,7 +292,7 @@ class WarmKernels(WorkerPlugin):
     first task (off its event loop, which goes on answering the scheduler)."""
 
     def __init__(self, names, *, keyed=False, layouts=LAYOUTS):
-        self.names = tuple(_algorithms.lookup(name).name for name in names)
+        self.names = tuple(_algorithms.lookup_any(name).name for name in names)
         self.keyed = bool(keyed)
         self.layouts = tuple(layouts)
         self.name = f"jitdigest-warm-{','.join(self.names)}-{self.keyed}-{','.join(self.layouts)}"

@@ -249,6 +249,16 @@ def test_object_column_of_str_is_hashed_as_utf8(client):
     assert got.tolist() == _expected("shake_128", [t.encode() for t in texts], length=16)
 
 
+def test_object_column_pyarrow_does_not_take(client):
+    """Items pyarrow's binary conversion refuses (a numpy array) beside str, bytes and
+    bytearray: each hashed as hashlib would be given it (str as UTF-8)."""
+    items = [np.frombuffer(b"array", np.uint8), "text", b"bytes", bytearray(b"ba"), "ü"]
+    ddf = _object_frame(pd.Series(items, dtype=object), None, 2)
+    got = jd.hash_column(ddf["col"], ALGO).compute()
+    assert got.tolist() == _expected(ALGO, [bytes(items[0]), b"text", b"bytes", b"ba",
+                                            "ü".encode()])
+
+
 # --- in this process: errors, before any kernel runs ---------------------------------------
 
 @pytest.fixture
@@ -269,6 +279,18 @@ def test_nulls_are_refused(sync):
     mixed = _object_frame([b"a", 3], None, 1)
     with pytest.raises(TypeError, match="message 1"):         # hash_many's own error
         jd.hash_column(mixed["col"], "shake_128", length=4).compute()
+    # where pyarrow takes not every item (a numpy array): nulls refused the same way, and a
+    # str that is not UTF-8 raises its encoding error, naming its row
+    array = np.frombuffer(b"a", np.uint8)
+    for items, count in (([array, None], "1 null value"),
+                         ([array, float("nan"), None, b"b"], "2 null values")):
+        with pytest.raises(ValueError, match=count):
+            jd.hash_column(_object_frame(pd.Series(items, dtype=object), None, 1)["col"],
+                           "shake_128", length=4).compute()
+    for items, row in ((["ok", "x\udcff"], 1), ([array, "\ud800"], 1)):
+        with pytest.raises(UnicodeEncodeError, match=f"row {row} "):
+            jd.hash_column(_object_frame(pd.Series(items, dtype=object), None, 1)["col"],
+                           "shake_128", length=4).compute()
 
 
 def test_errors_are_raised_when_the_call_is_made():
@@ -298,6 +320,10 @@ def test_errors_are_raised_when_the_call_is_made():
         jd.hash_array(x, "md5", key="text")
     with pytest.raises(ValueError, match="nope"):
         jd.WarmKernels(["nope"])
+    assert jd.WarmKernels(["blake3", "sha256"]).names == ("blake3", "sha256")
+    indexed = dd.from_pandas(pd.DataFrame({"c": [b"a"]}, index=pd.Index(["x"])), npartitions=1)
+    with pytest.raises(TypeError, match="to_series"):
+        jd.hash_column(indexed.index, "md5")
 
 
 def test_import_needs_no_dask_and_says_how_to_get_it():
