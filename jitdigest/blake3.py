@@ -187,12 +187,16 @@ def _unsigned(value):
 def _checked_params(key, derive_key_context, max_threads, usedforsecurity):
     """The parameters (key words and flags) the arguments ask for, checked as the package
     checks them: conversions first, in its order, then the checks across arguments."""
-    if derive_key_context is not None and type(derive_key_context) is not str:
-        raise TypeError(f"'{_type_name(derive_key_context)}' object is not an instance of 'str'")
+    if derive_key_context is not None:
+        if not isinstance(derive_key_context, str):
+            raise TypeError(f"'{_type_name(derive_key_context)}' object is not an instance of "
+                            "'str'")
+        derive_key_context = str(derive_key_context)     # a subclass: its text
+        derive_key_context.encode("utf-8")                # the package encodes it here
     max_threads = operator.index(max_threads)
     if not -_C_LONG <= max_threads < _C_LONG:
         raise OverflowError("Python int too large to convert to C long")
-    if type(usedforsecurity) is not bool:
+    if type(usedforsecurity) is not bool and not isinstance(usedforsecurity, np.bool_):
         what = "'None'" if usedforsecurity is None else f"'{_type_name(usedforsecurity)}' object"
         raise TypeError(f"{what} is not an instance of 'bool'")
     if key is not None and derive_key_context is not None:
@@ -367,6 +371,7 @@ class blake3(metaclass=_Blake3Type):
     def update_mmap(self, path):
         """Add the bytes of the file at ``path`` (a str or os.PathLike), read through a memory
         map; returns the object."""
+        path = os.fspath(path)          # an int is no file descriptor here: TypeError
         if isinstance(path, bytes):
             raise TypeError("'bytes' object is not an instance of 'str'")
         with open(path, "rb") as f:

@@ -214,6 +214,32 @@ def test_update_mmap(tmp_path):
     assert blake3().update_mmap(str(tmp_path / "empty")).digest() == ref.blake3().digest()
     with pytest.raises(FileNotFoundError):
         blake3().update_mmap(tmp_path / "missing")
+    # an int is not taken as a file descriptor (which the mapping would then close)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        for bad in (fd, True):
+            with pytest.raises(TypeError):
+                blake3().update_mmap(bad)
+        os.fstat(fd)                                    # still open
+    finally:
+        os.close(fd)
+
+
+def test_argument_forms_the_package_takes():
+    """A str subclass as the context, numpy's bool as usedforsecurity: taken, as the package
+    takes them, for the class and hash_many."""
+    import numpy as np
+
+    import jitdigest
+
+    class Text(str):
+        pass
+    want = ref.blake3(b"m", derive_key_context="ctx").digest()
+    assert blake3(b"m", derive_key_context=Text("ctx")).digest() == want
+    assert bytes(jitdigest.hash_many("blake3", [b"m"], derive_key_context=Text("ctx"))[0]) == want
+    for flag in (np.bool_(True), np.bool_(False)):
+        assert blake3(b"m", usedforsecurity=flag).digest() == \
+            ref.blake3(b"m", usedforsecurity=flag).digest()
 
 
 def errors():
@@ -253,6 +279,12 @@ def errors():
         ("non-contiguous update", lambda B: B().update(np.arange(8, dtype=np.uint8)[::2])),
         ("two data", lambda B: B(b"", b"")),
         ("bytes path", lambda B: B().update_mmap(b"/nonexistent")),
+        ("int path", lambda B: B().update_mmap(10 ** 6)),
+        ("surrogate context with key", lambda B: B(key=b"x" * 32, derive_key_context="\udc00")),
+        ("surrogate context, float threads",
+         lambda B: B(derive_key_context="\ud800", max_threads=2.0)),
+        ("surrogate context, None usedforsecurity",
+         lambda B: B(derive_key_context="\ud800", usedforsecurity=None)),
     ]
 
 
