@@ -4,6 +4,7 @@ files, -j's cap. Each test runs the local coreutils tool on the same input and c
 stdout, stderr after the program name, and the exit status (or how the process died); it
 skips only when the tool is absent. Children run with LC_ALL=C, as in test_cli."""
 import ast
+import hashlib
 import os
 import pathlib
 import shutil
@@ -198,6 +199,23 @@ def test_lines_and_messages_in_order_with_or_without_pythonunbuffered(files, unb
     probe = subprocess.run([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
     assert probe.stdout == (b"True True\n" if unbuffered else b"False True\n"), probe.stderr
+
+
+@pytest.mark.parametrize("listed", ["empty", "other"])
+def test_check_line_naming_stdin_when_stdin_is_closed(files, listed):
+    """``-c LIST <&-`` with a line for '-': the list, opened first, took fd 0, and '-' read the
+    list itself (the empty input's digest came out "OK"). As sha256sum: '-' cannot be read.
+    (coreutils adds "standard input: Bad file descriptor" at exit: not compared.)"""
+    sha256sum = tool("sha256sum")
+    digest = hashlib.sha256(b"" if listed == "empty" else b"x").hexdigest()
+    (files / "stdin.ck").write_bytes(digest.encode() + b"  -\n")
+    want = outcome(run([sha256sum, "-c", "stdin.ck"], cwd=files, stdin=None,
+                       preexec_fn=lambda: os.close(0)), os.fsencode(sha256sum))
+    got = outcome(run(JD + ["-c", "stdin.ck"], cwd=files, stdin=None,
+                      preexec_fn=lambda: os.close(0)), b"jitdigest")
+    assert got[0] == want[0] == b"-: FAILED open or read\n"
+    assert got[2] == want[2] == 1
+    assert want[1].startswith(got[1]) and b"Bad file descriptor" in got[1]
 
 
 STDIN_IS_A_DIRECTORY = """\

@@ -22,6 +22,7 @@ __all__ = ["run", "UsageError", "FatalError"]
 
 def run(args):
     """``jitdigest sum``: the exit status (0 all good, 1 anything failed or mismatched)."""
+    _hold_closed_stdin()
     _check_options(args)
     b3sum.check_options(args)
     _dispatch.COMPILE_BATCH = False     # lane kernels when cached ("jitdigest warmup"), else
@@ -86,6 +87,19 @@ def run(args):
     out.finish()
     _store_native(hasher.through_numba)
     return 0 if ok else 1
+
+
+def _hold_closed_stdin():
+    """Started with standard input closed (``<&-``): the first file opened would get fd 0, and
+    reading '-' would read it (a check list naming '-' then checked the list itself: a false
+    OK). fd 0 is taken by /dev/null opened write-only instead, so reading '-' fails with
+    EBADF, "Bad file descriptor", as in coreutils."""
+    try:
+        os.fstat(0)
+    except OSError:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        if fd != 0:                     # fd 0 was open after all (a race): leave it
+            os.close(fd)
 
 
 def _store_native(names):
