@@ -49,6 +49,29 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message):
         self.exit(1, f"{PROG}: {message}\nTry '{self.prog} --help' for more information.\n")
 
+    # Long options of the coreutils programs a command stands in for: an abbreviation that
+    # names one of them alone among those is that option, even where the command's own
+    # options make it ambiguous ("--c" is --check for sha256sum, beside jitdigest's --cache).
+    coreutils_long = frozenset()
+
+    def coreutils_abbreviations(self, argv):
+        """``argv`` with such abbreviations written out (values of options left alone)."""
+        if not self.coreutils_long:
+            return argv
+        longs = {s for a in self.arguments for s in a.option_strings if s.startswith("--")}
+        takes_value = self.value_options()
+        out = []
+        for i, arg in enumerate(argv):
+            if arg.startswith("--") and len(arg) > 2 and not (i and argv[i - 1] in takes_value):
+                name, eq, value = arg.partition("=")
+                if name not in longs:
+                    ours = [o for o in longs if o.startswith(name)]
+                    theirs = [o for o in ours if o in self.coreutils_long]
+                    if len(ours) > 1 and len(theirs) == 1:
+                        arg = theirs[0] + eq + value
+            out.append(arg)
+        return out
+
 
 # --- sum ----------------------------------------------------------------------------------------
 
@@ -101,6 +124,10 @@ Exit status: 0 if every file was read (and, with --check, every checksum matched
 
 
 def _configure_sum(p):
+    # sha256sum's, md5sum's ... and b2sum's long options
+    p.coreutils_long = frozenset(
+        ["--binary", "--check", "--length", "--tag", "--text", "--zero", "--ignore-missing",
+         "--quiet", "--status", "--strict", "--warn", "--help", "--version"])
     p.add_argument("files", nargs="*", metavar="FILE",
                    help="files (or directories, with -r) to hash; '-' or none: standard input")
     g = p.add_argument_group("digest")
@@ -393,6 +420,7 @@ def main(argv=None):
         # after "--" is an operand (argparse's intermixed parsing mishandles "--" itself).
         sub = parser.commands[argv[0]]
         rest, tail = _split_at_double_dash(sub, argv[1:])
+        rest = sub.coreutils_abbreviations(rest)
         args = sub.parse_intermixed_args(rest)
         if tail:
             dest = sub.operands()

@@ -173,6 +173,21 @@ def test_closed_stdout_and_stderr(files):
     assert got.returncode == want.returncode == 1
 
 
+@pytest.mark.parametrize("args", [["--c", "sha256plain"], ["--che", "sha256plain"],
+                                  ["--c", "--stat", "sha256plain"], ["--st", "f"]])
+def test_abbreviations_as_coreutils_reads_them(files, args):
+    """"--c" is --check for sha256sum (its only long option starting so), though jitdigest also
+    has --cache; an abbreviation ambiguous among coreutils' own options stays an error."""
+    sha256sum = tool("sha256sum")
+    if not (files / "sha256plain").exists():
+        pytest.skip("no sha256plain")
+    got = outcome(run(JD + args, cwd=files), b"jitdigest")
+    want = outcome(run([sha256sum, *args], cwd=files), os.fsencode(sha256sum))
+    assert got[2] == want[2]
+    if want[2] == 0:
+        assert got == want
+
+
 @pytest.mark.parametrize("unbuffered", [False, True])
 def test_lines_and_messages_in_order_with_or_without_pythonunbuffered(files, unbuffered):
     """stdout and stderr into one pipe: lines and messages in sha256sum's order. With
