@@ -173,6 +173,20 @@ def test_closed_stdout_and_stderr(files):
     assert got.returncode == want.returncode == 1
 
 
+@pytest.mark.parametrize("tool_name, algo", [("sha256sum", "sha256"), ("md5sum", "md5"),
+                                             ("b2sum", "blake2b")])
+@pytest.mark.parametrize("after", [b"\0", b"\0junk", b"\0 (f) = 00"])
+def test_tagged_check_line_with_a_nul_after_the_digest(files, tool_name, algo, after):
+    """coreutils reads a tagged line's digest as a C string: what follows a NUL is not
+    looked at (untagged lines were already read so)."""
+    prog = tool(tool_name)
+    line = run([prog, "--tag", "f"], cwd=files).stdout.rstrip(b"\n")
+    (files / "nul.ck").write_bytes(line + after + b"\n")
+    got = same([prog, "-c", "nul.ck"], ["-a", algo, "-c", "nul.ck"], cwd=files)
+    # a ")" after the NUL is still where the name ends (the paren is sought from the end)
+    assert got[2] == (1 if b")" in after else 0)
+
+
 @pytest.mark.parametrize("args", [["--c", "sha256plain"], ["--che", "sha256plain"],
                                   ["--c", "--stat", "sha256plain"], ["--st", "f"]])
 def test_abbreviations_as_coreutils_reads_them(files, args):

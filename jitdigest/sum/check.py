@@ -122,7 +122,7 @@ def _parse_tagged(line, m, escaped, from_stdin):
     if rest[k:k + 1] != b"=":
         return None
     k = _BLANKS.match(rest, k + 1).end()
-    digest = rest[k:]
+    digest = rest[k:].split(b"\0", 1)[0]     # coreutils reads the digest as a C string
     algo = algos.from_tag(m.group(1), m.group(2), len(digest))
     if algo is None or len(digest) != algo.size * 2 or not _HEX.issuperset(digest):
         return None
