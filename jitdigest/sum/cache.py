@@ -54,7 +54,10 @@ _SELECT_DIR = ("SELECT names, stats, digests FROM digests "
 _ADD_DIR = "INSERT OR IGNORE INTO dirs (path) VALUES (?)"
 _DIR_ID = "SELECT id FROM dirs WHERE path = ?"
 _INSERT = "INSERT INTO digests (dir, algo, names, stats, digests) VALUES (?, ?, ?, ?, ?)"
-_ROWS = "SELECT id FROM digests WHERE dir = ? AND algo = ? ORDER BY id"
+# a directory's rows of one algorithm, by its id (in the commit's transaction)
+_COUNT = "SELECT COUNT(*) FROM digests WHERE dir = ? AND algo = ?"
+_ROWS = "SELECT names, stats, digests FROM digests WHERE dir = ? AND algo = ? ORDER BY id"
+_DELETE = "DELETE FROM digests WHERE dir = ? AND algo = ?"
 
 
 def stat_key(st):
@@ -190,13 +193,12 @@ class Cache:
         item.stat = st
         if not self.read or self._db is None:
             return False
-        now = stat_key(st)
         folder, name = self._split(item.path)
         parts = getattr(item.algo, "parts", None)
         if parts is None:
-            digest = self._stored(folder, name, now, item.algo)
+            digest = self._stored(folder, name, st, item.algo)
         else:
-            digest = tuple(self._stored(folder, name, now, part) for part in parts)
+            digest = tuple(self._stored(folder, name, st, part) for part in parts)
             if None in digest:
                 digest = None
         if digest is None:
@@ -207,13 +209,15 @@ class Cache:
         self.hits += 1
         return True
 
-    def _stored(self, folder, name, now, algo):
-        """The stored digest of ``algo`` for the file whose ``stat_key`` is ``now``, or None."""
+    def _stored(self, folder, name, st, algo):
+        """The stored digest of ``algo`` for the file ``st`` (its ``os.stat``) describes, or
+        None. (Its ``stat_key`` is made only for a name the directory holds: a file not
+        stored yet has it made once, by ``store``.)"""
         rows = self._dirs.get((folder, algo))
         if rows is None:
             rows = self._load(folder, algo)
         row = rows.get(name)
-        if row is None or row[0] != now:
+        if row is None or row[0] != stat_key(st):
             return None
         return row[1]
 
@@ -292,13 +296,11 @@ class Cache:
         """Merge a directory's rows for ``algo`` into one once there are more than
         ``_config.SUM_CACHE_ROWS_KEPT`` (inside the commit's transaction)."""
         db = self._db
-        ids = [row[0] for row in db.execute(_ROWS, (folder_id, algo))]
-        if len(ids) <= _config.SUM_CACHE_ROWS_KEPT:
+        where = (folder_id, algo)
+        if db.execute(_COUNT, where).fetchone()[0] <= _config.SUM_CACHE_ROWS_KEPT:
             return
-        rows = [db.execute("SELECT names, stats, digests FROM digests WHERE id = ?",
-                           (i,)).fetchone() for i in ids]
-        db.execute(f"DELETE FROM digests WHERE id IN ({', '.join('?' * len(ids))})", ids)
-        entries = decode(rows, size)
+        entries = decode(db.execute(_ROWS, where).fetchall(), size)
+        db.execute(_DELETE, where)
         if entries:
             db.execute(_INSERT, (folder_id, algo) + encode(entries))
 
