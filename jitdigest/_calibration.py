@@ -148,38 +148,70 @@ def decide(default, seconds):
 
 def candidates(spec, every=True):
     """The kernel sets to time for ``spec``, the built-in choice first: every lane width
-    (``every``; else the widest only) and the best per-message kernel (the others are slower
-    versions of it: portable code where SHA-NI exists)."""
+    (``every``; else the widest only, and those the built-in rule never picks: interleaved
+    SHA-NI) and the best per-message kernel (the others are slower versions of it: portable
+    code where SHA-NI exists)."""
     from . import _dispatch
     default = _dispatch.default_batch_kernels(spec)
     lanes = [ks for ks in _dispatch.batch_kernel_sets(spec) if ks.backend.lanes > 1]
+    if not every:
+        lanes = lanes[:1] + [ks for ks in lanes[1:] if not ks.backend.by_default]
     single = _dispatch.usable_kernel_sets(spec)[:1]
     chosen = [default]
-    for ks in (lanes if every else lanes[:1]) + single:
+    for ks in lanes + single:
         if ks.name not in [c.name for c in chosen]:
             chosen.append(ks)
     return chosen
 
 
-def tune(names, quick=False, every=True, report=None):
-    """Measure and store the table for ``names`` (``every``: each lane width, else the kernels
-    ``jitdigest warmup`` compiles: the widest and the per-message one); returns the table
-    and whether it could be stored."""
-    lengths = list(_config.TUNE_LENGTHS)
-    budget = _config.TUNE_BYTES // (4 if quick else 1)
-    repeats = _config.TUNE_REPEATS
-    algos = dict(table())
+def classes(names, every=True):
+    """``names`` grouped as {first: [names]}: algorithms that run the same candidate kernels
+    on the same block size (sha224 and sha256, sha384 and sha512, sha3_256 and shake_256)
+    take the same time for every length, so one of them is timed for all."""
+    groups = {}
     for name in names:
         spec = _algorithms.lookup(name)
-        sets = candidates(spec, every)
-        default = sets[0]
-        seconds = measure(spec, sets, lengths, budget, repeats)
-        best = decide(default.name, seconds)
-        algos[spec.name] = {"lengths": lengths, "best": best, "seconds": seconds}
-        if report is not None:
-            report(spec.name, lengths, best, seconds)
-    stored = _store(algos)
-    return algos, stored
+        key = (spec.family, spec.block_size, tuple(ks.name for ks in candidates(spec, every)))
+        groups.setdefault(key, []).append(spec.name)
+    return {members[0]: members for members in groups.values()}
+
+
+def measure_algorithm(name, quick=False, every=True):
+    """The table entry for ``name``: {"lengths", "best", "seconds"}, its candidates timed on
+    this CPU (``quick``: a quarter of the data)."""
+    spec = _algorithms.lookup(name)
+    lengths = list(_config.TUNE_LENGTHS)
+    budget = _config.TUNE_BYTES // (4 if quick else 1)
+    sets = candidates(spec, every)
+    seconds = measure(spec, sets, lengths, budget, _config.TUNE_REPEATS)
+    return {"lengths": lengths, "best": decide(sets[0].name, seconds), "seconds": seconds}
+
+
+def tune(names, quick=False, every=True, report=None):
+    """Measure and store the table for ``names`` (``every``: each lane width, else the kernels
+    ``jitdigest warmup`` compiles: see ``candidates``); returns the table and whether it
+    could be stored."""
+    entries = {}
+    for first, members in classes(names, every).items():
+        entry = measure_algorithm(first, quick, every)
+        for name in members:
+            entries[name] = entry
+            if report is not None:
+                report(name, entry)
+    return store(entries)
+
+
+def describe(name, entry):
+    """One line of what the table picks for ``name`` by length (what tune and warmup print)."""
+    return f"{name}: " + ", ".join(f"{n} B {b}" for n, b in zip(entry["lengths"], entry["best"]))
+
+
+def store(entries):
+    """Add {algorithm: entry} to this CPU's table and write it; returns the table and
+    whether it could be stored."""
+    algos = dict(table())
+    algos.update(entries)
+    return algos, _store(algos)
 
 
 def _store(algos):

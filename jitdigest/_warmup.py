@@ -12,26 +12,33 @@ rest are chains of their own (MD5's lane and per-message sets share nothing: 2 p
 compile them in about half the time). Longest chains (most kernel sets) are started first, and
 a process that finishes a set goes on with the rest of its chain, to keep the processes evenly
 busy.
+
+The calibration (``_calibration``: which batch kernel serves which length on this CPU) runs in
+the same workers: an algorithm is timed as soon as the kernels it compares are compiled, while
+the other processes compile on. Timed after compiling, in the main process, it added 40 s to
+a 125 s warmup (AMD EPYC, 2 cores): 24 s of timing, the rest compiling the kernels it compares
+that the warmup had not.
 """
 import multiprocessing
 import sys
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
-from . import _algorithms, _cpu, _dispatch
+from . import _algorithms, _calibration, _cpu, _dispatch
 
 # Entries of a batch ("lanes") backend: one task, as the prange entries call its hash_rows.
 # Per-message backends serve every entry.
 BATCH_TASKS = (("hash_rows", "hash_chunks", "grid_chunks"),)
 
 
-def plan(names, blake3=False):
+def plan(names, blake3=False, tune=False):
     """[(backend, word name, entries)] that the algorithms ``names`` (and BLAKE3, if
     ``blake3``) use on this CPU, without repeats, lane kernels first, and {algorithm: (kernel,
-    batch kernel)} names for the report. A kernel set's entries are one task, as they share
-    compiled pieces (a lane kernel's block function, a per-message kernel's ``compress``).
-    BLAKE3's objects' entries are one task of their own (``OBJECT``), its per-message backend's
-    batch entries another (they serve batches of a few rows:
+    batch kernel)} names for the report. With ``tune``, also the kernels the calibration
+    times (``_calibration.candidates``), as it may pick any of them. A kernel set's entries are
+    one task, as they share compiled pieces (a lane kernel's block function, a per-message
+    kernel's ``compress``). BLAKE3's objects' entries are one task of their own (``OBJECT``),
+    its per-message backend's batch entries another (they serve batches of a few rows:
     ``_dispatch.default_batch_kernels``)."""
     tasks, chosen, native = {}, {}, set()
     specs = [_algorithms.lookup(name) for name in names]
@@ -40,9 +47,12 @@ def plan(names, blake3=False):
         batch = _dispatch.batch_kernels_for(spec)
         chosen[spec.name] = (single.name, batch.name)
         word = spec.word_name
-        if batch is not single:
-            for entries in BATCH_TASKS:
-                tasks.setdefault((batch.backend, word, entries), None)
+        timed = (_calibration.candidates(spec, every=False)
+                 if tune and spec is not _algorithms.BLAKE3 else [])
+        for ks in [batch] + timed:
+            if ks is not single:
+                for entries in BATCH_TASKS:
+                    tasks.setdefault((ks.backend, word, entries), None)
         if spec is not _algorithms.BLAKE3:
             tasks.setdefault((single.backend, word, _dispatch.ENTRIES), None)
             if _cpu.jit_enabled():
@@ -156,48 +166,108 @@ def chains(tasks):
     return sorted(by_key.values(), key=len, reverse=True)
 
 
-def run(names, jobs, out=None, err=None, blake3=False):
+def tune_one(name):
+    """Time ``name``'s candidate kernels (compiled and cached by then) in this process: the
+    table entry (``_calibration.measure_algorithm``, quick) and the seconds it took."""
+    start = time.perf_counter()
+    entry = _calibration.measure_algorithm(name, quick=True, every=False)
+    return entry, time.perf_counter() - start
+
+
+def tunings(names):
+    """[(algorithm, its class's names, the (family, module name) of every kernel set it
+    times)]: one timing per class (``_calibration.classes``), ready once those are compiled."""
+    found = []
+    for first, members in _calibration.classes(names, every=False).items():
+        spec = _algorithms.lookup(first)
+        needs = {(ks.backend.family, _module_name(ks.backend))
+                 for ks in _calibration.candidates(spec, every=False)}
+        found.append((first, members, needs))
+    return found
+
+
+def run(names, jobs, out=None, err=None, blake3=False, tune=False):
     """Compile everything ``names`` (and BLAKE3, if ``blake3``) need on ``jobs`` processes;
-    returns the exit status. ``out``/``err``: the streams written to (default:
+    with ``tune``, also time the batch kernels of ``names`` and store the calibration table
+    (``_calibration``): each algorithm in a worker as soon as its kernels are compiled, while
+    the other workers compile on (its kernels take turns, so that load slows them alike).
+    Returns the exit status. ``out``/``err``: the streams written to (default:
     sys.stdout/sys.stderr at call time)."""
     from . import _cachedir, _notice
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
-    tasks, chosen = plan(names, blake3)
-    jobs = max(1, min(jobs, len(tasks)))
+    tasks, chosen = plan(names, blake3, tune)
+    pending_tunes = tunings(names) if tune else []
+    total = len(tasks) + len(pending_tunes)
+    jobs = max(1, min(jobs, total))
     tty = _notice.isatty(err)
     start = time.perf_counter()
     done = 0
+    entries, tune_seconds = {}, 0.0
+    left = {}                       # (family, module name) -> its tasks not finished
+    for task in tasks:
+        left[task[:2]] = left.get(task[:2], 0) + 1
 
-    def report(task, seconds):
+    def report(label, seconds):
         nonlocal done
         done += 1
         if tty:
-            err.write(f"\r\x1b[K[{done}/{len(tasks)}] {_label(task)} {seconds:.1f} s")
+            err.write(f"\r\x1b[K[{done}/{total}] {label} {seconds:.1f} s")
             err.flush()
+
+    def finished(task, seconds):
+        report(_label(task), seconds)
+        left[task[:2]] -= 1
+
+    def timed(tuning, result):
+        nonlocal tune_seconds
+        entry, seconds = result
+        tune_seconds += seconds
+        for name in tuning[1]:
+            entries[name] = entry
+        report(f"timing {tuning[0]}", seconds)
+
+    def ready_tunes():
+        ready = [t for t in pending_tunes if all(left.get(m, 0) == 0 for m in t[2])]
+        for t in ready:
+            pending_tunes.remove(t)
+        return ready
 
     if jobs == 1:
         for task in tasks:
-            report(task, compile_one(*task))
+            finished(task, compile_one(*task))
+        for tuning in ready_tunes():
+            timed(tuning, tune_one(tuning[0]))
     else:
         context = multiprocessing.get_context("spawn")       # a fresh interpreter: no locks
         waiting = chains(tasks)
+        tunes = []
         running = {}
         with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
             def submit(chain):
+                if tunes:                   # an algorithm ready to be timed first
+                    tuning = tunes.pop(0)
+                    running[pool.submit(tune_one, tuning[0])] = (None, tuning, chain)
+                    return
                 task = chain.pop(0)
-                running[pool.submit(compile_one, *task)] = (task, chain)
+                running[pool.submit(compile_one, *task)] = (task, None, chain)
 
             try:
                 while waiting and len(running) < jobs:
                     submit(waiting.pop(0))
                 while running:
-                    finished, _ = wait(running, return_when=FIRST_COMPLETED)
-                    for future in finished:
-                        task, chain = running.pop(future)
-                        report(task, future.result())
-                        if chain or waiting:
-                            submit(chain if chain else waiting.pop(0))
+                    complete, _ = wait(running, return_when=FIRST_COMPLETED)
+                    for future in complete:
+                        task, tuning, chain = running.pop(future)
+                        if task is not None:
+                            finished(task, future.result())
+                            tunes.extend(ready_tunes())
+                        else:
+                            timed(tuning, future.result())
+                        if chain or tunes or waiting:
+                            submit(chain if chain else waiting.pop(0) if waiting else [])
+                    while tunes and len(running) < jobs:
+                        submit([])
             except BaseException:
                 for future in running:
                     future.cancel()
@@ -212,5 +282,11 @@ def run(names, jobs, out=None, err=None, blake3=False):
     count = sum(len([e for e in task[3] if e != NATIVE]) for task in tasks)
     out.write(f"{count} kernels ready in {time.perf_counter() - start:.1f} s on {jobs} "
               f"process{'es' if jobs > 1 else ''}; cache: {_cachedir.directory()}\n")
+    if entries:
+        for name in names:
+            out.write(_calibration.describe(_algorithms.lookup(name).name, entries[name]) + "\n")
+        _, saved = _calibration.store(entries)
+        where = _calibration.path() if saved else "not stored (see the warning above)"
+        out.write(f"batch kernels timed in {tune_seconds:.1f} s (while compiling); "
+                  f"table: {where}\n")
     return 0
-

@@ -6,7 +6,7 @@ entry in COMMANDS."""
 import argparse
 import sys
 
-from . import _config
+from . import _config, _cpu
 
 PROG = "jitdigest"
 
@@ -264,7 +264,7 @@ def _configure_warmup(p):
     p.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
                    help="compile on N processes (default 0: one per CPU)")
     p.add_argument("--no-tune", action="store_true",
-                   help="do not time the compiled batch kernels afterwards (see 'tune')")
+                   help="do not time the batch kernels (see 'tune')")
 
 
 def _names(args):
@@ -286,10 +286,10 @@ def _cmd_warmup(args):
     names, blake3 = _names(args)
     if args.jobs < 0:
         raise ValueError(f"invalid number of jobs: {args.jobs}")
-    status = _warmup.run(names, args.jobs or os.cpu_count() or 1, blake3=blake3)
-    if status == 0 and not args.no_tune and names:
-        _tune(names, quick=True, every=False)
-    return status
+    # interpreted (NUMBA_DISABLE_JIT=1) there is nothing to compile, and timing the
+    # interpreter would take hours and pick nothing a compiled run could use
+    return _warmup.run(names, args.jobs or os.cpu_count() or 1, blake3=blake3,
+                       tune=not args.no_tune and _cpu.jit_enabled())
 
 
 def _configure_tune(p):
@@ -301,7 +301,9 @@ def _configure_tune(p):
 
 def _cmd_tune(args):
     names, _ = _names(args)
-    if names:
+    if not _cpu.jit_enabled():
+        print("nothing to time: the kernels run interpreted (NUMBA_DISABLE_JIT=1)")
+    elif names:
         _tune(names, quick=args.quick, every=True)
     else:       # BLAKE3 alone: its batch kernel follows the CPU's features, no table
         print("nothing to time: BLAKE3's batch kernel is chosen by the CPU's features")
@@ -312,10 +314,9 @@ def _tune(names, quick, every):
     import time
     from . import _calibration
     start = time.perf_counter()
-
-    def report(name, lengths, best, seconds):
-        print(f"{name}: " + ", ".join(f"{n} B {b}" for n, b in zip(lengths, best)), flush=True)
-    _, stored = _calibration.tune(names, quick=quick, every=every, report=report)
+    _, stored = _calibration.tune(
+        names, quick=quick, every=every,
+        report=lambda name, entry: print(_calibration.describe(name, entry), flush=True))
     where = _calibration.path() if stored else "not stored (see the warning above)"
     print(f"batch kernels timed in {time.perf_counter() - start:.1f} s; table: {where}")
 
@@ -362,7 +363,9 @@ COMMANDS = {
     "warmup": ("compile and cache the kernels of ALGOs (default: all)",
                "Compile every kernel this CPU will use for the named algorithms (the "
                "per-message ones and the batch ones behind hash_many), on all cores, and store "
-               "them in the kernel cache, so that later runs load them and compile nothing.",
+               "them in the kernel cache, so that later runs load them and compile nothing; "
+               "meanwhile, time the batch kernels (as 'tune --quick' does, the widest lanes, "
+               "interleaved SHA-NI and the per-message kernel).",
                None, _configure_warmup, _cmd_warmup),
     "tune": ("time every batch kernel on this CPU and keep the fastest per message length",
              "Time each batch kernel this CPU can run (every SIMD lane width and the "

@@ -318,6 +318,9 @@ def test_warmup_then_hash_many_compiles_nothing(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("sha1: ") and "kernels ready in" in proc.stdout
     assert "stored for jitdigest sum" in proc.stdout.splitlines()[0]
+    # its batch kernels timed in the workers, the table stored (hash_many below follows it)
+    assert proc.stdout.splitlines()[-2].startswith("sha1: 16 B ")
+    assert "batch kernels timed in" in proc.stdout and "calibration-" in proc.stdout
     # jitdigest sum then runs the stored batch kernel: no Numba, no numpy
     (tmp_path / "f.txt").write_bytes(b"abc" * 100)
     summed = run_python(["-c", "import sys\nfrom jitdigest import cli\n"
@@ -345,6 +348,18 @@ def test_warmup_then_hash_many_compiles_nothing(tmp_path):
     after = run_python(code, env=env)
     assert after.returncode == 0, after.stderr
     assert after.stdout.strip() == "compiles 0"
+
+
+def test_warmup_and_tune_time_nothing_interpreted(tmp_path):
+    """Under NUMBA_DISABLE_JIT=1 nothing is compiled and nothing is timed (timing the
+    interpreter took hours, for a table no compiled run could use)."""
+    env = {"JITDIGEST_CACHE_DIR": str(tmp_path), "NUMBA_DISABLE_JIT": "1"}
+    warm = run_python(["-m", "jitdigest", "warmup", "md5", "-j", "2"], env=env, timeout=120)
+    assert warm.returncode == 0, warm.stderr
+    assert "kernels ready in" in warm.stdout and "timed" not in warm.stdout
+    tune = run_python(["-m", "jitdigest", "tune", "md5"], env=env, timeout=120)
+    assert tune.returncode == 0 and "nothing to time" in tune.stdout, tune.stderr
+    assert not list(tmp_path.rglob("calibration-*"))
 
 
 def test_warmup_chains_only_kernel_sets_that_share_kernels():

@@ -86,7 +86,7 @@ def test_tune_measures_and_stores(table_file, monkeypatch, capsys):
     monkeypatch.setattr(_config, "TUNE_BYTES", 1 << 18)
     monkeypatch.setattr(_config, "TUNE_REPEATS", 3)
     monkeypatch.setattr(_config, "TUNE_MIN_SECONDS", 0.002)
-    cli._tune(["md5"], quick=False, every=False)          # what warmup runs after compiling
+    cli._tune(["md5"], quick=False, every=False)          # what warmup times (in its workers)
     printed = capsys.readouterr().out
     assert "md5: 64 B " in printed and "table: " + table_file in printed
     with open(table_file) as f:
@@ -119,3 +119,42 @@ def test_no_cache_folder_means_no_table_and_tune_keeps_it_in_memory(monkeypatch,
     assert [w.category for w in caught] == [_cachedir.CacheWarning]
     assert "not stored" in capsys.readouterr().out
     assert _calibration.table()["md5"]["lengths"] == [64]     # used by this process
+
+
+def test_algorithms_on_the_same_kernels_and_blocks_are_timed_once(table_file, monkeypatch):
+    """sha224 runs sha256's kernels on the same 64-byte blocks (sha384 sha512's, shake_256
+    sha3_256's rate): one timing serves both, stored under each name; other families and other
+    rates are timed apart."""
+    groups = _calibration.classes(["sha224", "sha256", "sha384", "sha512", "sha3_256",
+                                   "shake_256", "sha3_512", "md5"], every=False)
+    assert sorted(groups.values()) == [["md5"], ["sha224", "sha256"], ["sha384", "sha512"],
+                                       ["sha3_256", "shake_256"], ["sha3_512"]]
+    timed = []
+
+    def measure(name, quick=False, every=True):
+        timed.append(name)
+        return {"lengths": [64], "best": ["x" + name], "seconds": {"x" + name: [1.0]}}
+    monkeypatch.setattr(_calibration, "measure_algorithm", measure)
+    reported = []
+    algos, stored = _calibration.tune(["sha256", "sha224", "md5"], every=False,
+                                      report=lambda name, entry: reported.append(name))
+    assert stored and timed == ["sha256", "md5"] and reported == ["sha256", "sha224", "md5"]
+    assert algos["sha224"] == algos["sha256"] == {"lengths": [64], "best": ["xsha256"],
+                                                  "seconds": {"xsha256": [1.0]}}
+    with open(table_file) as f:
+        assert set(json.load(f)["algorithms"]) == {"sha224", "sha256", "md5"}
+
+
+@pytest.mark.skipif(not _cpu.usable("sha", "sha_ni"), reason="no SHA-NI here")
+def test_warmup_times_the_interleaved_sha_ni_kernels():
+    """The interleaved SHA-NI batch kernels, never the built-in rule's choice, are among what
+    warmup compiles and times, next to the widest lanes and the per-message kernel."""
+    from jitdigest import _warmup
+    for name, interleaved in (("sha256", "sha_ni_x2"), ("sha1", "sha_ni_x4")):
+        spec = _algorithms.lookup(name)
+        names = [ks.name for ks in _calibration.candidates(spec, every=False)]
+        assert interleaved in names and "sha_ni" in names, names
+        tasks, _ = _warmup.plan([name], tune=True)
+        assert [t for t in tasks if t[1] == interleaved.replace("sha_", "")], tasks
+        untimed, _ = _warmup.plan([name])
+        assert not [t for t in untimed if t[1] == interleaved.replace("sha_", "")]
