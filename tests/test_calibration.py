@@ -158,3 +158,25 @@ def test_warmup_times_the_interleaved_sha_ni_kernels():
         assert [t for t in tasks if t[1] == interleaved.replace("sha_", "")], tasks
         untimed, _ = _warmup.plan([name])
         assert not [t for t in untimed if t[1] == interleaved.replace("sha_", "")]
+
+
+def test_warmup_on_one_process_times_each_class_once_after_compiling(table_file, monkeypatch):
+    """``jitdigest warmup -j 1``: every kernel set compiled first, then one timing per class of
+    algorithms, reported under each name and stored in the table."""
+    import io
+    from jitdigest import _warmup
+    calls = []
+    monkeypatch.setattr(_warmup, "compile_one", lambda *task: calls.append(task) or 0.0)
+    monkeypatch.setattr(_warmup, "_store_index", lambda names: [])
+    entry = {"lengths": [64], "best": ["portable"], "seconds": {"portable": [1.0]}}
+    monkeypatch.setattr(_warmup, "tune_one", lambda name: calls.append(name) or (entry, 0.5))
+    out = io.StringIO()
+    assert _warmup.run(["sha256", "sha224", "md5"], 1, out=out, err=io.StringIO(),
+                       tune=True) == 0
+    tasks, _ = _warmup.plan(["sha256", "sha224", "md5"], tune=True)
+    assert calls == tasks + ["sha256", "md5"]
+    lines = out.getvalue().splitlines()
+    assert [ln.split(":")[0] for ln in lines[-4:-1]] == ["sha256", "sha224", "md5"]
+    assert lines[-1].startswith("batch kernels timed in 1.0 s") and table_file in lines[-1]
+    with open(table_file) as f:
+        assert json.load(f)["algorithms"]["sha224"] == entry
