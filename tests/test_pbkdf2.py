@@ -1,4 +1,5 @@
-"""pbkdf2_hmac against RFC 6070 known answers and hashlib.pbkdf2_hmac (results and errors)."""
+"""pbkdf2_hmac against RFC 6070 and RFC 7914 known answers and hashlib.pbkdf2_hmac (results and
+errors)."""
 import hashlib
 
 import numpy as np
@@ -19,6 +20,15 @@ RFC6070 = [
      "3d2eec4fe41c849b80c8d83662c0e44a8b291a964cf2f07038"),
     (b"pass\0word", b"sa\0lt", 4096, 16, "56fa6aa75548099dcc37d7f03425e0c3"),
 ]
+# RFC 7914 section 11 (PBKDF2-HMAC-SHA256): password, salt, iterations, dkLen, derived key
+RFC7914 = [
+    (b"passwd", b"salt", 1, 64,
+     "55ac046e56e3089fec1691c22544b605f94185216dde0465e68b9d57c20dacbc"
+     "49ca9cccf179b645991664b39d77ef317c71b845b1e30bd509112041d3a19783"),
+    (b"Password", b"NaCl", 80000, 64,
+     "4ddcd8f60b98be21830cee5ef22701f9641a4418d04c0414aeff08876b34ab56"
+     "a1d425a1225833549adb841b51c9b3176a272bdebba1d078478f62b397f33c8d"),
+]
 # the kernel families; SHA-384/512 are served by hashlib in pbkdf2_hmac, their kernel via derive
 KERNEL_ALGORITHMS = ["md5", "sha1", "sha224", "sha256", "sha384", "sha512", "sha512_224",
                      "sha512_256"]
@@ -26,12 +36,20 @@ ALL = sorted(n for n in jitdigest.algorithms_available if not n.startswith("shak
 
 
 def test_vector_counts():
-    assert len(RFC6070) == 6 and len(KERNEL_ALGORITHMS) == 8 and len(ALL) == 14
+    assert len(RFC6070) == 6 and len(RFC7914) == 2
+    assert len(KERNEL_ALGORITHMS) == 8 and len(ALL) == 14
 
 
 @pytest.mark.parametrize("password,salt,iterations,dklen,expected", RFC6070)
 def test_rfc6070(password, salt, iterations, dklen, expected):
     assert jitdigest.pbkdf2_hmac("sha1", password, salt, iterations, dklen).hex() == expected
+
+
+@pytest.mark.parametrize("password,salt,iterations,dklen,expected", RFC7914)
+def test_rfc7914(password, salt, iterations, dklen, expected):
+    assert jitdigest.pbkdf2_hmac("sha256", password, salt, iterations, dklen).hex() == expected
+    spec = _algorithms.lookup("sha256")
+    assert _pbkdf2.derive(spec, _view(password), _view(salt), iterations, dklen).hex() == expected
 
 
 def _view(b):
