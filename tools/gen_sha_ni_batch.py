@@ -114,7 +114,7 @@ FEATURE = "sha"          # the CPU feature the host and Numba's target must both
 SWITCH = "sha_ni"        # JITDIGEST_DISABLE=sha_ni turns it off
 LANES = {ways}  # messages in flight together
 IN_FLIGHT = {ways}  # messages hashed at once per call
-BY_DEFAULT = False  # served where a calibration table ('jitdigest tune') picks it, or forced
+BY_DEFAULT = False  # served where the calibration table (tune, warmup) picks it, or forced
 '''
 
 SIMD = {"sha1": "clear_upper_vectors, pshufd, sha1msg1, sha1msg2, sha1nexte, sha1rnds4, "

@@ -27,7 +27,7 @@ FEATURE = "sha"          # the CPU feature the host and Numba's target must both
 SWITCH = "sha_ni"        # JITDIGEST_DISABLE=sha_ni turns it off
 LANES = 2  # messages in flight together
 IN_FLIGHT = 2  # messages hashed at once per call
-BY_DEFAULT = False  # served where a calibration table ('jitdigest tune') picks it, or forced
+BY_DEFAULT = False  # served where the calibration table (tune, warmup) picks it, or forced
 
 
 @inline_kernel
