@@ -142,12 +142,13 @@ def _keyed_params(key):
 
 @lru_cache(maxsize=256)
 def _derive_key_params(context):
-    """The parameters of key derivation under ``context`` (a str): the context hashed in the
-    DERIVE_KEY_CONTEXT mode gives the key of the DERIVE_KEY_MATERIAL mode."""
+    """The parameters of key derivation under ``context`` (the context string's UTF-8 bytes):
+    the context hashed in the DERIVE_KEY_CONTEXT mode gives the key of the
+    DERIVE_KEY_MATERIAL mode."""
     context_params = _IV_PARAMS.copy()
     context_params[PARAMS - 1] = DERIVE_KEY_CONTEXT
     out = bytearray(KEY_LEN)
-    _kernels().oneshot(context_params, context.encode("utf-8"), 0, 0, out)
+    _kernels().oneshot(context_params, context, 0, 0, out)
     return _params(bytes(out), DERIVE_KEY_MATERIAL)
 
 
@@ -191,8 +192,8 @@ def _checked_params(key, derive_key_context, max_threads, usedforsecurity):
         if not isinstance(derive_key_context, str):
             raise TypeError(f"'{_type_name(derive_key_context)}' object is not an instance of "
                             "'str'")
-        derive_key_context = str(derive_key_context)     # a subclass: its text
-        derive_key_context.encode("utf-8")                # the package encodes it here
+        # a subclass: its text; encoded here, where the package encodes it (its error first)
+        derive_key_context = str(derive_key_context).encode("utf-8")
     max_threads = operator.index(max_threads)
     if not -_C_LONG <= max_threads < _C_LONG:
         raise OverflowError("Python int too large to convert to C long")
