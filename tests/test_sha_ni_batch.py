@@ -92,11 +92,32 @@ def test_ragged_rows_and_chunks(name, kernels):
 
 
 @pytest.mark.parametrize("name, kernels", _params())
+def test_padding_block_reused_only_for_its_length(name, kernels):
+    """A message whose length is a multiple of 64 ends in a block of padding only, which a slot
+    keeps for the next message of the same length: runs of equal lengths, lengths that change
+    (by 64, to a partial block, back), and an empty message, in the order given."""
+    lens = ([0] * 5 + [64] * 9 + [128] * 6 + [64, 100, 64, 64, 192, 0, 0, 64, 119, 120, 64]
+            + [1024] * 7 + [960, 1024, 1024, 56, 0, 64])
+    rng = np.random.default_rng(11)
+    msgs = [rng.integers(0, 256, k, dtype=np.uint8).tobytes() for k in lens]
+    values, starts, lengths = _pack(msgs)
+    iv = batch.initial_state(_algorithms.SPECS[name])
+    width = _algorithms.SPECS[name].digest_size
+    checked = 0
+    for rows in (np.arange(len(msgs)), np.arange(len(msgs))[::-1].copy(),
+                 np.arange(1, len(msgs))):      # each slot sees another sequence
+        out = np.zeros((len(msgs), width), np.uint8)
+        kernels.hash_rows(values, starts, lengths, rows.astype(np.int64), iv, out)
+        checked += _check(name, msgs, out, rows)
+    assert checked == 3 * len(msgs) - 1
+
+
+@pytest.mark.parametrize("name, kernels", _params())
 def test_grid_chunks(name, kernels):
     iv = batch.initial_state(_algorithms.SPECS[name])
     width = _algorithms.SPECS[name].digest_size
     checked = 0
-    for size, n in ((0, 9), (55, 9), (119, 11), (1000, 7)):
+    for size, n in ((0, 9), (55, 9), (64, 10), (119, 11), (1000, 7), (1024, 6)):
         grid = np.random.default_rng(size).integers(0, 256, (n, size), dtype=np.uint8)
         msgs = [r.tobytes() for r in grid]
         out = np.zeros((n, width), np.uint8)
@@ -105,7 +126,7 @@ def test_grid_chunks(name, kernels):
                             np.array([1, 5, n], np.int64), iv, out)
         assert not out[0].any()                 # row 0 not asked for
         checked += _check(name, msgs, out, range(1, n))
-    assert checked == 9 + 9 + 11 + 7 - 4
+    assert checked == 9 + 9 + 10 + 11 + 7 + 6 - 6
 
 
 @pytest.mark.parametrize("name", NAMES)

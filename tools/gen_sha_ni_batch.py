@@ -119,9 +119,10 @@ BY_DEFAULT = False  # served where the calibration table (tune, warmup) picks it
 
 SIMD = {"sha1": "clear_upper_vectors, pshufd, sha1msg1, sha1msg2, sha1nexte, sha1rnds4, "
                 "u32x4_add, u32x4_lane, u32x4_load, u32x4_load_be, u32x4_set, u32x4_store, "
-                "u32x4_xor",
+                "u32x4_store_be, u32x4_xor",
         "sha256": "alignr, blend, clear_upper_vectors, pshufd, sha256msg1, sha256msg2, "
-                  "sha256rnds2, u32x4_add, u32x4_load, u32x4_load_be, u32x4_set, u32x4_store"}
+                  "sha256rnds2, u32x4_add, u32x4_load, u32x4_load_be, u32x4_set, u32x4_store, "
+                  "u32x4_store_be"}
 
 HELPERS = '''
 
@@ -142,30 +143,47 @@ def stage_tail(values, q, rest, n, pad):
 
 
 @inline_kernel
-def start_row(values, starts, lengths, r, iv, state, pad):
-    """Load ``iv`` into ``state`` and stage row ``r``'s tail in ``pad``; returns (first byte,
-    whole blocks, tail blocks)."""
-    for i in range({words}):
-        state[i] = iv[i]
+def start_row(values, starts, lengths, r, iv, state, pad, staged):
+    """Load ``iv`` into ``state`` and stage row ``r``'s tail in ``pad``, unless ``pad`` holds
+    it already (``staged``: the length of the last message staged there whose tail was
+    padding only, -1 for none); returns (first byte, whole blocks, tail blocks, the new
+    ``staged``)."""
+{iv_copy}
     s = start_of(starts, r)
     n = length_of(lengths, r)
     nf = n // 64
-    return s, nf, stage_tail(values, s + 64 * nf, n - 64 * nf, n, pad)
+    rest = n - 64 * nf
+    if rest == 0 and n == staged:  # the same padding block: equal lengths, a multiple of 64
+        return s, nf, 1, n
+    return s, nf, stage_tail(values, s + 64 * nf, rest, n, pad), n if rest == 0 else -1
 
 
 @inline_kernel
 def put_digest(state, out, r):
     """The first ``out.shape[1]`` bytes of ``state`` (big-endian words) into ``out[r]``."""
     nout = min(out.shape[1], {bytes})
-    for i in range(nout // 4):  # whole words: constant shifts
+    row = out[r]
+    for i in range(nout // 16):  # whole vectors: byte-swapped, one store each
+        u32x4_store_be(row, 16 * i, u32x4_load(state, 4 * i))
+    for i in range(nout // 16 * 4, nout // 4):  # whole words: constant shifts
         v = state[i]
-        out[r, 4 * i] = (v >> 24) & 0xFF
-        out[r, 4 * i + 1] = (v >> 16) & 0xFF
-        out[r, 4 * i + 2] = (v >> 8) & 0xFF
-        out[r, 4 * i + 3] = v & 0xFF
+        row[4 * i] = (v >> 24) & 0xFF
+        row[4 * i + 1] = (v >> 16) & 0xFF
+        row[4 * i + 2] = (v >> 8) & 0xFF
+        row[4 * i + 3] = v & 0xFF
     for i in range(nout - nout % 4, nout):
-        out[r, i] = (state[i // 4] >> (8 * (3 - i % 4))) & 0xFF
+        row[i] = (state[i // 4] >> (8 * (3 - i % 4))) & 0xFF
 '''
+
+
+def _iv_copy(words):
+    """start_row's copy of the IV into a state: whole vectors, as compress loads them (a vector
+    load of words stored one by one waits for the stores to retire instead of taking their
+    values), then the words left over."""
+    lines = ["    u32x4_store(state, %d, u32x4_load(iv, %d))" % (i, i)
+             for i in range(0, words - words % 4, 4)]
+    lines += ["    state[%d] = iv[%d]" % (i, i) for i in range(words - words % 4, words)]
+    return "\n".join(lines)
 
 
 def hash_rows(family, ways):
@@ -184,6 +202,8 @@ def hash_rows(family, ways):
         a.append("    pad_%d = new_words(128, np.uint8)" % k)
     a.append("    nrows = row_count(rows)")
     a.append("    whole = nrows - nrows %% %d" % ways)
+    a.append("    %s = -1  # the length whose padding block each pad holds, if any"
+             % " = ".join("staged_%d" % k for k in ks))
     a.append("    pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches")
     a.append("    for g in range(0, whole, %d):" % ways)
     a.append("        if pf and g + %d <= nrows:  # the first block of each row of the next group"
@@ -192,8 +212,9 @@ def hash_rows(family, ways):
     a.append("                prefetch(values, start_of(starts, row_at(rows, g + %d + k)))" % ways)
     for k in ks:
         a.append("        r_%d = row_at(rows, g + %d)" % (k, k))
-        a.append("        s_%d, nf_%d, nt_%d = start_row(values, starts, lengths, r_%d, iv, "
-                 "state_%d, pad_%d)" % (k, k, k, k, k, k))
+        a += _call("s_%d, nf_%d, nt_%d, staged_%d = start_row(" % (k, k, k, k),
+                   "values, starts, lengths, r_%d, iv, state_%d, pad_%d, staged_%d)"
+                   % (k, k, k, k), " " * 8)
     a.append("        both = min(%s)" % ", ".join("nf_%d" % k for k in ks))
     a.append("        if both > 0:")
     a += _call("compress_x%d(" % ways, ", ".join(
@@ -212,7 +233,8 @@ def hash_rows(family, ways):
         a.append("        put_digest(state_%d, out, r_%d)" % (k, k))
     a.append("    for i in range(whole, nrows):  # the last rows, fewer than %d" % ways)
     a.append("        r = row_at(rows, i)")
-    a.append("        s, nf, nt = start_row(values, starts, lengths, r, iv, state_0, pad_0)")
+    a += _call("s, nf, nt, staged_0 = start_row(",
+               "values, starts, lengths, r, iv, state_0, pad_0, staged_0)", " " * 8)
     a.append("        if nf > 0:")
     a.append("            compress(state_0, values, s, nf)")
     a.append("        compress(state_0, pad_0, 0, nt)")
@@ -240,7 +262,7 @@ def render():
         for ways in WAYS[family]:
             text = "".join([
                 HEADER.format(title=TITLES[family], ways=ways, simd=_wrap(SIMD[family])),
-                HELPERS.format(words=WORDS[family], bytes=4 * WORDS[family]),
+                HELPERS.format(iv_copy=_iv_copy(WORDS[family]), bytes=4 * WORDS[family]),
                 "\n\n" + "\n".join(compress_xn(family, ways)) + "\n",
                 "\n\n" + "\n".join(hash_rows(family, ways)) + "\n"])
             files["jitdigest/kernels/%s/ni_x%d.py" % (family, ways)] = text

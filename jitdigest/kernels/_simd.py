@@ -146,6 +146,29 @@ def vector_load_be(name, vtype, vector, word, doc):
     return _named(name, doc, typer)
 
 
+def vector_store_be(name, vtype, vector, word, doc):
+    """``data[offset:offset + 16] = v`` as big-endian words, into a contiguous uint8 array
+    (byte shuffle + unaligned store, no bounds check)."""
+    size = word.bitwidth // 8
+
+    def typer(typingctx, data, offset, v):
+        if not (_is_array(data, types.uint8) and data.layout == "C" and data.mutable
+                and isinstance(offset, types.Integer) and v == vtype):
+            return None
+
+        def codegen(context, builder, sig, args):
+            p = _element_ptr(context, builder, sig.args[0], args[0], args[1], sig.args[1])
+            mask = ir.Constant(ir.VectorType(_I32, 16),
+                               [ir.Constant(_I32, size * (k // size) + size - 1 - k % size)
+                                for k in range(16)])
+            raw = builder.bitcast(args[2], _V16B)
+            swapped = builder.shuffle_vector(raw, ir.Constant(_V16B, ir.Undefined), mask)
+            builder.store(swapped, builder.bitcast(p, _V16B.as_pointer()), align=1)
+            return context.get_dummy_value()
+        return types.none(data, offset, v), codegen
+    return _named(name, doc, typer)
+
+
 def vector_lane(name, vtype, vector, word, doc):
     """Lane ``lane`` (a literal) of ``v`` as a ``word``."""
     def typer(typingctx, v, lane):
@@ -202,6 +225,10 @@ u32x4_load_be = vector_load_be(
     "Four big-endian 32-bit words from bytes ``data[offset:offset+16]`` of a contiguous uint8 "
     "array or bytes-like buffer (lane 0 = the first word; unaligned load + pshufb, no bounds "
     "check).")
+u32x4_store_be = vector_store_be(
+    "u32x4_store_be", u32x4, _V4, types.uint32,
+    "``data[offset:offset+16]`` = four big-endian 32-bit words of ``v`` (lane 0 first), into a "
+    "contiguous uint8 array (pshufb + unaligned store, no bounds check).")
 u32x4_lane = vector_lane("u32x4_lane", u32x4, _V4, types.uint32,
                          "Lane ``lane`` (a literal 0..3) of ``v`` as a uint32.")
 

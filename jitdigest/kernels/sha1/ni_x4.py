@@ -21,7 +21,7 @@ from .._rows import length_of, row_at, row_count, start_of
 from .x86 import compress
 from .._simd import (clear_upper_vectors, pshufd, sha1msg1, sha1msg2, sha1nexte, sha1rnds4,
                     u32x4_add, u32x4_lane, u32x4_load, u32x4_load_be, u32x4_set, u32x4_store,
-                    u32x4_xor)
+                    u32x4_store_be, u32x4_xor)
 
 NAME = "sha_ni_x4"      # the backend's name in info() and jitdigest.backend()
 FEATURE = "sha"          # the CPU feature the host and Numba's target must both have
@@ -48,29 +48,37 @@ def stage_tail(values, q, rest, n, pad):
 
 
 @inline_kernel
-def start_row(values, starts, lengths, r, iv, state, pad):
-    """Load ``iv`` into ``state`` and stage row ``r``'s tail in ``pad``; returns (first byte,
-    whole blocks, tail blocks)."""
-    for i in range(5):
-        state[i] = iv[i]
+def start_row(values, starts, lengths, r, iv, state, pad, staged):
+    """Load ``iv`` into ``state`` and stage row ``r``'s tail in ``pad``, unless ``pad`` holds
+    it already (``staged``: the length of the last message staged there whose tail was
+    padding only, -1 for none); returns (first byte, whole blocks, tail blocks, the new
+    ``staged``)."""
+    u32x4_store(state, 0, u32x4_load(iv, 0))
+    state[4] = iv[4]
     s = start_of(starts, r)
     n = length_of(lengths, r)
     nf = n // 64
-    return s, nf, stage_tail(values, s + 64 * nf, n - 64 * nf, n, pad)
+    rest = n - 64 * nf
+    if rest == 0 and n == staged:  # the same padding block: equal lengths, a multiple of 64
+        return s, nf, 1, n
+    return s, nf, stage_tail(values, s + 64 * nf, rest, n, pad), n if rest == 0 else -1
 
 
 @inline_kernel
 def put_digest(state, out, r):
     """The first ``out.shape[1]`` bytes of ``state`` (big-endian words) into ``out[r]``."""
     nout = min(out.shape[1], 20)
-    for i in range(nout // 4):  # whole words: constant shifts
+    row = out[r]
+    for i in range(nout // 16):  # whole vectors: byte-swapped, one store each
+        u32x4_store_be(row, 16 * i, u32x4_load(state, 4 * i))
+    for i in range(nout // 16 * 4, nout // 4):  # whole words: constant shifts
         v = state[i]
-        out[r, 4 * i] = (v >> 24) & 0xFF
-        out[r, 4 * i + 1] = (v >> 16) & 0xFF
-        out[r, 4 * i + 2] = (v >> 8) & 0xFF
-        out[r, 4 * i + 3] = v & 0xFF
+        row[4 * i] = (v >> 24) & 0xFF
+        row[4 * i + 1] = (v >> 16) & 0xFF
+        row[4 * i + 2] = (v >> 8) & 0xFF
+        row[4 * i + 3] = v & 0xFF
     for i in range(nout - nout % 4, nout):
-        out[r, i] = (state[i // 4] >> (8 * (3 - i % 4))) & 0xFF
+        row[i] = (state[i // 4] >> (8 * (3 - i % 4))) & 0xFF
 
 
 @kernel
@@ -622,19 +630,24 @@ def hash_rows(values, starts, lengths, rows, iv, out):
     pad_3 = new_words(128, np.uint8)
     nrows = row_count(rows)
     whole = nrows - nrows % 4
+    staged_0 = staged_1 = staged_2 = staged_3 = -1  # the length whose padding block each pad holds, if any
     pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches
     for g in range(0, whole, 4):
         if pf and g + 8 <= nrows:  # the first block of each row of the next group
             for k in range(4):
                 prefetch(values, start_of(starts, row_at(rows, g + 4 + k)))
         r_0 = row_at(rows, g + 0)
-        s_0, nf_0, nt_0 = start_row(values, starts, lengths, r_0, iv, state_0, pad_0)
+        s_0, nf_0, nt_0, staged_0 = start_row(values, starts, lengths, r_0, iv, state_0, pad_0,
+                                              staged_0)
         r_1 = row_at(rows, g + 1)
-        s_1, nf_1, nt_1 = start_row(values, starts, lengths, r_1, iv, state_1, pad_1)
+        s_1, nf_1, nt_1, staged_1 = start_row(values, starts, lengths, r_1, iv, state_1, pad_1,
+                                              staged_1)
         r_2 = row_at(rows, g + 2)
-        s_2, nf_2, nt_2 = start_row(values, starts, lengths, r_2, iv, state_2, pad_2)
+        s_2, nf_2, nt_2, staged_2 = start_row(values, starts, lengths, r_2, iv, state_2, pad_2,
+                                              staged_2)
         r_3 = row_at(rows, g + 3)
-        s_3, nf_3, nt_3 = start_row(values, starts, lengths, r_3, iv, state_3, pad_3)
+        s_3, nf_3, nt_3, staged_3 = start_row(values, starts, lengths, r_3, iv, state_3, pad_3,
+                                              staged_3)
         both = min(nf_0, nf_1, nf_2, nf_3)
         if both > 0:
             compress_x4(state_0, values, s_0, state_1, values, s_1, state_2, values, s_2, state_3,
@@ -664,7 +677,7 @@ def hash_rows(values, starts, lengths, rows, iv, out):
         put_digest(state_3, out, r_3)
     for i in range(whole, nrows):  # the last rows, fewer than 4
         r = row_at(rows, i)
-        s, nf, nt = start_row(values, starts, lengths, r, iv, state_0, pad_0)
+        s, nf, nt, staged_0 = start_row(values, starts, lengths, r, iv, state_0, pad_0, staged_0)
         if nf > 0:
             compress(state_0, values, s, nf)
         compress(state_0, pad_0, 0, nt)

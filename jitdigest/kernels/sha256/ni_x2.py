@@ -20,7 +20,8 @@ from .._lanes import PF_MIN, prefetch
 from .._rows import length_of, row_at, row_count, start_of
 from .x86 import compress
 from .._simd import (alignr, blend, clear_upper_vectors, pshufd, sha256msg1, sha256msg2,
-                    sha256rnds2, u32x4_add, u32x4_load, u32x4_load_be, u32x4_set, u32x4_store)
+                    sha256rnds2, u32x4_add, u32x4_load, u32x4_load_be, u32x4_set, u32x4_store,
+                    u32x4_store_be)
 
 NAME = "sha_ni_x2"      # the backend's name in info() and jitdigest.backend()
 FEATURE = "sha"          # the CPU feature the host and Numba's target must both have
@@ -47,29 +48,37 @@ def stage_tail(values, q, rest, n, pad):
 
 
 @inline_kernel
-def start_row(values, starts, lengths, r, iv, state, pad):
-    """Load ``iv`` into ``state`` and stage row ``r``'s tail in ``pad``; returns (first byte,
-    whole blocks, tail blocks)."""
-    for i in range(8):
-        state[i] = iv[i]
+def start_row(values, starts, lengths, r, iv, state, pad, staged):
+    """Load ``iv`` into ``state`` and stage row ``r``'s tail in ``pad``, unless ``pad`` holds
+    it already (``staged``: the length of the last message staged there whose tail was
+    padding only, -1 for none); returns (first byte, whole blocks, tail blocks, the new
+    ``staged``)."""
+    u32x4_store(state, 0, u32x4_load(iv, 0))
+    u32x4_store(state, 4, u32x4_load(iv, 4))
     s = start_of(starts, r)
     n = length_of(lengths, r)
     nf = n // 64
-    return s, nf, stage_tail(values, s + 64 * nf, n - 64 * nf, n, pad)
+    rest = n - 64 * nf
+    if rest == 0 and n == staged:  # the same padding block: equal lengths, a multiple of 64
+        return s, nf, 1, n
+    return s, nf, stage_tail(values, s + 64 * nf, rest, n, pad), n if rest == 0 else -1
 
 
 @inline_kernel
 def put_digest(state, out, r):
     """The first ``out.shape[1]`` bytes of ``state`` (big-endian words) into ``out[r]``."""
     nout = min(out.shape[1], 32)
-    for i in range(nout // 4):  # whole words: constant shifts
+    row = out[r]
+    for i in range(nout // 16):  # whole vectors: byte-swapped, one store each
+        u32x4_store_be(row, 16 * i, u32x4_load(state, 4 * i))
+    for i in range(nout // 16 * 4, nout // 4):  # whole words: constant shifts
         v = state[i]
-        out[r, 4 * i] = (v >> 24) & 0xFF
-        out[r, 4 * i + 1] = (v >> 16) & 0xFF
-        out[r, 4 * i + 2] = (v >> 8) & 0xFF
-        out[r, 4 * i + 3] = v & 0xFF
+        row[4 * i] = (v >> 24) & 0xFF
+        row[4 * i + 1] = (v >> 16) & 0xFF
+        row[4 * i + 2] = (v >> 8) & 0xFF
+        row[4 * i + 3] = v & 0xFF
     for i in range(nout - nout % 4, nout):
-        out[r, i] = (state[i // 4] >> (8 * (3 - i % 4))) & 0xFF
+        row[i] = (state[i // 4] >> (8 * (3 - i % 4))) & 0xFF
 
 
 @kernel
@@ -382,15 +391,18 @@ def hash_rows(values, starts, lengths, rows, iv, out):
     pad_1 = new_words(128, np.uint8)
     nrows = row_count(rows)
     whole = nrows - nrows % 2
+    staged_0 = staged_1 = -1  # the length whose padding block each pad holds, if any
     pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches
     for g in range(0, whole, 2):
         if pf and g + 4 <= nrows:  # the first block of each row of the next group
             for k in range(2):
                 prefetch(values, start_of(starts, row_at(rows, g + 2 + k)))
         r_0 = row_at(rows, g + 0)
-        s_0, nf_0, nt_0 = start_row(values, starts, lengths, r_0, iv, state_0, pad_0)
+        s_0, nf_0, nt_0, staged_0 = start_row(values, starts, lengths, r_0, iv, state_0, pad_0,
+                                              staged_0)
         r_1 = row_at(rows, g + 1)
-        s_1, nf_1, nt_1 = start_row(values, starts, lengths, r_1, iv, state_1, pad_1)
+        s_1, nf_1, nt_1, staged_1 = start_row(values, starts, lengths, r_1, iv, state_1, pad_1,
+                                              staged_1)
         both = min(nf_0, nf_1)
         if both > 0:
             compress_x2(state_0, values, s_0, state_1, values, s_1, both)
@@ -408,7 +420,7 @@ def hash_rows(values, starts, lengths, rows, iv, out):
         put_digest(state_1, out, r_1)
     for i in range(whole, nrows):  # the last rows, fewer than 2
         r = row_at(rows, i)
-        s, nf, nt = start_row(values, starts, lengths, r, iv, state_0, pad_0)
+        s, nf, nt, staged_0 = start_row(values, starts, lengths, r, iv, state_0, pad_0, staged_0)
         if nf > 0:
             compress(state_0, values, s, nf)
         compress(state_0, pad_0, 0, nt)
