@@ -438,6 +438,52 @@ def store_words(state, little, out):
         out[i] = (int(state[i // word_bytes]) >> (8 * (last ^ (i % word_bytes)))) & 0xFF
 
 
+def _word_store(swap):
+    """An intrinsic ``store(out, offset, word)``: ``word`` (uint32 or uint64) into bytes
+    ``out[offset:offset + its size]`` of a contiguous uint8 buffer in one unaligned store,
+    byte-swapped first if ``swap`` (big-endian on this little-endian CPU); no bounds check."""
+    from llvmlite import ir
+
+    def typer(typingctx, out, offset, word):
+        if not (isinstance(out, types.Buffer) and out.ndim == 1 and out.layout == "C"
+                and out.dtype == types.uint8 and isinstance(offset, types.Integer)
+                and word in (types.uint32, types.uint64)):
+            return None
+
+        def codegen(context, builder, sig, args):
+            ary = context.make_array(sig.args[0])(context, builder, value=args[0])
+            idx = context.cast(builder, args[1], sig.args[1], types.intp)
+            value = args[2]
+            if swap:
+                fnty = ir.FunctionType(value.type, [value.type])
+                name = "llvm.bswap.i%d" % value.type.width
+                value = builder.call(builder.module.declare_intrinsic(name, fnty=fnty), [value])
+            ptr = builder.bitcast(builder.gep(ary.data, [idx]), value.type.as_pointer())
+            builder.store(value, ptr, align=1)
+            return context.get_dummy_value()
+        return types.none(out, offset, word), codegen
+    return intrinsic(typer)
+
+
+_store_le = _word_store(False)
+_store_be = _word_store(True)
+
+
 @_ol(store_words)
 def _store_words(state, little, out):
-    return store_words                  # the same code, compiled
+    if not (isinstance(out, types.Buffer) and out.layout == "C"):
+        return store_words              # the same code, compiled
+    word_bytes = state.dtype.bitwidth // 8
+
+    def words_then_bytes(state, little, out):
+        n = len(out)
+        whole = n // word_bytes
+        for i in range(whole):          # one store a word
+            if little:
+                _store_le(out, word_bytes * i, state[i])
+            else:
+                _store_be(out, word_bytes * i, state[i])
+        last = (word_bytes - 1) * (1 - int(little))
+        for i in range(whole * word_bytes, n):
+            out[i] = (int(state[i // word_bytes]) >> (8 * (last ^ (i % word_bytes)))) & 0xFF
+    return words_then_bytes
