@@ -113,6 +113,31 @@ def test_padding_block_reused_only_for_its_length(name, kernels):
 
 
 @pytest.mark.parametrize("name, kernels", _params())
+def test_tails_read_up_to_the_end_of_the_buffer_only(name, kernels):
+    """Each message length 0..199 alone in a buffer that ends where it ends, one row and a full
+    group of rows on it: the padded tail is read 16 bytes at a time where the buffer has 16
+    more bytes, byte by byte where it does not. (A fresh buffer of exactly that size: an ASan
+    or valgrind run would see a read past it.)"""
+    iv = batch.initial_state(_algorithms.SPECS[name])
+    width = _algorithms.SPECS[name].digest_size
+    ways = kernels.backend.lanes
+    rng = np.random.default_rng(5)
+    checked = 0
+    for n in range(200):
+        msg = rng.integers(0, 256, n, dtype=np.uint8).tobytes()
+        values = np.frombuffer(bytearray(msg), np.uint8)
+        want = hashlib.new(name, msg).digest()
+        for count in (1, ways + 1):
+            out = np.zeros((count, width), np.uint8)
+            kernels.hash_rows(values, np.zeros(count, np.int64), np.full(count, n, np.int64),
+                              np.arange(count, dtype=np.int64), iv, out)
+            bad = [r for r in range(count) if out[r].tobytes() != want]
+            assert not bad, (n, count, bad)
+            checked += count
+    assert checked == 200 * (ways + 2)
+
+
+@pytest.mark.parametrize("name, kernels", _params())
 def test_grid_chunks(name, kernels):
     iv = batch.initial_state(_algorithms.SPECS[name])
     width = _algorithms.SPECS[name].digest_size

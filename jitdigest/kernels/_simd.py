@@ -123,11 +123,22 @@ def vector_store(name, vtype, vector, word, doc):
     return _named(name, doc, typer)
 
 
-def vector_load_be(name, vtype, vector, word, doc):
-    """Big-endian words from bytes ``data[offset:offset + 16]`` of a contiguous uint8 array or
-    bytes-like buffer (lane 0 = the first word; unaligned load + byte shuffle, no bounds
-    check)."""
+def _byte_order(word, big_endian):
+    """The byte shuffle that reverses each ``word`` of 16 bytes (big-endian words on this
+    little-endian CPU), or None for native order."""
+    if not big_endian:
+        return None
     size = word.bitwidth // 8
+    return ir.Constant(ir.VectorType(_I32, 16),
+                       [ir.Constant(_I32, size * (k // size) + size - 1 - k % size)
+                        for k in range(16)])
+
+
+def vector_load_bytes(name, vtype, vector, word, doc, big_endian):
+    """Words from bytes ``data[offset:offset + 16]`` of a contiguous uint8 array or bytes-like
+    buffer, big-endian or in memory order (lane 0 = the first word; unaligned load, + a byte
+    shuffle for big-endian; no bounds check)."""
+    mask = _byte_order(word, big_endian)
 
     def typer(typingctx, data, offset):
         if not (_is_array(data, types.uint8) and data.layout == "C"
@@ -137,19 +148,18 @@ def vector_load_be(name, vtype, vector, word, doc):
         def codegen(context, builder, sig, args):
             p = _element_ptr(context, builder, sig.args[0], args[0], args[1], sig.args[1])
             raw = builder.load(builder.bitcast(p, _V16B.as_pointer()), align=1)
-            mask = ir.Constant(ir.VectorType(_I32, 16),
-                               [ir.Constant(_I32, size * (k // size) + size - 1 - k % size)
-                                for k in range(16)])
-            swapped = builder.shuffle_vector(raw, ir.Constant(_V16B, ir.Undefined), mask)
-            return builder.bitcast(swapped, vector)
+            if mask is not None:
+                raw = builder.shuffle_vector(raw, ir.Constant(_V16B, ir.Undefined), mask)
+            return builder.bitcast(raw, vector)
         return vtype(data, offset), codegen
     return _named(name, doc, typer)
 
 
-def vector_store_be(name, vtype, vector, word, doc):
-    """``data[offset:offset + 16] = v`` as big-endian words, into a contiguous uint8 array
-    (byte shuffle + unaligned store, no bounds check)."""
-    size = word.bitwidth // 8
+def vector_store_bytes(name, vtype, vector, word, doc, big_endian):
+    """``data[offset:offset + 16] = v``, its words big-endian or in memory order, into a
+    contiguous uint8 array (+ a byte shuffle for big-endian; unaligned store, no bounds
+    check)."""
+    mask = _byte_order(word, big_endian)
 
     def typer(typingctx, data, offset, v):
         if not (_is_array(data, types.uint8) and data.layout == "C" and data.mutable
@@ -158,12 +168,10 @@ def vector_store_be(name, vtype, vector, word, doc):
 
         def codegen(context, builder, sig, args):
             p = _element_ptr(context, builder, sig.args[0], args[0], args[1], sig.args[1])
-            mask = ir.Constant(ir.VectorType(_I32, 16),
-                               [ir.Constant(_I32, size * (k // size) + size - 1 - k % size)
-                                for k in range(16)])
             raw = builder.bitcast(args[2], _V16B)
-            swapped = builder.shuffle_vector(raw, ir.Constant(_V16B, ir.Undefined), mask)
-            builder.store(swapped, builder.bitcast(p, _V16B.as_pointer()), align=1)
+            if mask is not None:
+                raw = builder.shuffle_vector(raw, ir.Constant(_V16B, ir.Undefined), mask)
+            builder.store(raw, builder.bitcast(p, _V16B.as_pointer()), align=1)
             return context.get_dummy_value()
         return types.none(data, offset, v), codegen
     return _named(name, doc, typer)
@@ -220,23 +228,40 @@ u32x4_load = vector_load(
 u32x4_store = vector_store(
     "u32x4_store", u32x4, _V4, types.uint32,
     "``words[index:index+4] = v`` for a contiguous uint32 array (no bounds check).")
-u32x4_load_be = vector_load_be(
+u32x4_load_be = vector_load_bytes(
     "u32x4_load_be", u32x4, _V4, types.uint32,
     "Four big-endian 32-bit words from bytes ``data[offset:offset+16]`` of a contiguous uint8 "
     "array or bytes-like buffer (lane 0 = the first word; unaligned load + pshufb, no bounds "
-    "check).")
-u32x4_store_be = vector_store_be(
+    "check).", big_endian=True)
+u32x4_store_be = vector_store_bytes(
     "u32x4_store_be", u32x4, _V4, types.uint32,
     "``data[offset:offset+16]`` = four big-endian 32-bit words of ``v`` (lane 0 first), into a "
-    "contiguous uint8 array (pshufb + unaligned store, no bounds check).")
+    "contiguous uint8 array (pshufb + unaligned store, no bounds check).", big_endian=True)
+u32x4_load_bytes = vector_load_bytes(
+    "u32x4_load_bytes", u32x4, _V4, types.uint32,
+    "Bytes ``data[offset:offset+16]`` of a contiguous uint8 array or bytes-like buffer as they "
+    "lie in memory (unaligned load, no bounds check).", big_endian=False)
+u32x4_store_bytes = vector_store_bytes(
+    "u32x4_store_bytes", u32x4, _V4, types.uint32,
+    "``data[offset:offset+16]`` = the 16 bytes of ``v`` as they lie in a register, into a "
+    "contiguous uint8 array (unaligned store, no bounds check).", big_endian=False)
 u32x4_lane = vector_lane("u32x4_lane", u32x4, _V4, types.uint32,
                          "Lane ``lane`` (a literal 0..3) of ``v`` as a uint32.")
+
+
+# Sixteen-byte windows for the block that ends a message: for m = 0..16 data bytes, the window
+# ``KEEP_BYTES[16 - m:32 - m]`` has 0xFF in its first m bytes and 0 after (an AND keeps the data),
+# ``PAD_MARK[16 - m:32 - m]`` has 0x80 at byte m and 0 elsewhere (an OR adds the padding's 0x80).
+KEEP_BYTES = np.array([0xFF] * 16 + [0] * 16, np.uint8)
+PAD_MARK = np.array([0] * 16 + [0x80] + [0] * 15, np.uint8)
 
 
 # --- lane arithmetic and shuffles ---------------------------------------------------------
 
 u32x4_add = vector_binary("u32x4_add", u32x4, "add", "Lane-wise ``a + b`` mod 2**32 (paddd).")
 u32x4_xor = vector_binary("u32x4_xor", u32x4, "xor", "Bitwise ``a ^ b`` (pxor).")
+u32x4_and = vector_binary("u32x4_and", u32x4, "and_", "Bitwise ``a & b`` (pand).")
+u32x4_or = vector_binary("u32x4_or", u32x4, "or_", "Bitwise ``a | b`` (por).")
 
 
 @intrinsic(prefer_literal=True)

@@ -16,7 +16,7 @@ from llvmlite import ir
 from numba.core import types
 from numba.extending import intrinsic, models, register_model
 
-from ._simd import (_literal, vector_binary, vector_lane, vector_load, vector_load_be,
+from ._simd import (_literal, vector_binary, vector_lane, vector_load, vector_load_bytes,
                     vector_store)
 
 _I32 = ir.IntType(32)
@@ -67,11 +67,11 @@ u64x2_load = vector_load(
 u64x2_store = vector_store(
     "u64x2_store", u64x2, _V2, types.uint64,
     "``words[index:index+2] = v`` for a contiguous uint64 array (no bounds check).")
-u64x2_load_be = vector_load_be(
+u64x2_load_be = vector_load_bytes(
     "u64x2_load_be", u64x2, _V2, types.uint64,
     "Two big-endian 64-bit words from bytes ``data[offset:offset+16]`` of a contiguous uint8 "
     "array or bytes-like buffer (lane 0 = the first word; unaligned load + byte shuffle, no "
-    "bounds check).")
+    "bounds check).", big_endian=True)
 u64x2_lane = vector_lane("u64x2_lane", u64x2, _V2, types.uint64,
                          "Lane ``lane`` (a literal 0 or 1) of ``v`` as a uint64.")
 

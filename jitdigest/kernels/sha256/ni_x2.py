@@ -19,9 +19,10 @@ from .._jit import inline_kernel, kernel, new_words
 from .._lanes import PF_MIN, prefetch
 from .._rows import length_of, row_at, row_count, start_of
 from .x86 import compress
-from .._simd import (alignr, blend, clear_upper_vectors, pshufd, sha256msg1, sha256msg2,
-                    sha256rnds2, u32x4_add, u32x4_load, u32x4_load_be, u32x4_set, u32x4_store,
-                    u32x4_store_be)
+from .._simd import (KEEP_BYTES, PAD_MARK, alignr, blend, clear_upper_vectors, pshufd, sha256msg1,
+                    sha256msg2, sha256rnds2, u32x4_add, u32x4_and, u32x4_load, u32x4_load_be,
+                    u32x4_load_bytes, u32x4_or, u32x4_set, u32x4_store, u32x4_store_be,
+                    u32x4_store_bytes)
 
 NAME = "sha_ni_x2"      # the backend's name in info() and jitdigest.backend()
 FEATURE = "sha"          # the CPU feature the host and Numba's target must both have
@@ -32,19 +33,41 @@ BY_DEFAULT = False  # served where the calibration table (tune, warmup) picks it
 
 
 @inline_kernel
+def bswap32(x):
+    """The low 32 bits of ``x`` with their bytes reversed."""
+    x &= 0xFFFFFFFF
+    return ((x & 0xFF) << 24) | ((x & 0xFF00) << 8) | ((x >> 8) & 0xFF00) | (x >> 24)
+
+
+@inline_kernel
 def stage_tail(values, q, rest, n, pad):
     """The last ``rest`` (< 64) bytes of an ``n``-byte message, from ``values[q]``, padded into
-    ``pad`` (128 bytes): the 0x80 byte, zeros, the bit length big-endian. Returns its blocks."""
-    for i in range(128):
-        pad[i] = 0
-    for i in range(rest):
-        pad[i] = values[q + i]
-    pad[rest] = 0x80
-    end = 64 if rest < 56 else 128
+    ``pad`` (128 bytes): the 0x80 byte, zeros, the bit length big-endian. Returns its blocks.
+    Written 16 bytes at a time, as compress reads them: a vector load of bytes stored one by
+    one waits for those stores to retire."""
+    chunks = 4 if rest < 56 else 8
     bits = n << 3
-    for k in range(8):
-        pad[end - 1 - k] = (bits >> (8 * k)) & 0xFF
-    return end // 64
+    length = u32x4_set(0, 0, bswap32(bits >> 32), bswap32(bits))  # the last 8 bytes
+    full = rest // 16  # 16 bytes of data each
+    m = rest - 16 * full  # data bytes in the chunk that takes the 0x80 byte
+    for j in range(chunks):
+        if j < full:
+            v = u32x4_load_bytes(values, q + 16 * j)
+        elif j == full:
+            if q + 16 * j + 16 <= values.shape[0]:  # 16 bytes to read: the rest masked off
+                v = u32x4_load_bytes(values, q + 16 * j)
+            else:  # the end of the buffer: byte by byte
+                for k in range(m):
+                    pad[16 * j + k] = values[q + 16 * j + k]
+                v = u32x4_load_bytes(pad, 16 * j)
+            v = u32x4_or(u32x4_and(v, u32x4_load_bytes(KEEP_BYTES, 16 - m)),
+                         u32x4_load_bytes(PAD_MARK, 16 - m))
+        else:
+            v = u32x4_set(0, 0, 0, 0)
+        if j == chunks - 1:
+            v = u32x4_or(v, length)
+        u32x4_store_bytes(pad, 16 * j, v)
+    return chunks // 4
 
 
 @inline_kernel
@@ -391,7 +414,8 @@ def hash_rows(values, starts, lengths, rows, iv, out):
     pad_1 = new_words(128, np.uint8)
     nrows = row_count(rows)
     whole = nrows - nrows % 2
-    staged_0 = staged_1 = -1  # the length whose padding block each pad holds, if any
+    # the length whose padding block each pad holds, if any
+    staged_0 = staged_1 = -1
     pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches
     for g in range(0, whole, 2):
         if pf and g + 4 <= nrows:  # the first block of each row of the next group
