@@ -58,6 +58,12 @@ def serving(name):
     return _info()["kernels"][name]
 
 
-def serving_batch(name):
-    """The backend ``hash_many`` uses for many rows of ``name`` in this process."""
-    return _info()["batch_kernels"][name]
+def serving_batch(name, length=None):
+    """The backend ``hash_many`` uses for many rows of ``name`` in this process (of ``length``
+    bytes each: this CPU's calibration table's choice, where ``jitdigest tune`` or ``warmup``
+    made one, as ``info()["tuned"]`` shows it)."""
+    tuned = _info()["tuned"].get(name) if length is not None else None
+    if not tuned:
+        return _info()["batch_kernels"][name]
+    bounds = sorted(tuned)
+    return tuned[next((b for b in bounds if length <= b), bounds[-1])]
