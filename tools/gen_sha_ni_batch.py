@@ -71,16 +71,21 @@ def _interleave(lines, ways):
 
 def compress_xn(family, ways):
     prologue, body, epilogue = _sections(family)
-    args = ", ".join("state_%d, src_%d, pos_%d" % (k, k, k) for k in range(ways))
-    L = ["@kernel"] + _call("def compress_x%d(" % ways, args + ", nblocks):", "") + [
-         '    """Compress ``nblocks`` 64-byte blocks into each of %d states, slot ``k`` reading'
+    args = ", ".join("state_%d, src_%d, pos_%d, pad_%d" % (k, k, k, k) for k in range(ways))
+    L = ["@block_function"] + _call("def compress_x%d(" % ways, args + ", nblocks, ntails):",
+                                    "") + [
+         '    """Compress into each of %d states ``nblocks`` 64-byte blocks of ``src_k`` from byte'
          % ways,
-         '    ``src_k`` from byte ``pos_k``, the rounds of the slots interleaved."""',
+         '    ``pos_k``, then ``ntails`` of ``pad_k`` from byte 0 (slot ``k``), the rounds of the',
+         '    slots interleaved; the states stay in registers from the first block to the last."""',
          "    clear_upper_vectors()  # no AVX-SSE transitions in the SHA rounds"]
     L += _interleave(prologue, ways)
-    L.append("    for blk in range(nblocks):")
-    L += ["        p_%d = pos_%d + 64 * blk" % (k, k) for k in range(ways)]
-    L += _interleave(body, ways)
+    L.append("    for blk in range(nblocks + ntails):")
+    L.append("        whole = blk < nblocks")
+    for k in range(ways):
+        L.append("        in_%d = src_%d if whole else pad_%d" % (k, k, k))
+        L.append("        p_%d = pos_%d + 64 * blk if whole else 64 * (blk - nblocks)" % (k, k))
+    L += [re.sub(r"\bsrc_(\d)\b", r"in_\1", line) for line in _interleave(body, ways)]
     L += _interleave(epilogue, ways)
     return L
 
@@ -103,7 +108,7 @@ without ``sha``). Importing this module compiles nothing.
 """
 import numpy as np
 
-from .._jit import inline_kernel, kernel, new_words
+from .._jit import block_function, inline_kernel, kernel, new_words
 from .._lanes import PF_MIN, prefetch
 from .._rows import length_of, row_at, row_count, start_of
 from .x86 import compress
@@ -241,19 +246,24 @@ def hash_rows(family, ways):
                    "values, starts, lengths, r_%d, iv, state_%d, pad_%d, staged_%d)"
                    % (k, k, k, k), " " * 8)
     a.append("        both = min(%s)" % ", ".join("nf_%d" % k for k in ks))
-    a.append("        if both > 0:")
-    a += _call("compress_x%d(" % ways, ", ".join(
-        "state_%d, values, s_%d" % (k, k) for k in ks) + ", both)", " " * 12)
-    for k in ks:
-        a.append("        if nf_%d > both:" % k)
-        a.append("            compress(state_%d, values, s_%d + 64 * both, nf_%d - both)"
-                 % (k, k, k))
     a.append("        tails = min(%s)" % ", ".join("nt_%d" % k for k in ks))
+    same = " and ".join(["nf_%d == both" % k for k in ks] + ["nt_%d == tails" % k for k in ks])
+    a.append("        # rows of one shape (the driver sorts rows by length): one call")
+    a += _call("if (", same + "):", " " * 8)
     a += _call("compress_x%d(" % ways, ", ".join(
-        "state_%d, pad_%d, 0" % (k, k) for k in ks) + ", tails)", " " * 8)
+        "state_%d, values, s_%d, pad_%d" % (k, k, k) for k in ks) + ", both, tails)", " " * 12)
+    a.append("        else:  # whole blocks side by side, a longer row's others alone, then tails")
+    a += _call("compress_x%d(" % ways, ", ".join(
+        "state_%d, values, s_%d, pad_%d" % (k, k, k) for k in ks) + ", both, 0)", " " * 12)
     for k in ks:
-        a.append("        if nt_%d > tails:" % k)
-        a.append("            compress(state_%d, pad_%d, 64, 1)" % (k, k))
+        a.append("            if nf_%d > both:" % k)
+        a.append("                compress(state_%d, values, s_%d + 64 * both, nf_%d - both)"
+                 % (k, k, k))
+    a += _call("compress_x%d(" % ways, ", ".join(
+        "state_%d, values, s_%d, pad_%d" % (k, k, k) for k in ks) + ", 0, tails)", " " * 12)
+    for k in ks:
+        a.append("            if nt_%d > tails:" % k)
+        a.append("                compress(state_%d, pad_%d, 64, 1)" % (k, k))
     for k in ks:
         a.append("        put_digest(state_%d, out, r_%d)" % (k, k))
     a.append("    for i in range(whole, nrows):  # the last rows, fewer than %d" % ways)

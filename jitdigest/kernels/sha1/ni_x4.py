@@ -15,7 +15,7 @@ without ``sha``). Importing this module compiles nothing.
 """
 import numpy as np
 
-from .._jit import inline_kernel, kernel, new_words
+from .._jit import block_function, inline_kernel, kernel, new_words
 from .._lanes import PF_MIN, prefetch
 from .._rows import length_of, row_at, row_count, start_of
 from .x86 import compress
@@ -104,11 +104,12 @@ def put_digest(state, out, r):
         row[i] = (state[i // 4] >> (8 * (3 - i % 4))) & 0xFF
 
 
-@kernel
-def compress_x4(state_0, src_0, pos_0, state_1, src_1, pos_1, state_2, src_2, pos_2, state_3,
-                src_3, pos_3, nblocks):
-    """Compress ``nblocks`` 64-byte blocks into each of 4 states, slot ``k`` reading
-    ``src_k`` from byte ``pos_k``, the rounds of the slots interleaved."""
+@block_function
+def compress_x4(state_0, src_0, pos_0, pad_0, state_1, src_1, pos_1, pad_1, state_2, src_2, pos_2,
+                pad_2, state_3, src_3, pos_3, pad_3, nblocks, ntails):
+    """Compress into each of 4 states ``nblocks`` 64-byte blocks of ``src_k`` from byte
+    ``pos_k``, then ``ntails`` of ``pad_k`` from byte 0 (slot ``k``), the rounds of the
+    slots interleaved; the states stay in registers from the first block to the last."""
     clear_upper_vectors()  # no AVX-SSE transitions in the SHA rounds
     abcd_0 = pshufd(u32x4_load(state_0, 0), 0x1B)
     abcd_1 = pshufd(u32x4_load(state_1, 0), 0x1B)
@@ -118,11 +119,16 @@ def compress_x4(state_0, src_0, pos_0, state_1, src_1, pos_1, state_2, src_2, po
     e0_1 = u32x4_set(0, 0, 0, state_1[4])
     e0_2 = u32x4_set(0, 0, 0, state_2[4])
     e0_3 = u32x4_set(0, 0, 0, state_3[4])
-    for blk in range(nblocks):
-        p_0 = pos_0 + 64 * blk
-        p_1 = pos_1 + 64 * blk
-        p_2 = pos_2 + 64 * blk
-        p_3 = pos_3 + 64 * blk
+    for blk in range(nblocks + ntails):
+        whole = blk < nblocks
+        in_0 = src_0 if whole else pad_0
+        p_0 = pos_0 + 64 * blk if whole else 64 * (blk - nblocks)
+        in_1 = src_1 if whole else pad_1
+        p_1 = pos_1 + 64 * blk if whole else 64 * (blk - nblocks)
+        in_2 = src_2 if whole else pad_2
+        p_2 = pos_2 + 64 * blk if whole else 64 * (blk - nblocks)
+        in_3 = src_3 if whole else pad_3
+        p_3 = pos_3 + 64 * blk if whole else 64 * (blk - nblocks)
         abcd_save_0 = abcd_0
         abcd_save_1 = abcd_1
         abcd_save_2 = abcd_2
@@ -133,10 +139,10 @@ def compress_x4(state_0, src_0, pos_0, state_1, src_1, pos_1, state_2, src_2, po
         e0_save_3 = e0_3
 
         # rounds 0-3
-        msg0_0 = pshufd(u32x4_load_be(src_0, p_0), 0x1B)
-        msg0_1 = pshufd(u32x4_load_be(src_1, p_1), 0x1B)
-        msg0_2 = pshufd(u32x4_load_be(src_2, p_2), 0x1B)
-        msg0_3 = pshufd(u32x4_load_be(src_3, p_3), 0x1B)
+        msg0_0 = pshufd(u32x4_load_be(in_0, p_0), 0x1B)
+        msg0_1 = pshufd(u32x4_load_be(in_1, p_1), 0x1B)
+        msg0_2 = pshufd(u32x4_load_be(in_2, p_2), 0x1B)
+        msg0_3 = pshufd(u32x4_load_be(in_3, p_3), 0x1B)
         e0_0 = u32x4_add(e0_0, msg0_0)
         e0_1 = u32x4_add(e0_1, msg0_1)
         e0_2 = u32x4_add(e0_2, msg0_2)
@@ -151,10 +157,10 @@ def compress_x4(state_0, src_0, pos_0, state_1, src_1, pos_1, state_2, src_2, po
         abcd_3 = sha1rnds4(abcd_3, e0_3, 0)
 
         # rounds 4-7
-        msg1_0 = pshufd(u32x4_load_be(src_0, p_0 + 16), 0x1B)
-        msg1_1 = pshufd(u32x4_load_be(src_1, p_1 + 16), 0x1B)
-        msg1_2 = pshufd(u32x4_load_be(src_2, p_2 + 16), 0x1B)
-        msg1_3 = pshufd(u32x4_load_be(src_3, p_3 + 16), 0x1B)
+        msg1_0 = pshufd(u32x4_load_be(in_0, p_0 + 16), 0x1B)
+        msg1_1 = pshufd(u32x4_load_be(in_1, p_1 + 16), 0x1B)
+        msg1_2 = pshufd(u32x4_load_be(in_2, p_2 + 16), 0x1B)
+        msg1_3 = pshufd(u32x4_load_be(in_3, p_3 + 16), 0x1B)
         e1_0 = sha1nexte(e1_0, msg1_0)
         e1_1 = sha1nexte(e1_1, msg1_1)
         e1_2 = sha1nexte(e1_2, msg1_2)
@@ -173,10 +179,10 @@ def compress_x4(state_0, src_0, pos_0, state_1, src_1, pos_1, state_2, src_2, po
         msg0_3 = sha1msg1(msg0_3, msg1_3)
 
         # rounds 8-11
-        msg2_0 = pshufd(u32x4_load_be(src_0, p_0 + 32), 0x1B)
-        msg2_1 = pshufd(u32x4_load_be(src_1, p_1 + 32), 0x1B)
-        msg2_2 = pshufd(u32x4_load_be(src_2, p_2 + 32), 0x1B)
-        msg2_3 = pshufd(u32x4_load_be(src_3, p_3 + 32), 0x1B)
+        msg2_0 = pshufd(u32x4_load_be(in_0, p_0 + 32), 0x1B)
+        msg2_1 = pshufd(u32x4_load_be(in_1, p_1 + 32), 0x1B)
+        msg2_2 = pshufd(u32x4_load_be(in_2, p_2 + 32), 0x1B)
+        msg2_3 = pshufd(u32x4_load_be(in_3, p_3 + 32), 0x1B)
         e0_0 = sha1nexte(e0_0, msg2_0)
         e0_1 = sha1nexte(e0_1, msg2_1)
         e0_2 = sha1nexte(e0_2, msg2_2)
@@ -199,10 +205,10 @@ def compress_x4(state_0, src_0, pos_0, state_1, src_1, pos_1, state_2, src_2, po
         msg0_3 = u32x4_xor(msg0_3, msg2_3)
 
         # rounds 12-15
-        msg3_0 = pshufd(u32x4_load_be(src_0, p_0 + 48), 0x1B)
-        msg3_1 = pshufd(u32x4_load_be(src_1, p_1 + 48), 0x1B)
-        msg3_2 = pshufd(u32x4_load_be(src_2, p_2 + 48), 0x1B)
-        msg3_3 = pshufd(u32x4_load_be(src_3, p_3 + 48), 0x1B)
+        msg3_0 = pshufd(u32x4_load_be(in_0, p_0 + 48), 0x1B)
+        msg3_1 = pshufd(u32x4_load_be(in_1, p_1 + 48), 0x1B)
+        msg3_2 = pshufd(u32x4_load_be(in_2, p_2 + 48), 0x1B)
+        msg3_3 = pshufd(u32x4_load_be(in_3, p_3 + 48), 0x1B)
         e1_0 = sha1nexte(e1_0, msg3_0)
         e1_1 = sha1nexte(e1_1, msg3_1)
         e1_2 = sha1nexte(e1_2, msg3_2)
@@ -673,28 +679,33 @@ def hash_rows(values, starts, lengths, rows, iv, out):
         s_3, nf_3, nt_3, staged_3 = start_row(values, starts, lengths, r_3, iv, state_3, pad_3,
                                               staged_3)
         both = min(nf_0, nf_1, nf_2, nf_3)
-        if both > 0:
-            compress_x4(state_0, values, s_0, state_1, values, s_1, state_2, values, s_2, state_3,
-                        values, s_3, both)
-        if nf_0 > both:
-            compress(state_0, values, s_0 + 64 * both, nf_0 - both)
-        if nf_1 > both:
-            compress(state_1, values, s_1 + 64 * both, nf_1 - both)
-        if nf_2 > both:
-            compress(state_2, values, s_2 + 64 * both, nf_2 - both)
-        if nf_3 > both:
-            compress(state_3, values, s_3 + 64 * both, nf_3 - both)
         tails = min(nt_0, nt_1, nt_2, nt_3)
-        compress_x4(state_0, pad_0, 0, state_1, pad_1, 0, state_2, pad_2, 0, state_3, pad_3, 0,
-                    tails)
-        if nt_0 > tails:
-            compress(state_0, pad_0, 64, 1)
-        if nt_1 > tails:
-            compress(state_1, pad_1, 64, 1)
-        if nt_2 > tails:
-            compress(state_2, pad_2, 64, 1)
-        if nt_3 > tails:
-            compress(state_3, pad_3, 64, 1)
+        # rows of one shape (the driver sorts rows by length): one call
+        if (nf_0 == both and nf_1 == both and nf_2 == both and nf_3 == both and nt_0 == tails and
+            nt_1 == tails and nt_2 == tails and nt_3 == tails):
+            compress_x4(state_0, values, s_0, pad_0, state_1, values, s_1, pad_1, state_2, values,
+                        s_2, pad_2, state_3, values, s_3, pad_3, both, tails)
+        else:  # whole blocks side by side, a longer row's others alone, then tails
+            compress_x4(state_0, values, s_0, pad_0, state_1, values, s_1, pad_1, state_2, values,
+                        s_2, pad_2, state_3, values, s_3, pad_3, both, 0)
+            if nf_0 > both:
+                compress(state_0, values, s_0 + 64 * both, nf_0 - both)
+            if nf_1 > both:
+                compress(state_1, values, s_1 + 64 * both, nf_1 - both)
+            if nf_2 > both:
+                compress(state_2, values, s_2 + 64 * both, nf_2 - both)
+            if nf_3 > both:
+                compress(state_3, values, s_3 + 64 * both, nf_3 - both)
+            compress_x4(state_0, values, s_0, pad_0, state_1, values, s_1, pad_1, state_2, values,
+                        s_2, pad_2, state_3, values, s_3, pad_3, 0, tails)
+            if nt_0 > tails:
+                compress(state_0, pad_0, 64, 1)
+            if nt_1 > tails:
+                compress(state_1, pad_1, 64, 1)
+            if nt_2 > tails:
+                compress(state_2, pad_2, 64, 1)
+            if nt_3 > tails:
+                compress(state_3, pad_3, 64, 1)
         put_digest(state_0, out, r_0)
         put_digest(state_1, out, r_1)
         put_digest(state_2, out, r_2)

@@ -15,7 +15,7 @@ without ``sha``). Importing this module compiles nothing.
 """
 import numpy as np
 
-from .._jit import inline_kernel, kernel, new_words
+from .._jit import block_function, inline_kernel, kernel, new_words
 from .._lanes import PF_MIN, prefetch
 from .._rows import length_of, row_at, row_count, start_of
 from .x86 import compress
@@ -104,10 +104,11 @@ def put_digest(state, out, r):
         row[i] = (state[i // 4] >> (8 * (3 - i % 4))) & 0xFF
 
 
-@kernel
-def compress_x2(state_0, src_0, pos_0, state_1, src_1, pos_1, nblocks):
-    """Compress ``nblocks`` 64-byte blocks into each of 2 states, slot ``k`` reading
-    ``src_k`` from byte ``pos_k``, the rounds of the slots interleaved."""
+@block_function
+def compress_x2(state_0, src_0, pos_0, pad_0, state_1, src_1, pos_1, pad_1, nblocks, ntails):
+    """Compress into each of 2 states ``nblocks`` 64-byte blocks of ``src_k`` from byte
+    ``pos_k``, then ``ntails`` of ``pad_k`` from byte 0 (slot ``k``), the rounds of the
+    slots interleaved; the states stay in registers from the first block to the last."""
     clear_upper_vectors()  # no AVX-SSE transitions in the SHA rounds
     tmp_0 = pshufd(u32x4_load(state_0, 0), 0xB1)
     tmp_1 = pshufd(u32x4_load(state_1, 0), 0xB1)
@@ -117,17 +118,20 @@ def compress_x2(state_0, src_0, pos_0, state_1, src_1, pos_1, nblocks):
     state0_1 = alignr(tmp_1, state1_1, 8)
     state1_0 = blend(state1_0, tmp_0, 0xC)
     state1_1 = blend(state1_1, tmp_1, 0xC)
-    for blk in range(nblocks):
-        p_0 = pos_0 + 64 * blk
-        p_1 = pos_1 + 64 * blk
+    for blk in range(nblocks + ntails):
+        whole = blk < nblocks
+        in_0 = src_0 if whole else pad_0
+        p_0 = pos_0 + 64 * blk if whole else 64 * (blk - nblocks)
+        in_1 = src_1 if whole else pad_1
+        p_1 = pos_1 + 64 * blk if whole else 64 * (blk - nblocks)
         abef_save_0 = state0_0
         abef_save_1 = state0_1
         cdgh_save_0 = state1_0
         cdgh_save_1 = state1_1
 
         # rounds 0-3
-        msg0_0 = u32x4_load_be(src_0, p_0)
-        msg0_1 = u32x4_load_be(src_1, p_1)
+        msg0_0 = u32x4_load_be(in_0, p_0)
+        msg0_1 = u32x4_load_be(in_1, p_1)
         msg_0 = u32x4_add(msg0_0, u32x4_set(0x428A2F98, 0x71374491, 0xB5C0FBCF, 0xE9B5DBA5))
         msg_1 = u32x4_add(msg0_1, u32x4_set(0x428A2F98, 0x71374491, 0xB5C0FBCF, 0xE9B5DBA5))
         state1_0 = sha256rnds2(state1_0, state0_0, msg_0)
@@ -138,8 +142,8 @@ def compress_x2(state_0, src_0, pos_0, state_1, src_1, pos_1, nblocks):
         state0_1 = sha256rnds2(state0_1, state1_1, msg_1)
 
         # rounds 4-7
-        msg1_0 = u32x4_load_be(src_0, p_0 + 16)
-        msg1_1 = u32x4_load_be(src_1, p_1 + 16)
+        msg1_0 = u32x4_load_be(in_0, p_0 + 16)
+        msg1_1 = u32x4_load_be(in_1, p_1 + 16)
         msg_0 = u32x4_add(msg1_0, u32x4_set(0x3956C25B, 0x59F111F1, 0x923F82A4, 0xAB1C5ED5))
         msg_1 = u32x4_add(msg1_1, u32x4_set(0x3956C25B, 0x59F111F1, 0x923F82A4, 0xAB1C5ED5))
         state1_0 = sha256rnds2(state1_0, state0_0, msg_0)
@@ -152,8 +156,8 @@ def compress_x2(state_0, src_0, pos_0, state_1, src_1, pos_1, nblocks):
         msg0_1 = sha256msg1(msg0_1, msg1_1)
 
         # rounds 8-11
-        msg2_0 = u32x4_load_be(src_0, p_0 + 32)
-        msg2_1 = u32x4_load_be(src_1, p_1 + 32)
+        msg2_0 = u32x4_load_be(in_0, p_0 + 32)
+        msg2_1 = u32x4_load_be(in_1, p_1 + 32)
         msg_0 = u32x4_add(msg2_0, u32x4_set(0xD807AA98, 0x12835B01, 0x243185BE, 0x550C7DC3))
         msg_1 = u32x4_add(msg2_1, u32x4_set(0xD807AA98, 0x12835B01, 0x243185BE, 0x550C7DC3))
         state1_0 = sha256rnds2(state1_0, state0_0, msg_0)
@@ -166,8 +170,8 @@ def compress_x2(state_0, src_0, pos_0, state_1, src_1, pos_1, nblocks):
         msg1_1 = sha256msg1(msg1_1, msg2_1)
 
         # rounds 12-15
-        msg3_0 = u32x4_load_be(src_0, p_0 + 48)
-        msg3_1 = u32x4_load_be(src_1, p_1 + 48)
+        msg3_0 = u32x4_load_be(in_0, p_0 + 48)
+        msg3_1 = u32x4_load_be(in_1, p_1 + 48)
         msg_0 = u32x4_add(msg3_0, u32x4_set(0x72BE5D74, 0x80DEB1FE, 0x9BDC06A7, 0xC19BF174))
         msg_1 = u32x4_add(msg3_1, u32x4_set(0x72BE5D74, 0x80DEB1FE, 0x9BDC06A7, 0xC19BF174))
         state1_0 = sha256rnds2(state1_0, state0_0, msg_0)
@@ -428,18 +432,21 @@ def hash_rows(values, starts, lengths, rows, iv, out):
         s_1, nf_1, nt_1, staged_1 = start_row(values, starts, lengths, r_1, iv, state_1, pad_1,
                                               staged_1)
         both = min(nf_0, nf_1)
-        if both > 0:
-            compress_x2(state_0, values, s_0, state_1, values, s_1, both)
-        if nf_0 > both:
-            compress(state_0, values, s_0 + 64 * both, nf_0 - both)
-        if nf_1 > both:
-            compress(state_1, values, s_1 + 64 * both, nf_1 - both)
         tails = min(nt_0, nt_1)
-        compress_x2(state_0, pad_0, 0, state_1, pad_1, 0, tails)
-        if nt_0 > tails:
-            compress(state_0, pad_0, 64, 1)
-        if nt_1 > tails:
-            compress(state_1, pad_1, 64, 1)
+        # rows of one shape (the driver sorts rows by length): one call
+        if (nf_0 == both and nf_1 == both and nt_0 == tails and nt_1 == tails):
+            compress_x2(state_0, values, s_0, pad_0, state_1, values, s_1, pad_1, both, tails)
+        else:  # whole blocks side by side, a longer row's others alone, then tails
+            compress_x2(state_0, values, s_0, pad_0, state_1, values, s_1, pad_1, both, 0)
+            if nf_0 > both:
+                compress(state_0, values, s_0 + 64 * both, nf_0 - both)
+            if nf_1 > both:
+                compress(state_1, values, s_1 + 64 * both, nf_1 - both)
+            compress_x2(state_0, values, s_0, pad_0, state_1, values, s_1, pad_1, 0, tails)
+            if nt_0 > tails:
+                compress(state_0, pad_0, 64, 1)
+            if nt_1 > tails:
+                compress(state_1, pad_1, 64, 1)
         put_digest(state_0, out, r_0)
         put_digest(state_1, out, r_1)
     for i in range(whole, nrows):  # the last rows, fewer than 2
