@@ -15,7 +15,7 @@ without ``sha``). Importing this module compiles nothing.
 """
 import numpy as np
 
-from .._jit import block_function, inline_kernel, kernel, new_words
+from .._jit import block_function, inline_kernel, kernel, new_words, store_words
 from .._lanes import PF_MIN, prefetch
 from .._rows import length_of, row_at, row_count, start_of
 from .x86 import compress
@@ -92,16 +92,10 @@ def put_digest(state, out, r):
     """The first ``out.shape[1]`` bytes of ``state`` (big-endian words) into ``out[r]``."""
     nout = min(out.shape[1], 20)
     row = out[r]
-    for i in range(nout // 16):  # whole vectors: byte-swapped, one store each
-        u32x4_store_be(row, 16 * i, u32x4_load(state, 4 * i))
-    for i in range(nout // 16 * 4, nout // 4):  # whole words: constant shifts
-        v = state[i]
-        row[4 * i] = (v >> 24) & 0xFF
-        row[4 * i + 1] = (v >> 16) & 0xFF
-        row[4 * i + 2] = (v >> 8) & 0xFF
-        row[4 * i + 3] = v & 0xFF
-    for i in range(nout - nout % 4, nout):
-        row[i] = (state[i // 4] >> (8 * (3 - i % 4))) & 0xFF
+    whole = nout - nout % 16
+    for i in range(0, whole, 16):  # whole vectors: byte-swapped, one store each
+        u32x4_store_be(row, i, u32x4_load(state, i // 4))
+    store_words(state[whole // 4:], False, row[whole:nout])  # the rest
 
 
 @block_function
