@@ -24,6 +24,29 @@ def pytest_xdist_auto_num_workers(config):
     return min(cpus + 1, 5)
 
 
+# The files whose tests took longest in a cold run (``--durations=0``, 2 cores), longest first:
+# handed to the workers before the rest so that no long file starts near the end while the
+# other workers sit idle (by default pytest-xdist hands out the files with the most tests first,
+# and the one-test files last: the fuzzer and the install check, a minute or more each). The
+# order changes the wall time only, never what runs.
+LONGEST_FIRST = [
+    "test_internals.py", "test_batch_kernels.py", "test_cache.py", "test_lanes.py",
+    "test_differential.py", "test_blake2.py", "test_sum_fidelity.py", "test_blake3.py",
+    "test_notebooks.py", "test_modes.py", "test_parallel.py", "test_api.py", "test_threads.py",
+    "test_fuzz.py", "test_cli_output.py", "test_pbkdf2.py", "test_nist.py", "test_cuda_sim.py",
+    "test_dask.py", "test_native.py", "test_memsafety.py", "test_install.py"]
+
+
+def pytest_collection_modifyitems(items):
+    """Those files first, in that order, then the others by number of tests (most first); the
+    order within a file is kept. ``--no-loadscope-reorder`` (addopts) makes pytest-xdist
+    follow it."""
+    counts = collections.Counter(item.path.name for item in items)
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: (rank.get(item.path.name, len(rank)), -counts[item.path.name],
+                                 item.path.name))
+
+
 FIXED = [name for name, spec in _algorithms.SPECS.items() if not spec.family.startswith("blake2")]
 CORE = ["md5", "sha1", "sha224", "sha256", "sha384", "sha512", "sha512_224", "sha512_256"]
 
