@@ -5,7 +5,7 @@ Nothing outside this package touches them: a Numba or llvmlite upgrade that move
 its module and its test, loudly, instead of silently costing speed or aborting the process. The
 seams, one module each (``vectors``, ``stack``, ``gil``, ``target``, ``cache``, ``threads``,
 ``cuda_words``, ``words``, ``ptx``, ``ssa``, ``call_types``, ``typed_once``, ``kernel_address``,
-``native``, in this order), every name re-exported here:
+``native``, ``literals``, in this order), every name re-exported here:
 
 1. ``wide_vectors()``: a function attribute llvmlite does not know (``FunctionAttributes._known``);
 2. ``stack_array()``: a Numba array over a stack buffer (``BaseContext.populate_array``);
@@ -44,11 +44,15 @@ seams, one module each (``vectors``, ``stack``, ``gil``, ``target``, ``cache``, 
    (``numba.experimental.function_type._get_wrapper_address``) instead of at every call;
 14. ``rows_entry()`` / ``object_code()`` / ``declarations()``: a batch kernel as an object file
    that runs without Numba (a ``cfunc`` wrapper; the linked module, ``CodeLibrary._final_module``,
-   emitted by ``JITCPUCodegen._tm``), for ``jitdigest._native``.
+   emitted by ``JITCPUCodegen._tm``), for ``jitdigest._native``;
+15. ``lit_or_omitted()`` / ``maybe_literal()``: Numba asks for the literal type of every binary
+   operator's operands while lowering (``numba.core.lowering._lit_or_omitted``) and of every
+   global while typing (``types.maybe_literal``), and gets most answers by raising and catching
+   an exception; replaced, on import, by functions with the same answers that raise none.
 
 ``REQUIRED`` lists every private name used in the package and ``missing()`` says which of them
 this Numba/llvmlite lacks. Importing it imports Numba (``jitdigest._cpu`` imports it lazily, from
-its functions) and installs the replacements of sections 10 and 11.
+its functions) and installs the replacements of sections 10, 11 and 15.
 """
 from ... import _cpu
 
@@ -70,6 +74,8 @@ from .call_types import NUMBA_GET_CALL_TYPE, call_type  # noqa: E402,F401
 from .typed_once import typed_once  # noqa: E402,F401
 from .kernel_address import KernelAddress  # noqa: E402,F401
 from .native import declarations, object_code, rows_entry  # noqa: E402,F401
+from .literals import (NUMBA_LIT_OR_OMITTED, NUMBA_MAYBE_LITERAL, lit_or_omitted,  # noqa: E402,F401
+                       maybe_literal)
 
 
 # --- inventory ----------------------------------------------------------------------------
@@ -121,6 +127,9 @@ REQUIRED = (
     "numba.core.registry:CPUDispatcher",
     "numba.experimental.function_type:_get_wrapper_address",
     "numba.core.codegen:CPUCodeLibrary._ensure_finalized",
+    "numba.core.lowering:_lit_or_omitted",
+    "numba.core.types:maybe_literal",
+    "numba.core.types.abstract:Literal.ctor_map",
 )
 
 # Keyword parameters of the private functions called with keywords.
@@ -130,6 +139,8 @@ _PARAMETERS = {
                                                       "source_stamp"),
     "jitdigest.kernels._internals:NUMBA_STMT_INDEX": ("self", "defstmt", "block", "stop"),
     "jitdigest.kernels._internals:NUMBA_GET_CALL_TYPE": ("self", "context", "args", "kws"),
+    "jitdigest.kernels._internals:NUMBA_LIT_OR_OMITTED": ("value",),
+    "jitdigest.kernels._internals:NUMBA_MAYBE_LITERAL": ("value",),
     "numba.core.dispatcher:Dispatcher.get_call_template": ("self", "args", "kws"),
 }
 
