@@ -2,6 +2,7 @@
 back from the compiled code (IR, assembly, allocation counts, another thread) that the seam
 still does what it is there for, so a Numba or llvmlite upgrade that breaks one fails here
 instead of silently costing speed or aborting the process."""
+import collections
 import os
 import subprocess
 import sys
@@ -734,3 +735,65 @@ def test_a_batch_kernel_as_machine_code_runs_through_llvmlite_alone():
     lengths = __import__("array").array("q", map(len, msgs))
     out = _native.Rows(function, [7], "uint32", 0).hash(b"".join(msgs), lengths, 3)
     assert out == b"".join(bytes(((sum(m) + 7 + k) & 255) for k in range(3)) for m in msgs)
+
+
+# --- 15. literal types asked for without an exception ---------------------------------------
+
+def test_literal_answers_are_numbas_and_no_exception_is_raised_for_a_binop():
+    """The replacements answer as Numba's own functions do for values with a literal type and
+    without (an Omitted or None where Numba raises and catches), a Literal passed in still
+    raises; Numba's lowering and type inference still call them, and compiling a function of
+    binary operators on variables raises no LiteralTypingError."""
+    import types as pytypes
+
+    from numba.core import errors, ir, lowering, types
+    assert lowering._lit_or_omitted is _internals.lit_or_omitted
+    assert types.maybe_literal is _internals.maybe_literal
+    values = [ir.UNDEFINED, 7, -1, True, 2.5, "s", None, np.uint64(3), np.int32(4), (1, 2),
+              np, int, len, lowering, pytypes.SimpleNamespace(), b"x", 1j]
+
+    def answer(fn, value):
+        try:
+            return ("ok", fn(value))
+        except Exception as exc:
+            return (type(exc).__name__,)
+    checked = 0
+    for value in values + [types.IntegerLiteral(3)]:
+        assert answer(_internals.lit_or_omitted, value) == \
+            answer(_internals.NUMBA_LIT_OR_OMITTED, value), value
+        assert answer(_internals.maybe_literal, value) == \
+            answer(_internals.NUMBA_MAYBE_LITERAL, value), value
+        checked += 1
+    assert answer(_internals.maybe_literal, types.IntegerLiteral(3))[0] == "ValueError"
+    assert checked == len(values) + 1
+
+    calls = collections.Counter()
+    raised = []
+
+    def counting(name, fn):
+        def wrapper(*args, **kws):
+            calls[name] += 1
+            return fn(*args, **kws)
+        return wrapper
+    init = errors.LiteralTypingError.__init__
+
+    def record(self, *args, **kws):
+        raised.append(args)
+        init(self, *args, **kws)
+    lowering._lit_or_omitted = counting("lower", _internals.lit_or_omitted)
+    types.maybe_literal = counting("typing", _internals.maybe_literal)
+    errors.LiteralTypingError.__init__ = record
+    try:
+        @numba.njit
+        def mix(a, b):
+            t = a ^ (b & np.uint32(0xff))
+            return np.uint32(t + (a << np.uint32(3)) + len((1, 2)))
+        assert mix(np.uint32(5), np.uint32(0x1234)) == np.uint32(
+            (5 ^ (0x1234 & 0xff)) + (5 << 3) + 2)
+    finally:
+        lowering._lit_or_omitted = _internals.lit_or_omitted
+        types.maybe_literal = _internals.maybe_literal
+        errors.LiteralTypingError.__init__ = init
+    assert calls["lower"] >= 8 and calls["typing"] >= 1, \
+        f"Numba no longer calls these ({dict(calls)}): see _internals/literals.py"
+    assert not raised, raised
