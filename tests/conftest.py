@@ -37,14 +37,21 @@ LONGEST_FIRST = [
     "test_dask.py", "test_native.py", "test_memsafety.py", "test_install.py"]
 
 
+# Last: a test that compiles in memory what the shared cache lacks when it runs.
+LAST = ["test_read_only.py"]
+
+
 def pytest_collection_modifyitems(items):
-    """Those files first, in that order, then the others by number of tests (most first); the
-    order within a file is kept. ``--no-loadscope-reorder`` (addopts) makes pytest-xdist
-    follow it."""
+    """Those files first, in that order, then the others by number of tests (most first), then
+    LAST; the order within a file is kept. ``--no-loadscope-reorder`` (addopts) makes
+    pytest-xdist follow it."""
     counts = collections.Counter(item.path.name for item in items)
     rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: (rank.get(item.path.name, len(rank)), -counts[item.path.name],
-                                 item.path.name))
+
+    def key(item):
+        name = item.path.name
+        return (name in LAST, rank.get(name, len(rank)), -counts[name], name)
+    items.sort(key=key)
 
 
 FIXED = [name for name, spec in _algorithms.SPECS.items() if not spec.family.startswith("blake2")]
