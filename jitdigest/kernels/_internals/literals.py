@@ -23,16 +23,18 @@ NUMBA_MAYBE_LITERAL = getattr(_types, "maybe_literal", None)
 _HAS_LITERAL = _misc.Literal.ctor_map         # type -> Literal class: filled as Numba loads
 
 
+def _refused(value):
+    """Whether ``types.literal(value)`` raises LiteralTypingError (a Literal passed in raises
+    ValueError there: left to Numba's functions)."""
+    return type(value) not in _HAS_LITERAL and not isinstance(value, _misc.Literal)
+
+
 def lit_or_omitted(value):
-    if type(value) not in _HAS_LITERAL and not isinstance(value, _misc.Literal):
-        return _types.Omitted(value)
-    return NUMBA_LIT_OR_OMITTED(value)
+    return _types.Omitted(value) if _refused(value) else NUMBA_LIT_OR_OMITTED(value)
 
 
 def maybe_literal(value):
-    if type(value) not in _HAS_LITERAL and not isinstance(value, _misc.Literal):
-        return None
-    return NUMBA_MAYBE_LITERAL(value)
+    return None if _refused(value) else NUMBA_MAYBE_LITERAL(value)
 
 
 if NUMBA_LIT_OR_OMITTED is not None:
