@@ -14,12 +14,7 @@ from pathlib import Path
 import pytest
 
 from jitdigest import _cachedir
-
-REPO = Path(__file__).resolve().parents[1]
-
-
-def warnings_in(stderr):
-    return [ln for ln in stderr.splitlines() if "CacheWarning" in ln]
+from test_cache import REPO, warnings_in
 
 
 def _can_unshare():
