@@ -205,7 +205,8 @@ def _arrow_rows(pa, type_, data, width, n, offset_dtype):
     chunks = []
     for start in range(0, n, step):
         rows = min(step, n - start)
-        offsets = (np.arange(rows + 1, dtype=np.int64) * width).astype(offset_dtype)
+        # int32: rows * width <= _INT32_MAX (the step above), so the product fits
+        offsets = np.arange(rows + 1, dtype=offset_dtype) * offset_dtype(width)
         chunks.append(pa.Array.from_buffers(type_, rows, [
             None, pa.py_buffer(offsets), data.slice(start * width, rows * width)]))
     return chunks
