@@ -11,9 +11,14 @@ decode them as UTF-8), as a ``binary[pyarrow]`` column, and as a 2-D uint8 dask 
 ``hash_array``. A figure is the wall time of ``persist()`` + ``wait()`` of the digests (they stay
 on the workers: nothing is gathered), the median of --rounds rounds in which every contender
 takes a turn (each result released before the next run; a no-op ``map_partitions`` shows what
-Dask itself costs a run). Kernels are loaded on every worker first (``WarmKernels``, timed and
-reported), as on a cluster that has hashed before; one untimed run of each contender checks
-its first partition's digests against hashlib.
+Dask itself costs a run). A turn is an untimed run, then the timed one, so that no contender is
+timed in the state the one before it left the workers in: the first ``hash_column`` after
+``map(hashlib)`` (4M ``bytes`` objects made and freed) ran 15-30% slower than the next one
+(AMD EPYC, 2 workers: 0.48-0.54 s against 0.39-0.44 s). Kernels are loaded on every worker
+first (``WarmKernels``, timed and reported), as on a cluster that has hashed before; one
+untimed run of each contender checks its first partition's digests against hashlib. The batch
+kernel that serves the rows is printed (this CPU's calibration table's choice, where ``jitdigest
+tune`` or ``warmup`` made one).
 
     python benchmarks/bench_dask.py [--rows 4000000] [--size 64] [--partitions 16]
                                     [--workers 1 2] [--algorithm sha256] [--rounds 3]
@@ -34,6 +39,7 @@ sys.path.insert(0, ROOT)
 import numpy as np  # noqa: E402
 
 import jitdigest  # noqa: E402
+from _backends import serving_batch  # noqa: E402
 
 GOAL = 10          # jitdigest.dask on 2 workers over the usual map(hashlib) code
 
@@ -140,6 +146,10 @@ def run_cluster(workers, args):
         busy = {label: [] for label in fns}
         for _ in range(args.rounds):
             for label, fn in fns.items():
+                result = client.persist(fn())           # the untimed run of the turn
+                wait(result)
+                del result
+                settled()
                 with get_task_stream(client) as stream:
                     t0 = time.perf_counter()
                     result = client.persist(fn())
@@ -176,7 +186,8 @@ def run_single(args):
 def report(args, clusters, single):
     n = args.rows // args.partitions * args.partitions
     print(f"{n:,} messages of {args.size} B, {args.algorithm}, {args.partitions} partitions; "
-          f"median of {args.rounds} rounds; persist + wait, digests left on the workers")
+          f"median of {args.rounds} rounds; persist + wait, digests left on the workers; "
+          f"batch kernel {serving_batch(args.algorithm, args.size)}")
     print("seconds: wall time of a run; task s: the run's tasks' compute time summed over the "
           "workers (Dask's own cost left out); x map: over map(hashlib) on the same column")
     head = (f"{'contender':<36} {'workers':>7} {'seconds':>8} {'M rows/s':>9} {'x map':>7} "
