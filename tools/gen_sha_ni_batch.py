@@ -173,11 +173,11 @@ def stage_tail(values, q, rest, n, pad):
 
 
 @inline_kernel
-def start_row(values, starts, lengths, r, iv, state, pad, staged):
-    """Load ``iv`` into ``state`` and stage row ``r``'s tail in ``pad``, unless ``pad`` holds
-    it already (``staged``: the length of the last message staged there whose tail was
-    padding only, -1 for none); returns (first byte, whole blocks, tail blocks, the new
-    ``staged``)."""
+def start_row(values, starts, lengths, r, iv, pre, state, pad, staged):
+    """Load ``iv`` into ``state`` and stage row ``r``'s tail in ``pad`` (its length counted
+    from ``pre`` bytes hashed before it), unless ``pad`` holds it already (``staged``: the
+    length of the last message staged there whose tail was padding only, -1 for none; ``pre``
+    is one per call); returns (first byte, whole blocks, tail blocks, the new ``staged``)."""
 {iv_copy}
     s = start_of(starts, r)
     n = length_of(lengths, r)
@@ -185,7 +185,7 @@ def start_row(values, starts, lengths, r, iv, state, pad, staged):
     rest = n - 64 * nf
     if rest == 0 and n == staged:  # the same padding block: equal lengths, a multiple of 64
         return s, nf, 1, n
-    return s, nf, stage_tail(values, s + 64 * nf, rest, n, pad), n if rest == 0 else -1
+    return s, nf, stage_tail(values, s + 64 * nf, rest, n + pre, pad), n if rest == 0 else -1
 
 
 @inline_kernel
@@ -229,6 +229,9 @@ def hash_rows(family, ways):
     a.append("    # the length whose padding block each pad holds, if any")
     a.append("    %s = -1" % " = ".join("staged_%d" % k for k in ks))
     a.append("    pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches")
+    a.append("    # bytes hashed before each message (an HMAC's key block, in a word after the IV's),")
+    a.append("    # counted in the length its padding ends with, as the lane kernels count them")
+    a.append("    pre = np.int64(iv[%d]) if iv.shape[0] > %d else 0" % (W, W))
     a.append("    for g in range(0, whole, %d):" % ways)
     a.append("        if pf and g + %d <= nrows:  # the first block of each row of the next group"
              % (2 * ways))
@@ -237,7 +240,7 @@ def hash_rows(family, ways):
     for k in ks:
         a.append("        r_%d = row_at(rows, g + %d)" % (k, k))
         a += _call("s_%d, nf_%d, nt_%d, staged_%d = start_row(" % (k, k, k, k),
-                   "values, starts, lengths, r_%d, iv, state_%d, pad_%d, staged_%d)"
+                   "values, starts, lengths, r_%d, iv, pre, state_%d, pad_%d, staged_%d)"
                    % (k, k, k, k), " " * 8)
     a.append("        both = min(%s)" % ", ".join("nf_%d" % k for k in ks))
     a.append("        tails = min(%s)" % ", ".join("nt_%d" % k for k in ks))
@@ -263,7 +266,7 @@ def hash_rows(family, ways):
     a.append("    for i in range(whole, nrows):  # the last rows, fewer than %d" % ways)
     a.append("        r = row_at(rows, i)")
     a += _call("s, nf, nt, staged_0 = start_row(",
-               "values, starts, lengths, r, iv, state_0, pad_0, staged_0)", " " * 8)
+               "values, starts, lengths, r, iv, pre, state_0, pad_0, staged_0)", " " * 8)
     a.append("        if nf > 0:")
     a.append("            compress(state_0, values, s, nf)")
     a.append("        compress(state_0, pad_0, 0, nt)")

@@ -71,11 +71,11 @@ def stage_tail(values, q, rest, n, pad):
 
 
 @inline_kernel
-def start_row(values, starts, lengths, r, iv, state, pad, staged):
-    """Load ``iv`` into ``state`` and stage row ``r``'s tail in ``pad``, unless ``pad`` holds
-    it already (``staged``: the length of the last message staged there whose tail was
-    padding only, -1 for none); returns (first byte, whole blocks, tail blocks, the new
-    ``staged``)."""
+def start_row(values, starts, lengths, r, iv, pre, state, pad, staged):
+    """Load ``iv`` into ``state`` and stage row ``r``'s tail in ``pad`` (its length counted
+    from ``pre`` bytes hashed before it), unless ``pad`` holds it already (``staged``: the
+    length of the last message staged there whose tail was padding only, -1 for none; ``pre``
+    is one per call); returns (first byte, whole blocks, tail blocks, the new ``staged``)."""
     u32x4_store(state, 0, u32x4_load(iv, 0))
     u32x4_store(state, 4, u32x4_load(iv, 4))
     s = start_of(starts, r)
@@ -84,7 +84,7 @@ def start_row(values, starts, lengths, r, iv, state, pad, staged):
     rest = n - 64 * nf
     if rest == 0 and n == staged:  # the same padding block: equal lengths, a multiple of 64
         return s, nf, 1, n
-    return s, nf, stage_tail(values, s + 64 * nf, rest, n, pad), n if rest == 0 else -1
+    return s, nf, stage_tail(values, s + 64 * nf, rest, n + pre, pad), n if rest == 0 else -1
 
 
 @inline_kernel
@@ -415,16 +415,19 @@ def hash_rows(values, starts, lengths, rows, iv, out):
     # the length whose padding block each pad holds, if any
     staged_0 = staged_1 = -1
     pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches
+    # bytes hashed before each message (an HMAC's key block, in a word after the IV's),
+    # counted in the length its padding ends with, as the lane kernels count them
+    pre = np.int64(iv[8]) if iv.shape[0] > 8 else 0
     for g in range(0, whole, 2):
         if pf and g + 4 <= nrows:  # the first block of each row of the next group
             for k in range(2):
                 prefetch(values, start_of(starts, row_at(rows, g + 2 + k)))
         r_0 = row_at(rows, g + 0)
-        s_0, nf_0, nt_0, staged_0 = start_row(values, starts, lengths, r_0, iv, state_0, pad_0,
-                                              staged_0)
+        s_0, nf_0, nt_0, staged_0 = start_row(values, starts, lengths, r_0, iv, pre, state_0,
+                                              pad_0, staged_0)
         r_1 = row_at(rows, g + 1)
-        s_1, nf_1, nt_1, staged_1 = start_row(values, starts, lengths, r_1, iv, state_1, pad_1,
-                                              staged_1)
+        s_1, nf_1, nt_1, staged_1 = start_row(values, starts, lengths, r_1, iv, pre, state_1,
+                                              pad_1, staged_1)
         both = min(nf_0, nf_1)
         tails = min(nt_0, nt_1)
         # rows of one shape (the driver sorts rows by length): one call
@@ -445,7 +448,8 @@ def hash_rows(values, starts, lengths, rows, iv, out):
         put_digest(state_1, out, r_1)
     for i in range(whole, nrows):  # the last rows, fewer than 2
         r = row_at(rows, i)
-        s, nf, nt, staged_0 = start_row(values, starts, lengths, r, iv, state_0, pad_0, staged_0)
+        s, nf, nt, staged_0 = start_row(values, starts, lengths, r, iv, pre, state_0, pad_0,
+                                        staged_0)
         if nf > 0:
             compress(state_0, values, s, nf)
         compress(state_0, pad_0, 0, nt)
