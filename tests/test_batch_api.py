@@ -108,6 +108,29 @@ def test_offsets_of_rows_of_one_length(width):
     assert [bytes(row) for row in got] == [hashlib.sha1(m).digest() for m in expected]
 
 
+def test_offsets_of_one_length_checked_a_window_at_a_time():
+    """Int32/int64 offsets are checked for rows of one length a window (GRID_WINDOW offsets)
+    at a time, without an n-long copy: rows of another length in a later window, or a last
+    offset past the end, are still found; other offsets types take the general check."""
+    from jitdigest import _layout
+    n, width = 2 * _config.GRID_WINDOW + 5, 3
+    values = np.frombuffer(os.urandom(n * width + 10), np.uint8)
+    equal = np.arange(n + 1) * width
+    for offsets in (equal.astype(np.int32), equal, equal.astype(np.uint64), equal.tolist()):
+        (seg,), count = _layout.segments(values, offsets)
+        assert (seg.width, count) == (width, n)
+    offsets = equal.astype(np.int32)
+    offsets[_config.GRID_WINDOW + 7] += 1        # two rows of other lengths, in the 2nd window
+    (seg,), _ = _layout.segments(values, offsets)
+    assert seg.width is None
+    got = jitdigest.hash_many("md5", values, offsets)
+    expected = [values[a:b].tobytes() for a, b in zip(offsets[:-1], offsets[1:])]
+    assert [bytes(row) for row in got] == [hashlib.md5(m).digest() for m in expected]
+    offsets = (np.arange(n + 1) * (width + 1)).astype(np.int32)   # equal, but past the end
+    with pytest.raises(ValueError, match="past the end of values"):
+        jitdigest.hash_many("md5", values, offsets)
+
+
 @pytest.mark.parametrize("name", [np.zeros((2, 8), np.uint8), b"md5", None, 5])
 def test_name_that_is_not_a_string(name):
     """The name first, as hashlib.new's: anything else (the arguments swapped, say) is
