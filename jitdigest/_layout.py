@@ -176,7 +176,7 @@ def _item_error(i, item):
         return TypeError(f"message {i}: object supporting the buffer API required, "
                          f"not {type(item).__name__!r}")
     try:
-        _stdlib.hashlib.blake2b(item)              # asks for a simple (C-contiguous) buffer, as hashing does
+        _stdlib.hashlib.blake2b(item)      # asks for a C-contiguous buffer, as hashing does
     except (BufferError, ValueError, TypeError) as exc:
         return type(exc)(f"message {i}: {exc}")
     return BufferError(f"message {i}: underlying buffer is not C-contiguous")

@@ -229,7 +229,7 @@ def hash_rows(family, ways):
     a.append("    # the length whose padding block each pad holds, if any")
     a.append("    %s = -1" % " = ".join("staged_%d" % k for k in ks))
     a.append("    pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches")
-    a.append("    # bytes hashed before each message (an HMAC's key block, in a word after the IV's),")
+    a.append("    # bytes hashed before each message (HMAC's key block; a word after the IV's),")
     a.append("    # counted in the length its padding ends with, as the lane kernels count them")
     a.append("    pre = np.int64(iv[%d]) if iv.shape[0] > %d else 0" % (W, W))
     a.append("    for g in range(0, whole, %d):" % ways)

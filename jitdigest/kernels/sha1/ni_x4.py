@@ -656,7 +656,7 @@ def hash_rows(values, starts, lengths, rows, iv, out):
     # the length whose padding block each pad holds, if any
     staged_0 = staged_1 = staged_2 = staged_3 = -1
     pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches
-    # bytes hashed before each message (an HMAC's key block, in a word after the IV's),
+    # bytes hashed before each message (HMAC's key block; a word after the IV's),
     # counted in the length its padding ends with, as the lane kernels count them
     pre = np.int64(iv[5]) if iv.shape[0] > 5 else 0
     for g in range(0, whole, 4):
