@@ -81,9 +81,9 @@ def test_every_batch_backend(name, backend):
 
 def test_every_batch_backend_is_checked():
     names = {p.values[1] for p in _batch_backends(["sha1", "sha256"])}
-    assert {"sha_ni", "portable"} <= names
+    assert "portable" in names
     if _cpu.usable("sha", "sha_ni"):
-        assert {"sha_ni_x2", "sha_ni_x4"} <= names
+        assert {"sha_ni", "sha_ni_x2", "sha_ni_x4"} <= names
 
 
 @pytest.mark.parametrize("name", ["sha256", "md5", "sha512"])
