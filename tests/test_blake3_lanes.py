@@ -65,8 +65,12 @@ def test_the_environment_switches_choose_the_backend_in_a_new_process():
     seen = {}
     for value in ("", "avx512", "avx512,avx2"):
         env = dict(os.environ, JITDIGEST_DISABLE=value, PYTHONPATH=repo)
-        with _cpu.disabled(*value.split(",")) if value else _nothing():
+        # the child's switches exactly (whatever JITDIGEST_DISABLE this process started with)
+        previous = _cpu.set_disabled(value.split(",") if value else ())
+        try:
             expected = backend_name()
+        finally:
+            _cpu.set_disabled(previous)
         proc = subprocess.run([sys.executable, "-c", "from jitdigest.blake3 import backend_name; "
                                "print(backend_name())"], env=env, capture_output=True, text=True,
                               timeout=120, cwd=repo)

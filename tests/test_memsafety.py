@@ -435,11 +435,12 @@ def test_kernels_refuse_a_negative_length(name):
     for a in (values, starts, lengths, rows):
         a.setflags(write=False)         # read-only, as hash_many passes them: its kernels
     out = np.zeros((3, spec.digest_size), np.uint8)
-    sets = {_dispatch.batch_kernels_for(spec), _dispatch.usable_kernel_sets(spec)[-1]}
+    lanes, portable = _dispatch.batch_kernels_for(spec), _dispatch.usable_kernel_sets(spec)[-1]
+    sets = {lanes, portable}            # one kernel set where portable code serves batches too
     for ks in sets:
         with pytest.raises(ValueError, match="negative message length"):
             ks.hash_rows(values, starts, lengths, rows, batch.initial_state(spec), out)
-    assert len(sets) == 2
+    assert len(sets) == (1 if lanes.name == portable.name else 2)
 
 
 INTERRUPT = """
