@@ -14,9 +14,9 @@ Part of the one package that touches Numba's and llvmlite's private internals (s
 # (``types.maybe_literal``): hundreds per kernel. The replacements give Numba's answers (tests
 # compare the two) without the exception for a value whose type has no literal type
 # (``Literal.ctor_map``), and call Numba's own function for every other value.
-from numba.core import lowering as _lowering  # noqa: E402
-from numba.core import types as _types  # noqa: E402
-from numba.core.types import misc as _misc  # noqa: E402
+from numba.core import lowering as _lowering
+from numba.core import types as _types
+from numba.core.types import misc as _misc
 
 NUMBA_LIT_OR_OMITTED = getattr(_lowering, "_lit_or_omitted", None)
 NUMBA_MAYBE_LITERAL = getattr(_types, "maybe_literal", None)
