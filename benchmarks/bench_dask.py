@@ -142,23 +142,25 @@ def run_cluster(workers, args):
         fns["no-op map_partitions (Dask's cost)"] = \
             lambda: frames["arrow"]["col"].map_partitions(lambda p: p.iloc[:1])
         settled = settler(client)
+
+        def run(fn):
+            """Seconds to persist and wait for ``fn()``'s result, which is then released."""
+            t0 = time.perf_counter()
+            result = client.persist(fn())
+            wait(result)
+            seconds = time.perf_counter() - t0
+            del result
+            settled()
+            return seconds
         samples = {label: [] for label in fns}
         busy = {label: [] for label in fns}
         for _ in range(args.rounds):
             for label, fn in fns.items():
-                result = client.persist(fn())           # the untimed run of the turn
-                wait(result)
-                del result
-                settled()
+                run(fn)                                 # the untimed run of the turn
                 with get_task_stream(client) as stream:
-                    t0 = time.perf_counter()
-                    result = client.persist(fn())
-                    wait(result)
-                    samples[label].append(time.perf_counter() - t0)
+                    samples[label].append(run(fn))
                 busy[label].append(sum(s["stop"] - s["start"] for task in stream.data
                                        for s in task["startstops"] if s["action"] == "compute"))
-                del result
-                settled()
         return {"workers": workers, "warm": warm,
                 "seconds": {k: statistics.median(v) for k, v in samples.items()},
                 "task_seconds": {k: statistics.median(v) for k, v in busy.items()}}
