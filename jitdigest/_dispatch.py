@@ -268,14 +268,14 @@ def batch_kernels_for(spec, rows=None, mean_length=None):
     bytes on average: this CPU's calibration table's choice (``_calibration``) where it has
     one, else ``default_batch_kernels``. With ``COMPILE_BATCH`` off, a lane kernel that would
     have to be compiled is passed over."""
-    ks = default_batch_kernels(spec, rows)
+    many, single, few, by_name = _batch_rule(spec)
+    ks = single if rows is not None and rows < few else many
     # the table was measured on full batches: a batch too small to fill the lanes keeps the rule
-    if FORCED is None and mean_length is not None and (
-            rows is None or ks.name == default_batch_kernels(spec).name):
+    if FORCED is None and mean_length is not None and (ks is many or ks.name == many.name):
         from . import _calibration
         name = _calibration.choice(spec, mean_length)
         if name is not None and name != ks.name:
-            ks = next((k for k in batch_kernel_sets(spec) if k.name == name), ks)
+            ks = by_name.get(name, ks)
     if COMPILE_BATCH or ks.backend.lanes == 1 or ks.ready("hash_rows") or FORCED is not None:
         return ks
     return usable_kernel_sets(spec)[0]
@@ -300,21 +300,47 @@ def default_batch_kernels(spec, rows=None):
     there SHA-NI serves SHA-256 batches of any length. (Figures of 2026-12-02, after the SHA-NI
     kernels stopped paying AVX-SSE transitions in the batch entry.)
     """
+    many, single, few, _ = _batch_rule(spec)
+    return single if rows is not None and rows < few else many
+
+
+_batch_rules = {}
+
+
+def _batch_rule(spec):
+    """``(many, single, few, by_name)``: the built-in rule's kernel set for many rows, the one
+    serving fewer than ``few`` rows, and the batch kernel sets by name (the first of a name)
+    for the calibration table's choices. Worked out once per switch set, as ``kernels_for``
+    is: worked out on every call, it was 70 us of a one-row ``hash_many``'s 120 (AMD EPYC)."""
+    rule = _batch_rules.get(spec.name)
+    if rule is not None and rule[0] is _cpu.DISABLED:
+        return rule[1]
+    disabled = _cpu.DISABLED
     sets = batch_kernel_sets(spec)
+    by_name = {}
+    for ks in sets:
+        by_name.setdefault(ks.name, ks)
+    found = _work_out_batch_rule(spec, sets) + (by_name,)
+    _batch_rules[spec.name] = (disabled, found)
+    return found
+
+
+def _work_out_batch_rule(spec, sets):
     if FORCED is not None:
-        return sets[0]
+        return sets[0], sets[0], 0
     sets = [ks for ks in sets if ks.backend.by_default]
-    lanes = sets[0].backend.lanes
-    if rows is not None and lanes > 1:
+    many = sets[0]
+    single, few = many, 0
+    if many.backend.lanes > 1:
         single = usable_kernel_sets(spec)[0]
-        if rows < (lanes // 2 if single.backend.feature else 2):
-            return single
-    if (spec.family == "sha256" and sets[0].name == "lanes8"
+        few = many.backend.lanes // 2 if single.backend.feature else 2
+    if (spec.family == "sha256" and many.name == "lanes8"
             and "avx512vl" not in _cpu.target_features()):
         for ks in sets:
             if ks.name == "sha_ni":
-                return ks
-    return sets[0]
+                many = ks
+                break
+    return many, single, few
 
 
 _chosen = {}

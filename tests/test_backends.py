@@ -83,3 +83,20 @@ def test_switched_off_backends_are_not_listed_and_cannot_be_forced():
         with jitdigest.backend("sha_ni"):
             with pytest.raises(ValueError, match="cannot run"):
                 jitdigest.sha256(b"")
+
+
+def test_the_batch_choice_follows_forcing_and_switches():
+    """The batch rule is worked out once per switch set: a forced backend, a switch turned off
+    and each one undone must each be seen by the next batch call."""
+    spec = _algorithms.SPECS["sha256"]
+    before = _dispatch.batch_kernels_for(spec, 1000, 64)
+    assert _dispatch.batch_kernels_for(spec, 1000, 64) is before
+    for name in jitdigest.backends("sha256"):
+        with jitdigest.backend(name):
+            assert _dispatch.batch_kernels_for(spec, 1000, 64).name == name
+            assert _dispatch.default_batch_kernels(spec, 1).name == name
+        assert _dispatch.batch_kernels_for(spec, 1000, 64) is before
+    with _cpu.disabled("all"):
+        assert _dispatch.batch_kernels_for(spec, 1000, 64).name == "portable"
+        assert _dispatch.batch_kernels_for(spec, 1, 64).name == "portable"
+    assert _dispatch.batch_kernels_for(spec, 1000, 64) is before

@@ -45,6 +45,15 @@ def test_cache_root_follows_the_environment(monkeypatch, tmp_path):
     assert _cachedir.root() == str(tmp_path / "numba" / "jitdigest")
     monkeypatch.setenv("JITDIGEST_CACHE_DIR", str(tmp_path / "mine"))
     assert _cachedir.root() == str(tmp_path / "mine")
+    # answers are remembered per setting: going back to one, and a relative one (which follows
+    # the working directory), still give the right folder
+    monkeypatch.delenv("JITDIGEST_CACHE_DIR")
+    assert _cachedir.root() == str(tmp_path / "numba" / "jitdigest")
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        monkeypatch.chdir(tmp_path / folder)
+        monkeypatch.setenv("JITDIGEST_CACHE_DIR", "kernels")
+        assert _cachedir.root() == str(tmp_path / folder / "kernels")
     import jitdigest
     assert Path(_cachedir.directory()).name.startswith(jitdigest.__version__ + "-")
     assert not _cachedir.directory().startswith(str(REPO / "jitdigest"))
