@@ -11,6 +11,7 @@ hashed by hashlib), a constructor of jitdigest or hashlib (hashlib's are served 
 kernels), or any other constructor or PEP 247 module (used as given). Errors are the standard
 library's, in its order and words. SHAKE, which the standard library refuses, is refused by it.
 """
+import threading
 import warnings as _warnings
 
 import numpy as np
@@ -66,16 +67,17 @@ def _constructor(digestmod, spec):
     return lambda d=b'': digestmod.new(d)
 
 
-_keyed_start = {}    # digestmod -> (switches, spec, hmac_states kernel, hmac_final kernel)
+# digestmod -> (switches, spec, hmac_states kernel, hmac_final kernel, hmac_bytes kernel)
+_keyed_start = {}
 
 
 def _start_entries(digestmod):
     spec = _spec_of(digestmod)
     if spec is None or spec.digest_size == 0 or _keyed.entry(spec, "hmac_states") is None:
-        entries = (_cpu.DISABLED, spec, None, None)
+        entries = (_cpu.DISABLED, spec, None, None, None)
     else:
         entries = (_cpu.DISABLED, spec, _keyed.entry(spec, "hmac_states"),
-                   _keyed.entry(spec, "hmac_final"))
+                   _keyed.entry(spec, "hmac_final"), _keyed.entry(spec, "hmac_bytes"))
     try:
         _keyed_start[digestmod] = entries
     except TypeError:
@@ -84,8 +86,8 @@ def _start_entries(digestmod):
 
 
 def _fast_start(digestmod):
-    """``(switches, spec, hmac_states, hmac_final)`` for ``digestmod``: the kernels are None
-    where it has none (or ``spec`` too: a digestmod jitdigest does not serve)."""
+    """``(switches, spec, hmac_states, hmac_final, hmac_bytes)`` for ``digestmod``: the kernels
+    are None where it has none (or ``spec`` too: a digestmod jitdigest does not serve)."""
     try:
         fast = _keyed_start.get(digestmod)
     except TypeError:                            # unhashable: a module, say
@@ -95,12 +97,23 @@ def _fast_start(digestmod):
     return fast
 
 
+# Taken while an object made with a bytes message (or none) starts its inner hash.
+_STARTING = threading.Lock()
+
+
 class HMAC:
-    """RFC 2104 HMAC class, as the standard library's ``hmac.HMAC``."""
+    """RFC 2104 HMAC class, as the standard library's ``hmac.HMAC``.
+
+    On the keyed kernels (MD5, SHA-1, SHA-2), an object keeps the key and its first ``bytes``
+    message (given to the constructor or to a first ``update()``) until something needs more:
+    ``digest()`` of such an object is ``digest(key, msg, digestmod)``'s one kernel call, and
+    only a second message starts the inner hash (``_started``). ``hmac.new(key, msg, "sha256").digest()`` took 10.6 us
+    keying two hash states first, against 3.8 us for the standard library (AMD EPYC)."""
 
     blocksize = 64  # 512-bit HMAC; can be changed in subclasses.
 
-    __slots__ = ("_inner", "_outer", "_final", "block_size", "digest_size")
+    __slots__ = ("_inner", "_outer", "_final", "block_size", "digest_size", "_key", "_msg",
+                 "_fast")
 
     def __init__(self, key, msg=None, digestmod=''):
         if not isinstance(key, (bytes, bytearray)):
@@ -109,11 +122,40 @@ class HMAC:
             raise TypeError("Missing required parameter 'digestmod'.")
         fast = _fast_start(digestmod)
         if fast[2] is not None:                     # MD5, SHA-1, SHA-2: keyed in one call
-            self._start_keyed(key, fast)
-        else:
-            self._start_objects(key, digestmod, fast[1])
+            self._start_lazily(key, msg, fast)
+            return
+        self._start_objects(key, digestmod, fast[1])
         if msg is not None:
             self.update(msg)
+
+    def _start_lazily(self, key, msg, fast):
+        spec = fast[1]
+        self._final = fast[3]
+        self._fast = fast
+        self.digest_size = spec.digest_size
+        self.block_size = spec.block_size
+        self._key = bytes(key)                      # as given now, whatever becomes of it
+        self._inner = self._outer = None
+        if msg is None or type(msg) is bytes:
+            self._msg = b"" if msg is None else msg
+            return
+        self._msg = b""
+        self._started().update(msg)
+
+    def _started(self):
+        """The inner hash object (the keyed states made, the message given at the start fed),
+        made once; published last, so a concurrent ``digest()`` sees either it or the key and
+        message, never half of it."""
+        inner = self._inner
+        if inner is None:
+            with _STARTING:
+                inner = self._inner
+                if inner is None:
+                    inner = self._start_keyed(self._key, self._fast)
+                    if self._msg:
+                        inner.update(self._msg)
+                    self._inner = inner
+        return inner
 
     # The standard library's HMAC starts in one of two methods of these names (its test suite
     # calls each): on OpenSSL's HMAC where OpenSSL has the digest, else on two hash objects.
@@ -124,9 +166,7 @@ class HMAC:
         fast = _fast_start(digestmod)
         if fast[2] is None:
             raise ValueError(f"unsupported hash type {digestmod!r}")
-        self._start_keyed(key, fast)
-        if msg is not None:
-            self.update(msg)
+        self._start_lazily(key, msg, fast)
 
     def _init_old(self, key, msg, digestmod):
         """Start on two hash objects made by ``digestmod`` (jitdigest's own for its names and
@@ -136,16 +176,14 @@ class HMAC:
             self.update(msg)
 
     def _start_keyed(self, key, fast):
-        """The keyed inner and outer states in one kernel call."""
+        """The keyed inner and outer states in one kernel call: sets the outer one, returns the
+        inner hash object."""
         spec = fast[1]
         ns = len(spec.initial_state)
         states = np.empty(2 * ns, spec.word)
         fast[2](spec.initial_state, np.frombuffer(key, np.uint8), spec.digest_size, states)
-        self._inner = _hashobj.resumed(spec, states[:ns], spec.block_size)
         self._outer = states[ns:]               # the keyed outer state (never written)
-        self._final = fast[3]
-        self.digest_size = spec.digest_size
-        self.block_size = spec.block_size
+        return _hashobj.resumed(spec, states[:ns], spec.block_size)
 
     def _start_objects(self, key, digestmod, spec):
         """The standard library's start: key blocks fed to two hash objects."""
@@ -182,20 +220,34 @@ class HMAC:
 
     @property
     def name(self):
-        return f"hmac-{self._inner.name}"
+        inner = self._inner
+        return f"hmac-{self._fast[1].name if inner is None else inner.name}"
 
     def update(self, msg):
         """Feed data from msg into this hashing object."""
-        self._inner.update(msg)
+        inner = self._inner
+        if inner is None:
+            if type(msg) is bytes and self._final is not None:
+                with _STARTING:                 # the first bytes: kept, as a message given
+                    if self._inner is None and not self._msg:   # at the start would be
+                        self._msg = msg
+                        return
+            inner = self._started()
+        inner.update(msg)
 
     def copy(self):
         """Return a separate copy of this hashing object (sharing the keyed outer state)."""
         other = object.__new__(type(self))
         other.digest_size = self.digest_size
         other.block_size = self.block_size
-        other._outer = self._outer
         other._final = self._final
-        other._inner = self._inner.copy()
+        inner = self._inner
+        if inner is None and self._final is not None:       # not started: nor is the copy
+            other._fast, other._key, other._msg = self._fast, self._key, self._msg
+            other._inner = other._outer = None
+            return other
+        other._outer = self._outer
+        other._inner = inner.copy()
         return other
 
     def _current(self):
@@ -210,6 +262,10 @@ class HMAC:
             return self._current().digest()
         inner = self._inner              # a streaming jitdigest object (it has its lock)
         out = bytearray(self.digest_size)
+        if inner is None:                # not started: HMAC of the key and message in one call
+            fast = self._fast
+            fast[4](fast[1].initial_state, self._key, self._msg, out)
+            return bytes(out)
         with inner._lock:
             final(inner._state, inner._buf, inner._buflen, inner._total, self._outer, out)
         return bytes(out)

@@ -55,8 +55,9 @@ def _readonly(words, dtype):
 def _keyed_states(key, spec):
     """The inner and outer states after the key blocks (hash objects' state words)."""
     h = HMAC(key, None, spec.name)
+    inner = h._started() if h._final is not None else h._inner     # MD families: started
     outer = h._outer                 # MD families: the state array; others: a hash object
-    return h._inner._state, outer if isinstance(outer, np.ndarray) else outer._state
+    return inner._state, outer if isinstance(outer, np.ndarray) else outer._state
 
 
 def hmac_many(name, key, messages, offsets=None, *, out=None, threads=None):

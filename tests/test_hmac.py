@@ -4,6 +4,7 @@ every algorithm HMAC takes; errors compared with the standard library's)."""
 import array
 import hashlib
 import hmac
+import threading
 import types
 from contextlib import nullcontext
 
@@ -327,3 +328,48 @@ def test_both_starts_as_stdlib(name):
         assert jitdigest._keyed.entry(jitdigest._algorithms.SPECS[name], "hmac_states") is None
     else:
         assert fast.hexdigest() == expected and fast.copy().hexdigest() == expected
+
+
+@pytest.mark.parametrize("name", ["md5", "sha1", "sha256", "sha512"])
+def test_an_object_not_started_yet_as_stdlib(name):
+    # made with a bytes message (or none), an object keeps the key and the message until it
+    # is updated: a bytearray key changed afterwards must not show, nor must a copy's updates
+    key = bytearray(b"k" * 70)
+    for msg in (None, b"", b"msg" * 50):
+        h = jhmac.new(key, msg, name)
+        key[:3] = b"xyz"
+        ref = hmac.new(b"k" * 70, msg, name)
+        c = h.copy()
+        c.update(b"more")
+        assert (h.name, h.digest_size, h.block_size) == (ref.name, ref.digest_size,
+                                                         ref.block_size)
+        assert h.digest() == ref.digest() and h.hexdigest() == ref.hexdigest()
+        assert c.digest() == hmac.new(b"k" * 70, (msg or b"") + b"more", name).digest()
+        h.update(b"tail")
+        ref.update(b"tail")
+        assert h.digest() == ref.digest()
+        key[:3] = b"kkk"
+
+
+def test_threads_starting_one_object_together():
+    # eight threads update one object that has not started its inner hash: it starts once
+    # and every update is in the digest
+    for trial in range(30):
+        h = jhmac.new(b"key", b"start", "sha256")
+        barrier = threading.Barrier(8)
+        digests = []
+
+        def work():
+            barrier.wait()
+            h.update(b"chunk")
+            digests.append(h.digest())
+
+        threads = [threading.Thread(target=work) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert h.digest() == hmac.new(b"key", b"start" + b"chunk" * 8, "sha256").digest()
+        possible = {hmac.new(b"key", b"start" + b"chunk" * i, "sha256").digest()
+                    for i in range(1, 9)}
+        assert len(digests) == 8 and set(digests) <= possible
