@@ -41,6 +41,11 @@ FORK_WAIT = 600.0
 # (one allocation of the output, where a bytearray and then bytes() took two).
 DIRECT_OUTPUT_MIN = 1 << 16
 
+# A hash object gathers ``bytes`` updates shorter than this in a bytearray and hands them to
+# the kernel together once this many bytes have come (or its state is read): per 64-byte
+# update of SHA-256, 2.6 us one kernel call each, against hashlib's 0.12 (AMD EPYC).
+GATHER_UPDATES = 1024
+
 # file_digest reads into one reused buffer of this size (hashlib's own _bufsize).
 FILE_BUFFER = 1 << 18
 

@@ -1,7 +1,10 @@
 """The streaming hash objects: hashlib's interface over a state array and a one-block buffer.
 
 ``update()`` hands the caller's buffer to the kernel as a uint8 view (no copy): the kernel
-tops up the partial block and compresses whole blocks in place. ``digest()`` does not
+tops up the partial block and compresses whole blocks in place. Short ``bytes`` (under
+``_config.GATHER_UPDATES`` bytes) are gathered in a bytearray first and handed over together
+once that much has come, or when the state is read (``_flush``): a kernel call and the view
+around it cost ~2.5 us an update, 20 times hashlib's (AMD EPYC). ``digest()`` does not
 finalise. An object whose whole input so far is one immutable ``bytes`` object (given to the
 constructor or to the first ``update()``) holds on to it and is digested by one kernel call from
 the initial state: the one-shot path behind ``sha256(data).digest()``, and behind hashlib's
@@ -36,6 +39,7 @@ def as_bytes_view(data):
         raise TypeError("object supporting the buffer API required") from None
 
 
+_GATHER = _config.GATHER_UPDATES
 _LOCK_MAKING = threading.Lock()     # makes objects' locks one at a time (never two per object)
 
 _KEYWORD_ERROR = []                 # the running Python's wording, found on first use
@@ -84,7 +88,7 @@ class Hash(metaclass=HashType):
     ``name``, ``digest_size``, ``block_size``)."""
 
     __slots__ = ("_spec", "_kernels", "_iv", "_state", "_buf", "_buflen", "_total", "_pending",
-                 "_lock")
+                 "_lock", "_gathered")
 
     @classmethod
     def _constructor(cls, spec, data_from_keywords):
@@ -159,10 +163,16 @@ class Hash(metaclass=HashType):
 
     def _materialise(self):
         """Start streaming: the state, from the pending bytes. Called holding ``_lock``."""
+        kernels = self._kernels
+        if getattr(type(kernels), "_kernel_set", None) is not None:
+            # made before Numba was imported (``_first_kernels``): streaming goes through the
+            # kernel set itself, which the stand-in would look up on every call
+            self._kernels = kernels._kernel_set()
         state = self._iv.copy()
         self._buf = np.zeros(self._spec.block_size, np.uint8)
         self._buflen = 0
         self._total = 0
+        self._gathered = bytearray()
         pending = self._pending
         if pending:
             self._buflen = self._kernels.update(state, self._buf, 0, np.frombuffer(pending, np.uint8))
@@ -174,17 +184,41 @@ class Hash(metaclass=HashType):
         self._buflen = self._kernels.update(self._state, self._buf, self._buflen, view)
         self._total += view.shape[0]
 
+    def _flush(self):
+        """Hand the gathered short updates to the kernel. Called holding ``_lock``."""
+        gathered = self._gathered
+        if gathered:
+            self._gathered = bytearray()      # (the old one's buffer may still be exported)
+            self._absorb(np.frombuffer(gathered, np.uint8))
+
     def update(self, data, /):
         """Update the hash object with the bytes of ``data`` (any C-contiguous buffer)."""
         # Still one immutable message: the one-shot path. Nothing between the test of _lock
         # and the store calls out, so no other thread runs in between (the GIL).
-        if type(data) is bytes and self._lock is None and not self._pending:
-            self._pending = data
-            return
+        if type(data) is bytes:
+            lock = self._lock
+            if lock is None:
+                if not self._pending:
+                    self._pending = data
+                    return
+                lock = self._streaming_lock()
+            if len(data) < _GATHER:
+                lock.acquire()              # (a with statement: 0.3 us more, a third of this)
+                try:
+                    if self._state is None:
+                        self._materialise()
+                    gathered = self._gathered
+                    gathered += data
+                    if len(gathered) >= _GATHER:
+                        self._flush()
+                finally:
+                    lock.release()
+                return
         view = as_bytes_view(data)
         with self._lock or self._streaming_lock():
             if self._state is None:
                 self._materialise()
+            self._flush()
             self._absorb(view)
 
     def _output(self, size):
@@ -206,6 +240,7 @@ class Hash(metaclass=HashType):
     def _digest_streaming(self, out):
         if self._state is None:               # a lock, but not streaming yet
             self._materialise()
+        self._flush()
         self._kernels.final(self._state, self._buf, self._buflen, self._total, out)
 
     def digest(self):
@@ -248,6 +283,7 @@ class Hash(metaclass=HashType):
                 other._buf = self._buf.copy()
                 other._buflen = self._buflen
                 other._total = self._total
+                other._gathered = bytearray(self._gathered)
             other._lock = threading.Lock()
         self._copy_extra(other)
         return other
@@ -281,6 +317,7 @@ class ShakeHash(Hash):
         with self._lock or self._streaming_lock():
             if self._state is None:
                 self._materialise()
+            self._flush()
             final(self._state, self._buf, self._buflen, self._total, _fresh_bytes_storage(result))
         return result
 
@@ -302,6 +339,7 @@ def resumed(spec, state, total):
     obj._buf = np.zeros(spec.block_size, np.uint8)
     obj._buflen = 0
     obj._total = total
+    obj._gathered = bytearray()
     obj._state = state
     return obj
 

@@ -267,6 +267,7 @@ class HMAC:
             fast[4](fast[1].initial_state, self._key, self._msg, out)
             return bytes(out)
         with inner._lock:
+            inner._flush()
             final(inner._state, inner._buf, inner._buflen, inner._total, self._outer, out)
         return bytes(out)
 

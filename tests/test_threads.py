@@ -56,6 +56,35 @@ def test_shared_object_updates(name):
 
 
 @pytest.mark.parametrize("name", ALGORITHMS)
+def test_shared_object_short_bytes_updates(name):
+    # short bytes are gathered before they reach the kernel (_config.GATHER_UPDATES): threads
+    # adding them, flushing them and reading the digest meanwhile must lose or tear nothing
+    chunks = [os.urandom(n) for n in (100, 700)]
+    expected = [_digest(hashlib.new(name, c * (THREADS * UPDATES * 4))) for c in chunks]
+    valid = [{_digest(hashlib.new(name, c * i)) for i in range(THREADS * UPDATES * 4 + 1)}
+             for c in chunks]
+    wrong = torn = runs = 0
+    for run in range(40):
+        k = run % len(chunks)
+        h = jitdigest.new(name)
+        start = threading.Barrier(THREADS)
+        seen = []
+
+        def feed():
+            start.wait()
+            for i in range(UPDATES * 4):
+                h.update(chunks[k])
+                if i % 5 == 0:
+                    seen.append(_digest(h.copy() if i % 10 else h))
+        _run_threads(feed)
+        runs += 1
+        wrong += _digest(h) != expected[k]
+        torn += sum(d not in valid[k] for d in seen)
+    assert runs == 40
+    assert (wrong, torn) == (0, 0)
+
+
+@pytest.mark.parametrize("name", ALGORITHMS)
 def test_copy_while_updating(name):
     chunk = os.urandom(3001)
     updates = 300
