@@ -29,6 +29,11 @@ CHUNK_BLOCKS = 1 << 16
 # ALIGN, so lane groups stay whole.
 GRID_WINDOW = 4096
 
+# Up to this many rows, a batch's index checks and block counts are worked out on Python ints:
+# a numpy reduction costs ~3 us however short the array (AMD EPYC), and a one-row hash_many of a
+# list made six of them (a fifth of the call).
+FEW_ROWS = 64
+
 # ... and the chunks of a parallel batch go to the threading layer this many per thread per call
 # (waves), so that Ctrl-C is seen between calls as it is between chunks.
 CHUNKS_PER_CALL = 1

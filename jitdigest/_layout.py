@@ -15,6 +15,7 @@ this module is the one place where messages become a ``Segment`` (``values``, ``
 * ``check_segment`` and ``check_out`` prove the bounds on the final arrays right before the
   kernel call, by comparisons that cannot overflow.
 """
+import functools
 import operator
 
 import numpy as np
@@ -42,6 +43,8 @@ class Segment:
     def nbytes(self):
         if self.width is not None:
             return self.width * self.n
+        if self.n <= _config.FEW_ROWS:
+            return sum(self.lengths.tolist())
         return int(self.lengths.sum())
 
 
@@ -408,6 +411,13 @@ def check_segment(seg):
             raise ValueError(f"batch starts and lengths must be C-contiguous int64 of {n}")
     if n == 0:
         return
+    if n <= _config.FEW_ROWS:       # as Python ints (exact): numpy's calls cost more here
+        starts, lengths = seg.starts.tolist(), seg.lengths.tolist()
+        if min(starts) < 0 or min(lengths) < 0:
+            raise ValueError("a message has a negative start or length")
+        if any(start > size - length for start, length in zip(starts, lengths)):
+            raise ValueError(f"a message runs past the end of values ({size} bytes)")
+        return
     if int(seg.starts.min()) < 0 or int(seg.lengths.min()) < 0:
         raise ValueError("a message has a negative start or length")
     # start + length <= size, as start <= size - length: 0 <= length, so no wrap-around
@@ -415,20 +425,36 @@ def check_segment(seg):
         raise ValueError(f"a message runs past the end of values ({size} bytes)")
 
 
+
 def grid_window(width, n):
     """The index arrays of a window of a grid of rows of ``width`` bytes (``starts[i] = i *
     width``, ``lengths[i] = width``, ``rows[i] = i``; ``kernels/_rows.over_grid``), for up to
-    ``_config.GRID_WINDOW`` rows, fewer when the grid ``n`` has fewer (at least one)."""
-    k = max(1, min(n, _config.GRID_WINDOW))
+    ``_config.GRID_WINDOW`` rows, fewer when the grid ``n`` has fewer (at least one): read-only,
+    kept for the next calls of the same shape (made afresh, 5 of a small call's 55 us)."""
+    return _grid_window(width, max(1, min(n, _config.GRID_WINDOW)))
+
+
+@functools.lru_cache(maxsize=16)
+def _grid_window(width, k):
     rows = np.arange(k, dtype=np.int64)
-    return rows * width, np.full(k, width, dtype=np.int64), rows
+    arrays = rows * width, np.full(k, width, dtype=np.int64), rows
+    for a in arrays:
+        a.setflags(write=False)
+    return arrays
 
 
 def check_rows(rows, n):
     """Prove that a row-number array only names rows 0..n-1."""
     if not (_is_kernel_array(rows, 1) and rows.dtype == np.int64):
         raise ValueError("batch rows must be a C-contiguous int64 array")
-    if rows.shape[0] and (int(rows.min()) < 0 or int(rows.max()) >= n):
+    if not rows.shape[0]:
+        return
+    if rows.shape[0] <= _config.FEW_ROWS:
+        listed = rows.tolist()
+        low, high = min(listed), max(listed)
+    else:
+        low, high = int(rows.min()), int(rows.max())
+    if low < 0 or high >= n:
         raise ValueError(f"a row number is outside 0..{n - 1}")
 
 

@@ -194,8 +194,12 @@ def _run(kernels, spec, iv, seg, out, max_threads):
         return
     key = seg.lengths + extra
     key //= bs                                       # blocks per message (roughly, for BLAKE2)
-    kmin, kmax = int(key.min()), int(key.max())
-    total = int(key.sum()) + n
+    if n <= _config.FEW_ROWS:                        # Python ints: numpy's calls cost more
+        listed = key.tolist()
+        kmin, kmax, total = min(listed), max(listed), sum(listed) + n
+    else:
+        kmin, kmax = int(key.min()), int(key.max())
+        total = int(key.sum()) + n
     if kmin == kmax:                                 # same block count: no reordering
         rows = np.arange(n, dtype=np.int64)
         bounds, k = _plan(n, total, None, max_threads)

@@ -499,3 +499,34 @@ def test_long_shake_output_matches_hashlib():
                 assert oneshot.hexdigest(length) == want.hex()      # the object stays usable
                 checked += 1
     assert checked == 18
+
+
+@pytest.mark.parametrize("n", [1, 2, 64, 65, 1000])
+def test_last_checks_before_the_kernel(n):
+    # the checks every segment and row array passes just before a kernel call, on short batches
+    # (worked out on Python ints) and long ones (numpy): each bad index is refused
+    from jitdigest import _config, _layout
+    assert _config.FEW_ROWS in (64,)        # the sizes above straddle it
+    size = 10 * n
+    values = np.zeros(size, np.uint8)
+    starts = np.arange(n, dtype=np.int64) * 10
+    lengths = np.full(n, 10, np.int64)
+    _layout.check_segment(_layout.Segment(0, values, starts, lengths))
+    _layout.check_rows(np.arange(n, dtype=np.int64), n)
+    refused = 0
+    for i in (0, n // 2, n - 1):
+        for bad_starts, bad_lengths in [(-1, 10), (0, -1), (size - 9, 10), (2 ** 62, 2 ** 62),
+                                        (size, 1), (-2 ** 63, 2 ** 63 - 1)]:
+            s, ln = starts.copy(), lengths.copy()
+            s[i], ln[i] = bad_starts, bad_lengths
+            with pytest.raises(ValueError):
+                _layout.check_segment(_layout.Segment(0, values, s, ln))
+            refused += 1
+        for bad in (-1, n, 2 ** 63 - 1, -2 ** 63):
+            rows = np.arange(n, dtype=np.int64)
+            rows[i] = bad
+            with pytest.raises(ValueError):
+                _layout.check_rows(rows, n)
+            refused += 1
+    assert refused == 30
+    assert _layout.Segment(0, values, starts, lengths).nbytes() == size
