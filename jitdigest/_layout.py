@@ -425,7 +425,6 @@ def check_segment(seg):
         raise ValueError(f"a message runs past the end of values ({size} bytes)")
 
 
-
 def grid_window(width, n):
     """The index arrays of a window of a grid of rows of ``width`` bytes (``starts[i] = i *
     width``, ``lengths[i] = width``, ``rows[i] = i``; ``kernels/_rows.over_grid``), for up to
