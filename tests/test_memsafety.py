@@ -506,7 +506,7 @@ def test_last_checks_before_the_kernel(n):
     # the checks every segment and row array passes just before a kernel call, on short batches
     # (worked out on Python ints) and long ones (numpy): each bad index is refused
     from jitdigest import _config, _layout
-    assert _config.FEW_ROWS in (64,)        # the sizes above straddle it
+    assert _config.FEW_ROWS == 64            # the sizes above straddle it
     size = 10 * n
     values = np.zeros(size, np.uint8)
     starts = np.arange(n, dtype=np.int64) * 10
