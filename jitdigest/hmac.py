@@ -227,8 +227,8 @@ class HMAC:
     def update(self, msg):
         """Feed data from msg into this hashing object."""
         inner = self._inner
-        if inner is None:
-            if type(msg) is bytes and self._final is not None:
+        if inner is None:                       # (only an object on the keyed kernels)
+            if type(msg) is bytes:
                 with _STARTING:                 # the first bytes: kept, as a message given
                     if self._inner is None and not self._msg:   # at the start would be
                         self._msg = msg
@@ -243,7 +243,7 @@ class HMAC:
         other.block_size = self.block_size
         other._final = self._final
         inner = self._inner
-        if inner is None and self._final is not None:       # not started: nor is the copy
+        if inner is None:                       # not started: nor is the copy
             other._fast, other._key, other._msg = self._fast, self._key, self._msg
             other._inner = other._outer = None
             return other

@@ -55,7 +55,7 @@ def _readonly(words, dtype):
 def _keyed_states(key, spec):
     """The inner and outer states after the key blocks (hash objects' state words)."""
     h = HMAC(key, None, spec.name)
-    inner = h._started() if h._final is not None else h._inner     # MD families: started
+    inner = h._started()             # MD families: started now; others: started already
     outer = h._outer                 # MD families: the state array; others: a hash object
     return inner._state, outer if isinstance(outer, np.ndarray) else outer._state
 
