@@ -54,11 +54,12 @@ def root():
     return found
 
 
-# the settings root() reads -> its answer: working it out (home directory, path joins) was 13 us,
-# on every batch call (the calibration table's path)
+# every setting root()'s answer depends on -> that answer: working it out (home directory, path
+# joins) was 13 us, on every batch call (the calibration table's path). On Windows the home
+# directory comes from USERPROFILE, or HOMEDRIVE and HOMEPATH (os.path.expanduser).
 _ROOTS = {}
-_SETTINGS = (ENV, "NUMBA_CACHE_DIR", "XDG_CACHE_HOME",
-             "LOCALAPPDATA" if sys.platform == "win32" else "HOME")
+_SETTINGS = (ENV, "NUMBA_CACHE_DIR", "XDG_CACHE_HOME", "HOME") + (
+    ("LOCALAPPDATA", "USERPROFILE", "HOMEDRIVE", "HOMEPATH") if sys.platform == "win32" else ())
 # os.environ's own dict (bytes keys on POSIX), read directly: four os.environ.get() calls were
 # 7 us, half of what batch dispatch still cost. Where it is not such a dict: os.environ.get.
 _ENV_DATA = getattr(os.environ, "_data", None)
