@@ -3,6 +3,7 @@ back from the compiled code (IR, assembly, allocation counts, another thread) th
 still does what it is there for, so a Numba or llvmlite upgrade that breaks one fails here
 instead of silently costing speed or aborting the process."""
 import collections
+import operator
 import os
 import subprocess
 import sys
@@ -797,3 +798,189 @@ def test_literal_answers_are_numbas_and_no_exception_is_raised_for_a_binop():
     assert calls["lower"] >= 8 and calls["typing"] >= 1, \
         f"Numba no longer calls these ({dict(calls)}): see _internals/literals.py"
     assert not raised, raised
+
+
+# --- 16. an IR statement's variables ------------------------------------------------------
+
+def test_statement_variables_are_numbas():
+    """For every statement of two functions' IR (straight-line word arithmetic, a loop, calls,
+    tuples, getitem/setitem) and for values Numba's IR does not hold (subclasses of list,
+    dict and Var, nesting), the replacement lists the same Var objects in the same order as
+    Numba's walk; and Numba's use/def analysis reaches it."""
+    from numba.core import analysis, ir
+    from numba.core.compiler import run_frontend
+    assert ir.Inst._rec_list_vars is _internals.rec_list_vars
+    original = _internals.NUMBA_REC_LIST_VARS
+
+    def words(a, b, n):
+        x = np.uint32(a ^ (b >> np.uint32(3)))
+        for i in range(n):
+            x = np.uint32(x + (a & b) + i)
+            a, b = b, x
+        return (x, a, b)
+
+    def rows(values, out, k):
+        t = (values[0], values[k])
+        for i in range(values.shape[0]):
+            out[i] = values[i] * k + len(t)
+        return min(t[0], t[1], key=None)
+
+    def numbas(stmt):
+        ir.Inst._rec_list_vars = original
+        try:
+            return stmt.list_vars()
+        finally:
+            ir.Inst._rec_list_vars = _internals.rec_list_vars
+
+    checked = 0
+    for func in (words, rows):
+        for block in run_frontend(func).blocks.values():
+            for stmt in block.body:
+                assert stmt.list_vars() == numbas(stmt), stmt
+                assert [id(v) for v in stmt.list_vars()] == [id(v) for v in numbas(stmt)]
+                checked += 1
+    assert checked > 40
+
+    scope, loc = ir.Scope(None, ir.Loc("f", 1)), ir.Loc("f", 1)
+    v1, v2 = scope.redefine("a", loc), scope.redefine("b", loc)
+
+    class Vars(list):
+        pass
+
+    class Table(dict):
+        pass
+
+    class Named(ir.Var):
+        pass
+    v3 = Named(scope, "c", loc)
+    expr = ir.Expr.binop(operator.add, v1, v2, loc)
+    for value in ([v1, (v2, {"k": v3, "l": [expr, loc]})], Vars([v2, v1]), Table(x=v1, y=(v2,)),
+                  (), {}, None, 3, "v", v3, expr, (loc, ir.Const(1, loc), [[[v2]]])):
+        assert _internals.rec_list_vars(expr, value) == original(expr, value), value
+
+    calls = collections.Counter()
+
+    def counting(self, val):
+        calls["walk"] += 1
+        return _internals.rec_list_vars(self, val)
+    ir.Inst._rec_list_vars = counting
+    try:
+        analysis.compute_use_defs(run_frontend(words).blocks)
+    finally:
+        ir.Inst._rec_list_vars = _internals.rec_list_vars
+    assert calls["walk"] > 10, "Numba's use/def analysis no longer walks statements here"
+
+
+# --- 17. error text marked up without wrapping the streams ---------------------------------
+
+def test_error_markup_is_numbas_text():
+    """Where Numba marks error text up (colorama installed), the replacement returns Numba's
+    own text for every colour and style of every theme, and raises as Numba does for text
+    that cannot be encoded; sys.stdout and sys.stderr are left as they were."""
+    from numba.core import errors
+    if _internals.NUMBA_MARKUP is None:
+        pytest.skip("colorama is not installed: Numba marks nothing up")
+    scheme = errors.HighlightColorScheme
+    assert scheme._markup is _internals.markup
+    original, ours = _internals.NUMBA_MARKUP, _internals.markup
+    checked = 0
+    out, err = sys.stdout, sys.stderr
+    for theme in errors.themes.values():
+        colours = set(theme.values()) | {None, ""}
+        for colour in colours:
+            for style in (errors.Style.BRIGHT, None, "", errors.Style.DIM):
+                for msg in ("Cannot determine Numba type of <class 'function'>", "", "é ∑ 🎉"):
+                    assert ours(None, msg, colour, style) == original(None, msg, colour, style)
+                    checked += 1
+            assert ours(None, "x", colour) == original(None, "x", colour)
+    assert checked > 50
+    with pytest.raises(UnicodeEncodeError):
+        original(None, "\ud800")
+    with pytest.raises(UnicodeEncodeError):
+        ours(None, "\ud800")
+    assert sys.stdout is out and sys.stderr is err
+    assert errors.termcolor().errmsg("m") == original(errors.termcolor(), "m",
+                                                      errors.termcolor()._errmsg)
+
+
+# --- 18. jitdigest's inlined overloads not compiled on their own ---------------------------
+
+def test_inlined_overloads_are_not_compiled_on_their_own():
+    """Compiling kernels that call jitdigest's inlined helpers (scratch words of new sizes,
+    so that Numba types them afresh) compiles none of the helpers' implementations on its own,
+    builds a helper's IR once for the same argument types however many calls and kernels
+    there are, and gives right answers; a helper's error still raises at run time; an inlined
+    overload defined outside jitdigest is left to Numba (compiled on its own, as Numba does)."""
+    from numba.core import event
+    from numba.core.inline_closurecall import InlineWorker
+    from numba.core.typing import templates
+
+    from jitdigest.kernels._jit import new_words, scratch
+    assert templates._OverloadFunctionTemplate._get_jit_decorator is \
+        _internals.get_jit_decorator
+    assert templates._OverloadFunctionTemplate.generic is _internals.generic
+
+    def theirs(n):
+        return n
+
+    @numba.extending.overload(theirs, inline="always")
+    def _theirs(n):
+        return lambda n: n + 1
+
+    compiled = []
+
+    class Listener(event.Listener):
+        def on_start(self, ev):
+            compiled.append(ev.data["dispatcher"].py_func.__qualname__)
+
+        def on_end(self, ev):
+            pass
+
+    @numba.njit
+    def words(k):
+        w = new_words(13, np.uint32)
+        s = scratch(k, np.uint64, 11)
+        for i in range(k):
+            s[i] = i * 3
+        t = 0
+        for i in range(13):
+            w[i] = np.uint32(i + k)
+            t += w[i]
+        return t + s[k - 1] + theirs(k)
+
+    listener = Listener()
+    with event.install_listener("numba:compile", listener):
+        assert words(5) == sum(i + 5 for i in range(13)) + 12 + 6
+    assert any(name.endswith("<locals>.words") for name in compiled), compiled
+    ours = [n for n in compiled if "_new_words" in n or "_scratch" in n]
+    assert not ours, f"compiled on their own: {ours}"
+    assert any("_theirs" in n for n in compiled), compiled
+    with pytest.raises(ValueError, match="scratch words over their cap"):
+        words(12)
+
+    built = collections.Counter()
+    untyped = InlineWorker.run_untyped_passes
+
+    def counting(self, func, *args, **kws):
+        built[func.__qualname__] += 1
+        return untyped(self, func, *args, **kws)
+
+    @numba.njit
+    def first(x):
+        w = new_words(17, np.uint64)
+        v = new_words(17, np.uint64)
+        w[3] = x
+        v[16] = x + 1
+        return w[3] + v[16] + w[0]
+
+    @numba.njit
+    def second(x):
+        w = new_words(17, np.uint64)
+        w[16] = x * 2
+        return w[16] + w[1]
+    InlineWorker.run_untyped_passes = counting
+    try:
+        assert first(np.uint64(4)) == 9 and second(np.uint64(5)) == 10
+    finally:
+        InlineWorker.run_untyped_passes = untyped
+    assert built["_new_words.<locals>.impl"] == 1, built

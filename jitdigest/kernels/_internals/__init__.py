@@ -5,7 +5,7 @@ Nothing outside this package touches them: a Numba or llvmlite upgrade that move
 its module and its test, loudly, instead of silently costing speed or aborting the process. The
 seams, one module each (``vectors``, ``stack``, ``gil``, ``target``, ``cache``, ``threads``,
 ``cuda_words``, ``words``, ``ptx``, ``ssa``, ``call_types``, ``typed_once``, ``kernel_address``,
-``native``, ``literals``, in this order), every name re-exported here:
+``native``, ``literals``, ``ir_vars``, ``markup``, ``inline_overloads``, in this order), every name re-exported here:
 
 1. ``wide_vectors()``: a function attribute llvmlite does not know (``FunctionAttributes._known``);
 2. ``stack_array()``: a Numba array over a stack buffer (``BaseContext.populate_array``);
@@ -48,11 +48,24 @@ seams, one module each (``vectors``, ``stack``, ``gil``, ``target``, ``cache``, 
 15. ``lit_or_omitted()`` / ``maybe_literal()``: Numba asks for the literal type of every binary
    operator's operands while lowering (``numba.core.lowering._lit_or_omitted``) and of every
    global while typing (``types.maybe_literal``), and gets most answers by raising and catching
-   an exception; replaced, on import, by functions with the same answers that raise none.
+   an exception; replaced, on import, by functions with the same answers that raise none;
+16. ``rec_list_vars()``: the variables of an IR statement (``ir.Inst._rec_list_vars``, under
+   every pass's use/def analysis), each value's kind found once per type instead of by up to
+   four ``isinstance`` checks; replaced, on import, by a function with the same answers;
+17. ``markup()``: Numba's highlighted error text (``errors.HighlightColorScheme._markup``,
+   built for every exception raised and caught while typing) without colorama wrapping the
+   standard streams for each; replaced, on import, by a function that returns the same text
+   (only where colorama is installed: without it, Numba marks nothing up);
+18. ``get_jit_decorator()``: an overload of jitdigest's inlined at IR level (``cpu_overload``)
+   is not also compiled on its own for each argument types (Numba's ``_build_impl`` does, and
+   throws the result away): the dispatcher Numba makes for it may not compile
+   (``_OverloadFunctionTemplate._get_jit_decorator``, ``Dispatcher._can_compile``), and its
+   IR is built and typed once per argument types instead of at every call
+   (``_OverloadFunctionTemplate.generic`` remembered).
 
 ``REQUIRED`` lists every private name used in the package and ``missing()`` says which of them
 this Numba/llvmlite lacks. Importing it imports Numba (``jitdigest._cpu`` imports it lazily, from
-its functions) and installs the replacements of sections 10, 11 and 15.
+its functions) and installs the replacements of sections 10, 11, 15, 16, 17 and 18.
 """
 from ... import _cpu
 
@@ -76,6 +89,10 @@ from .kernel_address import KernelAddress  # noqa: E402,F401
 from .native import declarations, object_code, rows_entry  # noqa: E402,F401
 from .literals import (NUMBA_LIT_OR_OMITTED, NUMBA_MAYBE_LITERAL, lit_or_omitted,  # noqa: E402,F401
                        maybe_literal)
+from .ir_vars import NUMBA_REC_LIST_VARS, rec_list_vars  # noqa: E402,F401
+from .markup import NUMBA_MARKUP, markup  # noqa: E402,F401
+from .inline_overloads import (NUMBA_GENERIC, NUMBA_GET_JIT_DECORATOR, generic,  # noqa: E402,F401
+                               get_jit_decorator)
 
 
 # --- inventory ----------------------------------------------------------------------------
@@ -130,6 +147,11 @@ REQUIRED = (
     "numba.core.lowering:_lit_or_omitted",
     "numba.core.types:maybe_literal",
     "numba.core.types.abstract:Literal.ctor_map",
+    "numba.core.ir:Inst._rec_list_vars",
+    "numba.core.typing.templates:_OverloadFunctionTemplate._get_jit_decorator",
+    "numba.core.typing.templates:_OverloadFunctionTemplate._build_impl",
+    "numba.core.typing.templates:_OverloadFunctionTemplate.generic",
+    "numba.core.targetconfig:ConfigStack.top_or_none",
 )
 
 # Keyword parameters of the private functions called with keywords.
@@ -141,6 +163,9 @@ _PARAMETERS = {
     "jitdigest.kernels._internals:NUMBA_GET_CALL_TYPE": ("self", "context", "args", "kws"),
     "jitdigest.kernels._internals:NUMBA_LIT_OR_OMITTED": ("value",),
     "jitdigest.kernels._internals:NUMBA_MAYBE_LITERAL": ("value",),
+    "jitdigest.kernels._internals:NUMBA_REC_LIST_VARS": ("self", "val"),
+    "jitdigest.kernels._internals:NUMBA_GET_JIT_DECORATOR": ("self",),
+    "jitdigest.kernels._internals:NUMBA_GENERIC": ("self", "args", "kws"),
     "numba.core.dispatcher:Dispatcher.get_call_template": ("self", "args", "kws"),
 }
 
