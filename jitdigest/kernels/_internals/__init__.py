@@ -1,11 +1,13 @@
 """Every use of Numba's and llvmlite's private internals, each with a test in
-tests/test_internals.py.
+tests/test_internals.py (tests/test_internals_compile.py: sections 10, 11 and 15-18, which cut
+compile time).
 
 Nothing outside this package touches them: a Numba or llvmlite upgrade that moves one breaks
 its module and its test, loudly, instead of silently costing speed or aborting the process. The
 seams, one module each (``vectors``, ``stack``, ``gil``, ``target``, ``cache``, ``threads``,
 ``cuda_words``, ``words``, ``ptx``, ``ssa``, ``call_types``, ``typed_once``, ``kernel_address``,
-``native``, ``literals``, ``ir_vars``, ``markup``, ``inline_overloads``, in this order), every name re-exported here:
+``native``, ``literals``, ``ir_vars``, ``markup``, ``inline_overloads``, in this order), every
+name re-exported here:
 
 1. ``wide_vectors()``: a function attribute llvmlite does not know (``FunctionAttributes._known``);
 2. ``stack_array()``: a Numba array over a stack buffer (``BaseContext.populate_array``);

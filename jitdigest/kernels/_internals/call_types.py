@@ -2,7 +2,7 @@
 target (``BaseFunction.get_call_type``), not once per function.
 
 Part of the one package that touches Numba's and llvmlite's private internals (see
-``__init__``); tested in tests/test_internals.py."""
+``__init__``); tested in tests/test_internals_compile.py."""
 from numba.core import types
 
 

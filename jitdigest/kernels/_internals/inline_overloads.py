@@ -5,7 +5,7 @@ types, to be thrown away (the dispatcher Numba makes for it,
 is built and typed once per argument types, not once per call (``generic`` remembered).
 
 Part of the one package that touches Numba's and llvmlite's private internals (see
-``__init__``); tested in tests/test_internals.py."""
+``__init__``); tested in tests/test_internals_compile.py."""
 
 # Typing a call of an overload, Numba builds the implementation's dispatcher and makes "sure
 # that the implementation can be fully compiled" (``_build_impl``: typing, lowering, LLVM and

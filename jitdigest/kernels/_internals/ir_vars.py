@@ -3,7 +3,7 @@
 four ``isinstance`` checks per value; replaced, on import, by a function with the same answers.
 
 Part of the one package that touches Numba's and llvmlite's private internals (see
-``__init__``); tested in tests/test_internals.py."""
+``__init__``); tested in tests/test_internals_compile.py."""
 
 # Numba's passes rebuild every block's used and defined variables after most passes
 # (``analysis.compute_use_defs``, from ``PostProcessor``), by walking each statement's

@@ -2,7 +2,7 @@
 type for answers without raising an exception, where Numba raises one and catches it.
 
 Part of the one package that touches Numba's and llvmlite's private internals (see
-``__init__``); tested in tests/test_internals.py."""
+``__init__``); tested in tests/test_internals_compile.py."""
 
 # Numba's lowering of every ``a + b`` asks for the literal types of both operands
 # (``numba.core.lowering._lit_or_omitted``) before it looks at whether they are constants at all;

@@ -3,7 +3,7 @@
 replaced, on import, by a function that returns the same text.
 
 Part of the one package that touches Numba's and llvmlite's private internals (see
-``__init__``); tested in tests/test_internals.py."""
+``__init__``); tested in tests/test_internals_compile.py."""
 
 # Numba builds a highlighted message for every exception it raises while typing, most of them
 # caught again: a global that has no Numba type (``typeof`` tries it and raises ValueError), an

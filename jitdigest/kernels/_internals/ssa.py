@@ -3,7 +3,7 @@ statements by a linear scan, quadratic in a block's length; replaced, on import,
 with the same results.
 
 Part of the one package that touches Numba's and llvmlite's private internals (see
-``__init__``); tested in tests/test_internals.py."""
+``__init__``); tested in tests/test_internals_compile.py."""
 
 # Measured (BLAKE2b lanes4 ``hash_rows``, a fresh cache, AMD EPYC znver1): 42 s to compile, 48 s
 # of them (profiled) in 189,000 scans of one block's statement list; with the lookup below the
