@@ -607,6 +607,8 @@ def test_a_batch_kernel_as_machine_code_runs_through_llvmlite_alone():
     code, symbol = native.object_code(entry)
     functions, variables = native.declarations(entry)
     assert isinstance(code, bytes) and len(code) > 100 and symbol == entry.native_name
+    # the object the JIT engine emitted when the cfunc compiled, not a second emission
+    assert native.compiled_object(entry._library) == code
     assert not any(n.startswith("NRT_MemInfo_alloc") for n in functions)
     function = _native._link(code, {"uses": functions + variables, "symbol": symbol})
     assert function is not None

@@ -46,7 +46,8 @@ name re-exported here:
    (``numba.experimental.function_type._get_wrapper_address``) instead of at every call;
 14. ``rows_entry()`` / ``object_code()`` / ``declarations()``: a batch kernel as an object file
    that runs without Numba (a ``cfunc`` wrapper; the linked module, ``CodeLibrary._final_module``,
-   emitted by ``JITCPUCodegen._tm``), for ``jitdigest._native``;
+   as Numba's JIT engine emitted it, ``CodeLibrary._get_compiled_object``), for
+   ``jitdigest._native``;
 15. ``lit_or_omitted()`` / ``maybe_literal()``: Numba asks for the literal type of every binary
    operator's operands while lowering (``numba.core.lowering._lit_or_omitted``) and of every
    global while typing (``types.maybe_literal``), and gets most answers by raising and catching
@@ -146,6 +147,7 @@ REQUIRED = (
     "numba.core.registry:CPUDispatcher",
     "numba.experimental.function_type:_get_wrapper_address",
     "numba.core.codegen:CPUCodeLibrary._ensure_finalized",
+    "numba.core.codegen:CPUCodeLibrary._get_compiled_object",
     "numba.core.lowering:_lit_or_omitted",
     "numba.core.types:maybe_literal",
     "numba.core.types.abstract:Literal.ctor_map",

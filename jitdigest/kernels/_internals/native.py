@@ -7,7 +7,7 @@ printing one SHA-256 digest took 0.84 s through Numba and 0.15 s from the object
 through llvmlite and ctypes (the bare interpreter: 0.08 s). So a batch kernel's ``hash_rows``
 is also kept as an object file: a C-callable wrapper (``numba.cfunc``) that views its pointer
 arguments as the kernel's arrays and calls it, linked by Numba with every function it reaches
-(``CodeLibrary._final_module``, emitted by Numba's own target machine, ``JITCPUCodegen._tm``).
+(``CodeLibrary._final_module``, as Numba's JIT engine emitted it: ``_compiled_object``).
 
 The object refers by name to what it does not define: LLVM intrinsics, CPython's C API, and a
 few helpers of Numba's C runtime that only an error path or a reference count reaching zero
@@ -55,11 +55,29 @@ def rows_entry(kernel, word):
 
 
 def object_code(entry):
-    """(machine code of ``entry``'s linked module as an object file, the entry's symbol)."""
+    """(machine code of ``entry``'s linked module as an object file, the entry's symbol).
+
+    Compiling the ``cfunc`` already made that machine code: Numba's JIT engine hands each
+    object it emits to the library (``CodeLibrary._object_compiled_hook``, kept for its own
+    cache as ``_compiled_object``): that object, the code Numba itself runs and caches, is the
+    one stored. Emitting the module again (``JITCPUCodegen._tm.emit_object``) cost 0.3-0.5 s a
+    lane kernel (AMD EPYC, znver3), for the same code or code that differs only in register
+    choices; it is the fallback where no object was kept."""
     library = entry._library
     library._ensure_finalized()
-    code = library.codegen._tm.emit_object(library._final_module)
+    code = compiled_object(library)
+    if code is None:
+        code = library.codegen._tm.emit_object(library._final_module)
     return code, entry.native_name
+
+
+def compiled_object(library):
+    """The object file Numba's JIT engine emitted for ``library``, or None."""
+    try:
+        code = library._get_compiled_object()
+    except (AttributeError, ValueError, RuntimeError):
+        return None
+    return bytes(code) if code else None
 
 
 def declarations(entry):
