@@ -98,11 +98,11 @@ def _per_call(func, calls):
     return (time.perf_counter() - start) / calls
 
 
-def measure(spec, sets, lengths, budget, repeats):
+def measure(spec, sets, lengths, budget, repeats, min_seconds):
     """{backend name: [median seconds per batch, per length]} for the kernel sets
     ``sets``, each hashing ``budget`` bytes of rows of each length on one thread. The
     sets take turns (``repeats`` rounds), so that a noisy neighbour slows them alike, and
-    each turn lasts at least ``_config.TUNE_MIN_SECONDS`` (calls repeated)."""
+    each turn lasts at least ``min_seconds`` (calls repeated)."""
     import numpy as np
 
     from . import batch
@@ -120,7 +120,7 @@ def measure(spec, sets, lengths, budget, repeats):
                 batch.hash_many(spec.name, rows[:_config.ALIGN], threads=1, **extra)  # compile
                 one = _per_call(lambda: batch.hash_many(spec.name, rows, out=out, threads=1,
                                                         **extra), 1)
-            calls[ks.name] = max(1, int(_config.TUNE_MIN_SECONDS / max(one, 1e-9)) + 1)
+            calls[ks.name] = max(1, int(min_seconds / max(one, 1e-9)) + 1)
         for _ in range(repeats):
             for ks in sets:
                 with backend(ks.name):
@@ -178,12 +178,13 @@ def classes(names, every=True):
 
 def measure_algorithm(name, quick=False, every=True):
     """The table entry for ``name``: {"lengths", "best", "seconds"}, its candidates timed on
-    this CPU (``quick``: a quarter of the data)."""
+    this CPU (``quick``: a quarter of the data, turns half as long)."""
     spec = _algorithms.lookup(name)
     lengths = list(_config.TUNE_LENGTHS)
     budget = _config.TUNE_BYTES // (4 if quick else 1)
     sets = candidates(spec, every)
-    seconds = measure(spec, sets, lengths, budget, _config.TUNE_REPEATS)
+    seconds = measure(spec, sets, lengths, budget, _config.TUNE_REPEATS,
+                      _config.TUNE_MIN_SECONDS / (2 if quick else 1))
     return {"lengths": lengths, "best": decide(sets[0].name, seconds), "seconds": seconds}
 
 

@@ -102,9 +102,11 @@ SUM_CACHE_ROWS_KEPT = 8
 KERNEL_LOCK_WAIT_S = 300.0
 
 # jitdigest tune: every batch kernel this CPU can run is timed at these message lengths, on this
-# many bytes of rows per length (a quarter with --quick), each turn repeating the call for at
-# least TUNE_MIN_SECONDS (single calls of under a millisecond were too noisy to rank kernels on
-# the shared 2-core VM), the median of TUNE_REPEATS turns. A kernel replaces the built-in choice
+# many bytes of rows per length (a quarter with --quick, as in `jitdigest warmup`), each turn
+# repeating the call for at least TUNE_MIN_SECONDS (half that with --quick), the median of
+# TUNE_REPEATS turns. Single calls of under a millisecond were too noisy to rank kernels on the
+# shared 2-core VM; turns of 5 ms made the same choices as turns of 10 ms in three runs of five
+# algorithms with the other core busy (AMD EPYC, znver3), in two thirds of the time. A kernel replaces the built-in choice
 # only when its median time times TUNE_MARGIN is still below the built-in's: a smaller gain is
 # not worth a choice that noise could have made.
 TUNE_LENGTHS = (16, 64, 256, 1024, 4096, 16384)

@@ -296,7 +296,7 @@ def _configure_tune(p):
     p.add_argument("algorithms", nargs="*", metavar="ALGO",
                    help="algorithms to time (any name jitdigest.new() takes; default: all)")
     p.add_argument("--quick", action="store_true",
-                   help="a quarter of the data per length (faster, noisier)")
+                   help="a quarter of the data per length, turns half as long (faster, noisier)")
 
 
 def _cmd_tune(args):
