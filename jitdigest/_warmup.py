@@ -9,9 +9,13 @@ calling another's: BLAKE3's three share its tree code, the interleaved SHA-NI ba
 per-message ``compress``) are compiled one after another (a chain): two processes that took two
 of them at once both compiled those (BLAKE3 alone: 164 CPU-s on 2 processes, 126 on one). The
 rest are chains of their own (MD5's lane and per-message sets share nothing: 2 processes
-compile them in about half the time). Longest chains (most kernel sets) are started first, and
-a process that finishes a set goes on with the rest of its chain, to keep the processes evenly
-busy.
+compile them in about half the time). The longest chains are started first, and a process that
+finishes a set goes on with the rest of its chain, to keep the processes evenly busy. A chain's
+length is the size of the source it compiles (its backend modules and the kernel modules they
+call: generated straight-line code, whose size follows its compile time): a warmup whose
+chains went by their count of kernel sets left the last one, SHA-512's per-message set (5 s),
+to run alone at the end; by size, the last tasks are the shortest (simulated from one
+warmup's task times, ±25% noise: 62.8 s instead of 64.4, median; AMD EPYC, 2 cores).
 
 The calibration (``_calibration``: which batch kernel serves which length on this CPU) runs in
 the same workers: an algorithm is timed as soon as the kernels it compares are compiled, while
@@ -150,10 +154,22 @@ def _callees(family, name):
             if owner and owner.startswith(prefix) and owner != module.__name__}
 
 
+def _source_size(family, name):
+    """Bytes of the kernel module ``name`` of ``family`` (0 for a task that is not one)."""
+    import importlib
+    import os
+    try:
+        module = importlib.import_module(f"{__package__}.kernels.{family}.{name}")
+        return os.path.getsize(module.__file__)
+    except (ImportError, OSError, TypeError):
+        return 0
+
+
 def chains(tasks):
     """``tasks`` (``plan``'s) as lists, each in plan order, the longest first (stable): the
     tasks of one backend module, and of modules that call one another's compiled functions, in
-    one list, compiled one after another."""
+    one list, compiled one after another. Length: the source bytes of the chain's modules and
+    of those they call (see the module's docstring)."""
     group = {}                              # (family, module name) -> its chain's key
     for family, name, _, _ in tasks:
         key = group.setdefault((family, name), (family, name))
@@ -163,7 +179,13 @@ def chains(tasks):
     by_key = {}
     for task in tasks:
         by_key.setdefault(group[task[:2]], []).append(task)
-    return sorted(by_key.values(), key=len, reverse=True)
+
+    def size(chain):
+        modules = {task[:2] for task in chain}
+        modules |= {(family, other) for family, name in set(modules)
+                    for other in _callees(family, name)}
+        return sum(_source_size(*m) for m in modules)
+    return sorted(by_key.values(), key=size, reverse=True)
 
 
 def tune_one(name):

@@ -365,7 +365,8 @@ def test_warmup_chains_only_kernel_sets_that_share_kernels():
     """Kernel sets whose modules call one another's compiled functions are compiled one after
     another (BLAKE3's three share its tree code; the interleaved SHA-NI batch kernels call the
     per-message ``compress``); the others are chains of their own, for the other processes.
-    Every task once, in plan order within its chain, longest chains first."""
+    Every task once, in plan order within its chain, longest chains first: the most source
+    compiled (the chain's modules and those they call)."""
     from jitdigest import _algorithms, _warmup
     assert _warmup._callees("sha1", "ni_x4") == {"x86"}
     assert _warmup._callees("sha256", "ni_x2") == {"x86"}
@@ -374,7 +375,18 @@ def test_warmup_chains_only_kernel_sets_that_share_kernels():
     tasks, _ = _warmup.plan(sorted(_algorithms.SPECS), blake3=True)
     chains = _warmup.chains(tasks)
     assert sorted(t for chain in chains for t in chain) == sorted(tasks)
-    assert [len(c) for c in chains] == sorted((len(c) for c in chains), reverse=True)
+    def size(chain):
+        files = set()
+        for family, name, _, _ in chain:
+            for module in {name} | _warmup._callees(family, name):
+                path = Path(_warmup.__file__).parent / "kernels" / family / f"{module}.py"
+                if path.exists():
+                    files.add(path)
+        return sum(path.stat().st_size for path in files)
+    sizes = [size(c) for c in chains]
+    assert sizes == sorted(sizes, reverse=True) and sizes[0] > 0 and sizes[-1] == 0
+    assert chains[0][0][0] == "blake3"      # the tree code, two lane modules and the portable one
+    assert chains[-1] == [_warmup.JOIN_TASK]
     for chain in chains:
         assert chain == [t for t in tasks if t in chain]
     blake3 = [c for c in chains if c[0][0] == "blake3"]
