@@ -87,7 +87,7 @@ def blake3_kernel(lw, wide):
     L.append("")
     L.append("")
 
-    add(0, "@kernel")
+    add(0, "@typed_kernel()  # called with a literal ``at`` and with a literal ``keep``: one compile")
     add(0, "def _parents(state, cvs, at, n, keep, buf):")
     add(1, '"""Merge the ``n`` chaining values ``cvs[at:at + 8 * n]`` a level at a time, in place')
     add(1, "(parent j of j*2, j*2+1, %d parents a pass), down to the first ``keep`` (``n // keep``"
@@ -177,7 +177,9 @@ def blake3_kernel(lw, wide):
     add(1, "while g < ngroups:")
     add(2, "nb = min(%d, ngroups - g)" % GROUPS)
     add(2, "count = np.uint64(state[COUNTER + 1]) << np.uint64(32) | np.uint64(state[COUNTER])")
-    add(2, "subtree_cvs(state, data, pos + g * (CHUNK_LEN << level), nb, level, count, cvs, 0)")
+    add(2, "subtree_cvs(state, data, pos + g * (CHUNK_LEN << level), nb, level, count, cvs,")
+    add(3, "np.int64(0))  # not a literal: parallel_cvs's call types (``count``, a uint64, keeps")
+    add(3, "# subtree_cvs from typed_kernel, which types every integer as int64): one compile")
     add(2, "for h in range(nb):")
     add(3, "push_subtree(state, cvs, 8 * h, level, m)")
     add(2, "g += nb")
@@ -196,9 +198,9 @@ def blake3_kernel(lw, wide):
     add(1, "count = np.uint64(state[COUNTER + 1]) << np.uint64(32) | np.uint64(state[COUNTER])")
     add(1, "for t in prange(ngroups // per):")
     add(2, "g = t * per")
-    add(2, "subtree_cvs(state, data, pos + g * %d, per, %d, count + np.uint64(g * %d), out,"
+    add(2, "subtree_cvs(state, data, pos + g * %d, per, np.int64(%d), count + np.uint64(g * %d),"
         % (lw * 1024, level, lw))
-    add(3, "8 * g)")
+    add(3, "out, 8 * g)  # groups' call types")
     add(2, "if per > 1:")
     add(3, "buf = new_words(%d, np.uint32)" % (STRIDE * lw))
     add(3, "_parents(state, out, 8 * g, per, 1, buf)")

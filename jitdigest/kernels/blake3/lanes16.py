@@ -532,7 +532,7 @@ def _compress(buf, block_len, flags):
         buf[112 + l] = v7 ^ v15
 
 
-@kernel
+@typed_kernel()  # called with a literal ``at`` and with a literal ``keep``: one compile
 def _parents(state, cvs, at, n, keep, buf):
     """Merge the ``n`` chaining values ``cvs[at:at + 8 * n]`` a level at a time, in place
     (parent j of j*2, j*2+1, 16 parents a pass), down to the first ``keep`` (``n // keep``
@@ -621,7 +621,9 @@ def groups(state, data, pos, ngroups, level, m):
     while g < ngroups:
         nb = min(2, ngroups - g)
         count = np.uint64(state[COUNTER + 1]) << np.uint64(32) | np.uint64(state[COUNTER])
-        subtree_cvs(state, data, pos + g * (CHUNK_LEN << level), nb, level, count, cvs, 0)
+        subtree_cvs(state, data, pos + g * (CHUNK_LEN << level), nb, level, count, cvs,
+            np.int64(0))  # not a literal: parallel_cvs's call types (``count``, a uint64, keeps
+            # subtree_cvs from typed_kernel, which types every integer as int64): one compile
         for h in range(nb):
             push_subtree(state, cvs, 8 * h, level, m)
         g += nb
@@ -639,8 +641,8 @@ def parallel_cvs(state, data, pos, ngroups, per, out):
     count = np.uint64(state[COUNTER + 1]) << np.uint64(32) | np.uint64(state[COUNTER])
     for t in prange(ngroups // per):
         g = t * per
-        subtree_cvs(state, data, pos + g * 16384, per, 4, count + np.uint64(g * 16), out,
-            8 * g)
+        subtree_cvs(state, data, pos + g * 16384, per, np.int64(4), count + np.uint64(g * 16),
+            out, 8 * g)  # groups' call types
         if per > 1:
             buf = new_words(416, np.uint32)
             _parents(state, out, 8 * g, per, 1, buf)
