@@ -102,7 +102,10 @@ def measure(spec, sets, lengths, budget, repeats, min_seconds):
     """{backend name: [median seconds per batch, per length]} for the kernel sets
     ``sets``, each hashing ``budget`` bytes of rows of each length on one thread. The
     sets take turns (``repeats`` rounds), so that a noisy neighbour slows them alike, and
-    each turn lasts at least ``min_seconds`` (calls repeated)."""
+    each turn lasts at least ``min_seconds`` (calls repeated). A set whose fastest turn so far
+    is slower than ``_config.TUNE_DROP`` times the slowest turn of the set leading (the one
+    whose slowest turn is the fastest) takes no more turns at that length, from the
+    third round on: it cannot be chosen (``decide``), and its median is of the turns it took."""
     import numpy as np
 
     from . import batch
@@ -121,12 +124,17 @@ def measure(spec, sets, lengths, budget, repeats, min_seconds):
                 one = _per_call(lambda: batch.hash_many(spec.name, rows, out=out, threads=1,
                                                         **extra), 1)
             calls[ks.name] = max(1, int(min_seconds / max(one, 1e-9)) + 1)
-        for _ in range(repeats):
-            for ks in sets:
+        taking = list(sets)
+        for turn in range(repeats):
+            for ks in taking:
                 with backend(ks.name):
                     runs[ks.name].append(_per_call(
                         lambda: batch.hash_many(spec.name, rows, out=out, threads=1, **extra),
                         calls[ks.name]))
+            if turn >= 1:
+                lead = min(max(runs[ks.name]) for ks in taking)
+                taking = [ks for ks in taking
+                          if min(runs[ks.name]) <= _config.TUNE_DROP * lead]
         for name, times in runs.items():
             times.sort()
             seconds[name].append(times[len(times) // 2])

@@ -114,6 +114,10 @@ TUNE_BYTES = 8 << 20
 TUNE_REPEATS = 5
 TUNE_MIN_SECONDS = 0.01
 TUNE_MARGIN = 1.05
+# ... and a kernel whose fastest turn was slower than TUNE_DROP times the leader's slowest, after
+# two turns, takes no more at that length (the portable kernels beside the lanes, 2-6x slower
+# on AMD EPYC znver3: most of a warmup's timing).
+TUNE_DROP = 1.5
 
 # jitdigest.dask joins an object column of bytes into buffers that each worker thread keeps for
 # its next partition, up to this many bytes (bigger ones are freed): a fresh 16 MB buffer under

@@ -1,6 +1,7 @@
 """The per-CPU batch kernel table (``jitdigest/_calibration.py``, ``jitdigest tune``): the
 margin rule, the choice by mean length, dispatch reading the table (digests still hashlib's),
 tables of other CPUs and damaged files ignored, and one real (small) measurement."""
+import contextlib
 import hashlib
 import json
 import warnings
@@ -34,6 +35,38 @@ def test_a_kernel_replaces_the_default_only_beyond_the_margin():
     seconds = {"lanes16": [1.0, 1.0, 1.0], "sha_ni": [1.0 / margin * 1.01, 1.0 / margin * 0.99,
                                                        2.0]}
     assert _calibration.decide("lanes16", seconds) == ["lanes16", "sha_ni", "lanes16"]
+
+
+def test_a_kernel_far_behind_takes_no_more_turns(monkeypatch):
+    """``measure``: after two rounds a kernel whose fastest turn is slower than ``TUNE_DROP``
+    times the leader's slowest stops; one within it takes every turn. Turns timed by a stand-in
+    (seconds by the backend in use), the medians over the turns each took."""
+    from jitdigest import batch
+    per_turn = {"lanes8": [1.0, 1.1, 1.0, 1.0, 1.05], "portable": [2.0, 1.9, 2.0, 2.0, 2.0],
+                "close": [1.2, 1.3, 1.2, 1.2, 1.2], "late": [9.0, 1.2, 0.5, 0.5, 0.5]}
+    seen = {name: 0 for name in per_turn}
+    in_use = []
+
+    @contextlib.contextmanager
+    def backend(name):
+        in_use.append(name)
+        yield
+        in_use.pop()
+
+    def per_call(func, calls):
+        name = in_use[-1]
+        seen[name] += 1
+        return 1e-3 if seen[name] == 1 else per_turn[name][seen[name] - 2]   # first: the probe
+
+    monkeypatch.setattr(_config, "TUNE_DROP", 1.5)
+    monkeypatch.setattr(_dispatch, "backend", backend)
+    monkeypatch.setattr(batch, "hash_many", lambda *a, **k: None)
+    monkeypatch.setattr(_calibration, "_per_call", per_call)
+    sets = [type("Set", (), {"name": n})() for n in per_turn]
+    seconds = _calibration.measure(_algorithms.lookup("md5"), sets, [64], 1 << 12, 5, 0.0)
+    assert {name: n - 1 for name, n in seen.items()} == {
+        "lanes8": 5, "portable": 2, "close": 5, "late": 5}
+    assert seconds == {"lanes8": [1.0], "portable": [2.0], "close": [1.2], "late": [0.5]}
 
 
 def test_choice_by_mean_length(table_file):
