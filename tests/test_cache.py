@@ -361,6 +361,30 @@ def test_warmup_and_tune_time_nothing_interpreted(tmp_path):
     assert not list(tmp_path.rglob("calibration-*"))
 
 
+def test_a_warmup_worker_leaves_without_tearing_down(tmp_path):
+    """``_warmup._worker_start``: the worker's exit handlers registered after it (Numba's,
+    llvmlite's) still run, then it flushes what it printed and ends at once (exit status 0),
+    without the interpreter's teardown (a module global's ``__del__`` never runs)."""
+    mark = tmp_path / "mark"
+    code = (
+        "import atexit, sys\n"
+        "from jitdigest import _warmup\n"
+        "_warmup._worker_start()\n"
+        "atexit.register(lambda: open(sys.argv[1], 'w').write('handler'))\n"
+        "class Late:\n"
+        "    def __del__(self, open=open, path=sys.argv[1]):\n"
+        "        open(path, 'a').write(' teardown')\n"
+        "keep = Late()\n"
+        "sys.stdout.write('printed, not flushed')\n")
+    proc = run_python(["-c", code, str(mark)])
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "printed, not flushed"
+    assert mark.read_text() == "handler"
+    # without it, the same program tears down (the check above can fail)
+    plain = run_python(["-c", code.replace("_warmup._worker_start()\n", ""), str(mark)])
+    assert plain.returncode == 0 and mark.read_text() == "handler teardown"
+
+
 def test_warmup_chains_only_kernel_sets_that_share_kernels():
     """Kernel sets whose modules call one another's compiled functions are compiled one after
     another (BLAKE3's three share its tree code; the interleaved SHA-NI batch kernels call the
