@@ -106,9 +106,9 @@ KERNEL_LOCK_WAIT_S = 300.0
 # repeating the call for at least TUNE_MIN_SECONDS (half that with --quick), the median of
 # TUNE_REPEATS turns. Single calls of under a millisecond were too noisy to rank kernels on the
 # shared 2-core VM; turns of 5 ms made the same choices as turns of 10 ms in three runs of five
-# algorithms with the other core busy (AMD EPYC, znver3), in two thirds of the time. A kernel replaces the built-in choice
-# only when its median time times TUNE_MARGIN is still below the built-in's: a smaller gain is
-# not worth a choice that noise could have made.
+# algorithms with the other core busy (AMD EPYC, znver3), in two thirds of the time. A kernel
+# replaces the built-in choice only when its median time times TUNE_MARGIN is still below the
+# built-in's: a smaller gain is not worth a choice that noise could have made.
 TUNE_LENGTHS = (16, 64, 256, 1024, 4096, 16384)
 TUNE_BYTES = 8 << 20
 TUNE_REPEATS = 5

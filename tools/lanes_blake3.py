@@ -87,7 +87,7 @@ def blake3_kernel(lw, wide):
     L.append("")
     L.append("")
 
-    add(0, "@typed_kernel()  # called with a literal ``at`` and with a literal ``keep``: one compile")
+    add(0, "@typed_kernel()  # called with a literal ``at``, and with a literal ``keep``")
     add(0, "def _parents(state, cvs, at, n, keep, buf):")
     add(1, '"""Merge the ``n`` chaining values ``cvs[at:at + 8 * n]`` a level at a time, in place')
     add(1, "(parent j of j*2, j*2+1, %d parents a pass), down to the first ``keep`` (``n // keep``"

@@ -532,7 +532,7 @@ def _compress(buf, block_len, flags):
         buf[112 + l] = v7 ^ v15
 
 
-@typed_kernel()  # called with a literal ``at`` and with a literal ``keep``: one compile
+@typed_kernel()  # called with a literal ``at``, and with a literal ``keep``
 def _parents(state, cvs, at, n, keep, buf):
     """Merge the ``n`` chaining values ``cvs[at:at + 8 * n]`` a level at a time, in place
     (parent j of j*2, j*2+1, 16 parents a pass), down to the first ``keep`` (``n // keep``
