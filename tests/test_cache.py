@@ -399,6 +399,7 @@ def test_warmup_chains_only_kernel_sets_that_share_kernels():
     tasks, _ = _warmup.plan(sorted(_algorithms.SPECS), blake3=True)
     chains = _warmup.chains(tasks)
     assert sorted(t for chain in chains for t in chain) == sorted(tasks)
+
     def size(chain):
         files = set()
         for family, name, _, _ in chain:
@@ -407,6 +408,7 @@ def test_warmup_chains_only_kernel_sets_that_share_kernels():
                 if path.exists():
                     files.add(path)
         return sum(path.stat().st_size for path in files)
+
     sizes = [size(c) for c in chains]
     assert sizes == sorted(sizes, reverse=True) and sizes[0] > 0 and sizes[-1] == 0
     assert chains[0][0][0] == "blake3"      # the tree code, two lane modules and the portable one
