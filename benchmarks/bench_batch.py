@@ -270,7 +270,9 @@ def main(argv=None):
                               repeat=3 if args.quick else 7)
     print(machine())
     print(f"default_threads() = {batch.default_threads()}; JIT "
-          f"{'on' if jitdigest.info()['jit'] else 'off'}\n")
+          f"{'on' if jitdigest.info()['jit'] else 'off'}")
+    from jitdigest import _calibration
+    print(f"batch kernels by length: {_calibration.source()}\n")
     algorithms = args.algorithms
     if args.engines:
         engines = bench_engines([n for n in algorithms if n in ("md5", "sha256", "sha3_256",
