@@ -16,14 +16,18 @@ setting (a switched-off SHA-NI, ``NUMBA_CPU_NAME``, ``NUMBA_DISABLE_JIT``: anoth
 so nothing stored is used). ``index.json`` names each algorithm's kernel; each kernel is an
 object file and a JSON description (its symbol, word type, initial state per algorithm, the
 SHA-256 of the object and of the rest of the description, the names it uses but does not
-define).
+define, and the sizes of the objects the file holds, loaded side by side: the kernel as Numba
+emitted it and the wrapper calling it by name, or, where the kernel was loaded from Numba's
+cache, one object with both linked).
 
 A missing, damaged or foreign entry is never an error: ``rows()`` gives None and the caller
 hashes through Numba as before. Before any object reaches LLVM its digest is checked, and
 every name it uses must be an LLVM intrinsic, a symbol of this process (CPython's C API) or
 one of ``ERROR_PATH_HELPERS`` (Numba's runtime, reached only when an exception is reported or
 a reference count of an array Numba allocated falls to zero: neither happens for the arrays
-the wrapper views, whose bounds ``Rows.hash`` makes); those point at ``abort``.
+the wrapper views, whose bounds ``Rows.hash`` makes) or ``PYTHON_WRAPPER_HELPERS`` (reached
+only from the kernel's own Python wrapper, which comes with the kernel's object and is never
+called here); those point at ``abort``.
 """
 import ctypes
 import functools
@@ -37,7 +41,7 @@ from array import array
 from . import _cachedir
 from ._stdlib import hashlib    # the real one, whatever stands in for it in sys.modules
 
-FORMAT = 1
+FORMAT = 2
 # Settings that change nothing the machine code or the choice of kernel depends on.
 _IGNORED = frozenset({"JITDIGEST_CACHE_DIR", "NUMBA_CACHE_DIR", "JITDIGEST_QUIET",
                       "NUMBA_NUM_THREADS", "NUMBA_THREADING_LAYER"})
@@ -45,6 +49,7 @@ ERROR_PATH_HELPERS = frozenset({
     "numba_gil_ensure", "numba_gil_release", "numba_unpickle", "numba_do_raise",
     "numba_runtime_build_excinfo_struct", "numba_fatal_error", "NRT_Free",
     "NRT_MemInfo_call_dtor"})
+PYTHON_WRAPPER_HELPERS = frozenset({"NRT_adapt_ndarray_from_python"})
 _TYPECODES = {"uint32": "I", "uint64": "Q"}
 
 _lock = threading.Lock()
@@ -231,9 +236,20 @@ def _valid(meta, code, name):
                 and all(isinstance(w, int) and 0 <= w < 1 << (32 if meta["word"] == "uint32"
                                                                else 64)
                         for w in meta["iv"][name])
-                and len(meta["iv"][name]) > 0)
+                and len(meta["iv"][name]) > 0
+                and _parts(meta, code) is not None)
     except (KeyError, TypeError):
         return False
+
+
+def _parts(meta, code):
+    """The objects ``code`` holds, as ``meta["parts"]`` sizes them, or None."""
+    sizes = meta.get("parts", [len(code)])
+    if (not isinstance(sizes, list) or not sizes or sum(sizes) != len(code)
+            or not all(isinstance(n, int) and n > 0 for n in sizes)):
+        return None
+    starts = list(itertools.accumulate([0] + sizes))
+    return [code[a:b] for a, b in zip(starts, starts[1:])]
 
 
 def _addresses(names):
@@ -253,7 +269,7 @@ def _addresses(names):
         address = dlsym(process._handle, name.encode())
         if address:
             found[name] = address
-        elif name in ERROR_PATH_HELPERS:
+        elif name in ERROR_PATH_HELPERS or name in PYTHON_WRAPPER_HELPERS:
             found[name] = None
         else:
             return None
@@ -276,16 +292,20 @@ def resolvable(names):
 
 
 def _link(code, meta):
-    """The entry of the object ``code`` as a ctypes function (the GIL released during the
+    """The entry of the objects in ``code`` as a ctypes function (the GIL released during the
     call), or None."""
     import llvmlite.binding as ll
     ll.initialize_native_target()
     ll.initialize_native_asmprinter()
     if not resolvable(meta["uses"]):
         return None
+    parts = _parts(meta, code)
+    if parts is None:
+        return None
     machine = ll.Target.from_default_triple().create_target_machine()
     engine = ll.create_mcjit_compiler(ll.parse_assembly(""), machine)
-    engine.add_object_file(ll.ObjectFileRef.from_data(code))
+    for part in parts:
+        engine.add_object_file(ll.ObjectFileRef.from_data(part))
     engine.finalize_object()
     address = engine.get_function_address(meta["symbol"])
     if not address:
@@ -312,15 +332,25 @@ def write_kernel(kernel_set):
     from .kernels._internals import native
     word = kernel_set._word
     kernel_set.hash_rows                                  # compiled (or loaded) first
-    entry = native.rows_entry(kernel_set._function("hash_rows"), word)
+    kernel = kernel_set._function("hash_rows")
+    # compiled in this process: its object as emitted, and a wrapper calling it by name;
+    # loaded from Numba's cache (no object kept): a wrapper with the kernel linked in
+    found = native.kernel_object(kernel, word)
+    entry = native.rows_entry(kernel, word, linked=found is None)
     code, symbol = native.object_code(entry)
     functions, variables = native.declarations(entry)
-    uses = functions + variables
+    uses, parts = functions + variables, [code]
+    if found is not None:
+        kernel_code, kernel_uses, kernel_symbol = found
+        uses = sorted((set(uses) | set(kernel_uses)) - {kernel_symbol})
+        parts = [kernel_code, code]
+        code = kernel_code + code
     if _addresses(uses) is None:
         return None
     specs = [s for s in _algorithms.SPECS.values()
              if s.family == kernel_set.backend.family and s.word_name == word.__name__]
     meta = {"format": FORMAT, "symbol": symbol, "word": word.__name__, "uses": uses,
+            "parts": [len(p) for p in parts],
             "iv": {s.name: [int(w) for w in batch.initial_state(s)] for s in specs},
             "sizes": {s.name: s.digest_size for s in specs}}
     meta["sha256"] = _digest(code, meta)

@@ -616,3 +616,18 @@ def test_a_batch_kernel_as_machine_code_runs_through_llvmlite_alone():
     lengths = __import__("array").array("q", map(len, msgs))
     out = _native.Rows(function, [7], "uint32", 0).hash(b"".join(msgs), lengths, 3)
     assert out == b"".join(bytes(((sum(m) + 7 + k) & 255) for k in range(3)) for m in msgs)
+
+    # the kernel's own object (compiled here, so Numba kept it) beside a wrapper that calls it
+    # by its symbol: the wrapper's object declares the kernel, the pair runs alike
+    kernel_code, kernel_uses, kernel_symbol = native.kernel_object(kernel, np.uint32)
+    alone = native.rows_entry(kernel, np.uint32, linked=False)
+    wrapper_code, symbol = native.object_code(alone)
+    functions, variables = native.declarations(alone)
+    assert kernel_symbol in functions and len(wrapper_code) < len(code)
+    uses = sorted((set(functions + variables) | set(kernel_uses)) - {kernel_symbol})
+    function = _native._link(kernel_code + wrapper_code,
+                             {"uses": uses, "symbol": symbol,
+                              "parts": [len(kernel_code), len(wrapper_code)]})
+    assert function is not None
+    assert _native.Rows(function, [7], "uint32", 0).hash(b"".join(msgs), lengths, 3) == out
+    assert native.kernel_object(numba.njit(lambda x: x), np.uint32) is None   # no such overload

@@ -44,9 +44,11 @@ name re-exported here:
 13. ``KernelAddress``: a compiled kernel passed as a first-class function argument (the batch
    ``prange`` driver's), its address looked up once
    (``numba.experimental.function_type._get_wrapper_address``) instead of at every call;
-14. ``rows_entry()`` / ``object_code()`` / ``declarations()``: a batch kernel as an object file
-   that runs without Numba (a ``cfunc`` wrapper; the linked module, ``CodeLibrary._final_module``,
-   as Numba's JIT engine emitted it, ``CodeLibrary._get_compiled_object``), for
+14. ``rows_entry()`` / ``object_code()`` / ``declarations()`` / ``kernel_object()``: a batch
+   kernel as object files that run without Numba (the kernel's object and a ``cfunc`` wrapper
+   calling it by its symbol, ``BaseContext.declare_function`` and the call convention's
+   ``call_function``; or one wrapper with the kernel linked in, ``CodeLibrary._final_module``;
+   each as Numba's JIT engine emitted it, ``CodeLibrary._get_compiled_object``), for
    ``jitdigest._native``;
 15. ``lit_or_omitted()`` / ``maybe_literal()``: Numba asks for the literal type of every binary
    operator's operands while lowering (``numba.core.lowering._lit_or_omitted``) and of every
@@ -89,7 +91,7 @@ from .ssa import NUMBA_STMT_INDEX, stmt_index  # noqa: E402,F401
 from .call_types import NUMBA_GET_CALL_TYPE, call_type  # noqa: E402,F401
 from .typed_once import typed_once  # noqa: E402,F401
 from .kernel_address import KernelAddress  # noqa: E402,F401
-from .native import declarations, object_code, rows_entry  # noqa: E402,F401
+from .native import declarations, kernel_object, object_code, rows_entry  # noqa: E402,F401
 from .literals import (NUMBA_LIT_OR_OMITTED, NUMBA_MAYBE_LITERAL, lit_or_omitted,  # noqa: E402,F401
                        maybe_literal)
 from .ir_vars import NUMBA_REC_LIST_VARS, rec_list_vars  # noqa: E402,F401
@@ -148,6 +150,10 @@ REQUIRED = (
     "numba.experimental.function_type:_get_wrapper_address",
     "numba.core.codegen:CPUCodeLibrary._ensure_finalized",
     "numba.core.codegen:CPUCodeLibrary._get_compiled_object",
+    "numba.core.base:BaseContext.declare_function",
+    "numba.core.callconv:CPUCallConv.call_function",
+    "numba.core.callconv:CPUCallConv.return_status_propagate",
+    "numba.core.compiler:CompileResult.fndesc",
     "numba.core.lowering:_lit_or_omitted",
     "numba.core.types:maybe_literal",
     "numba.core.types.abstract:Literal.ctor_map",

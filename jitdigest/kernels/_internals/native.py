@@ -5,18 +5,22 @@ Numba's cache cannot be read without Numba (its entries are pickles of Numba's o
 importing Numba is most of a short run's time: measured on AMD EPYC (znver1), a process
 printing one SHA-256 digest took 0.84 s through Numba and 0.15 s from the object code below
 through llvmlite and ctypes (the bare interpreter: 0.08 s). So a batch kernel's ``hash_rows``
-is also kept as an object file: a C-callable wrapper (``numba.cfunc``) that views its pointer
-arguments as the kernel's arrays and calls it, linked by Numba with every function it reaches
-(``CodeLibrary._final_module``, as Numba's JIT engine emitted it: ``_compiled_object``).
+is also kept as object files: the kernel's own, as Numba's JIT engine emitted it
+(``_compiled_object``), and a C-callable wrapper (``numba.cfunc``) that views its pointer
+arguments as the kernel's arrays and calls the kernel by its symbol, loaded side by side. A
+kernel loaded from Numba's cache has no object of its own; the wrapper then has it linked in
+(``CodeLibrary._final_module``), with every function it reaches.
 
-The object refers by name to what it does not define: LLVM intrinsics, CPython's C API, and a
+The objects refer by name to what they do not define: LLVM intrinsics, CPython's C API, and a
 few helpers of Numba's C runtime that only an error path or a reference count reaching zero
-calls (the wrapper's report of an exception, ``NRT_decref`` of an array Numba allocated).
-``declarations()`` lists them, for the loader to resolve or refuse.
+calls (the wrapper's report of an exception, ``NRT_decref`` of an array Numba allocated), or
+that only the kernel's own Python wrapper calls (its arguments' unboxing).
+``declarations()`` and ``kernel_object()`` list them, for the loader to resolve or refuse.
 
 Part of the one package that touches Numba's and llvmlite's private internals (see
 ``__init__``); tested in tests/test_internals.py."""
 from numba import carray, cfunc, types
+from numba.core import cgutils
 from numba.extending import intrinsic
 
 
@@ -33,12 +37,67 @@ def read_only(typingctx, arr):
     return sig, codegen
 
 
-def rows_entry(kernel, word):
+def _argtypes(w):
+    """The types a batch ``hash_rows`` kernel is compiled for (``_dispatch._signatures``), as
+    the wrapper below passes them: read-only data, index arrays and initial state, the rows
+    out."""
+    def read(dtype):
+        return types.Array(dtype, 1, "C", readonly=True)
+    return (read(types.uint8), read(types.int64), read(types.int64), read(types.int64), read(w),
+            types.Array(types.uint8, 2, "C"))
+
+
+def _word_type(word):
+    return types.uint32 if word.__name__ == "uint32" else types.uint64
+
+
+def _declared_call(cres):
+    """An intrinsic calling the compiled function ``cres`` by its symbol, declared but not
+    linked in (Numba's own call of a compiled function, ``BaseContext.call_internal``, less
+    ``add_linking_library``): the caller's object refers to it by name."""
+    fndesc = cres.fndesc
+
+    @intrinsic
+    def call(typingctx, values, starts, lengths, rows, iv, out):
+        def codegen(context, builder, signature, args):
+            fn = context.declare_function(builder.module, fndesc)
+            status, _ = context.call_conv.call_function(builder, fn, fndesc.restype,
+                                                        fndesc.argtypes, args)
+            with cgutils.if_unlikely(builder, status.is_error):
+                context.call_conv.return_status_propagate(builder, status)
+            return context.get_dummy_value()
+        return types.none(*fndesc.argtypes), codegen
+    return call
+
+
+def kernel_object(kernel, word):
+    """(object file, the names it uses but does not define, its symbol) of ``kernel``'s
+    compiled ``hash_rows`` for ``word``, as Numba's JIT engine emitted it (its Python wrapper
+    included), or None where this process has no such object (the kernel was loaded from
+    Numba's cache, which keeps none)."""
+    cres = kernel.overloads.get(_argtypes(_word_type(word)))
+    if cres is None:
+        return None
+    code = compiled_object(cres.library)
+    if code is None:
+        return None
+    module = cres.library._final_module
+    uses = sorted([f.name for f in module.functions if f.is_declaration]
+                  + [g.name for g in module.global_variables if g.is_declaration])
+    return code, uses, cres.fndesc.mangled_name
+
+
+def rows_entry(kernel, word, linked=True):
     """A ``numba.cfunc`` running ``kernel`` (a batch ``hash_rows`` dispatcher, compiled for
     ``(data, index, index, index, iv, out)`` as ``_dispatch._signatures`` gives them) on raw
     pointers: ``entry(values, n_values, starts, lengths, rows, n_rows, iv, n_iv, out, out_rows,
-    out_cols) -> 0``. Every bound must hold before the call: nothing here checks them."""
-    w = types.uint32 if word.__name__ == "uint32" else types.uint64
+    out_cols) -> 0``. Every bound must hold before the call: nothing here checks them.
+    ``linked``: the kernel's code linked into the entry's (Numba's way: optimised and emitted
+    again with it, 0.3-1.0 s for a lane kernel on AMD EPYC znver3); else called by its symbol,
+    for an object loaded beside ``kernel_object``'s (0.1 s)."""
+    w = _word_type(word)
+    if not linked:
+        kernel = _declared_call(kernel.overloads[_argtypes(w)])
     signature = types.int64(types.CPointer(types.uint8), types.int64,
                             types.CPointer(types.int64), types.CPointer(types.int64),
                             types.CPointer(types.int64), types.int64,
