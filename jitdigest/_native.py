@@ -328,15 +328,16 @@ def write_kernel(kernel_set):
     """Store ``kernel_set``'s ``hash_rows`` (a ``_dispatch.KernelSet``) as machine code, with
     the initial state of every algorithm of its family and word type. Returns the file's base
     name, or None where the object would need Numba's runtime (a kernel that allocates)."""
-    from . import _algorithms, batch
+    from . import _algorithms, _dispatch, batch
     from .kernels._internals import native
     word = kernel_set._word
     kernel_set.hash_rows                                  # compiled (or loaded) first
     kernel = kernel_set._function("hash_rows")
     # compiled in this process: its object as emitted, and a wrapper calling it by name;
     # loaded from Numba's cache (no object kept): a wrapper with the kernel linked in
-    found = native.kernel_object(kernel, word)
-    entry = native.rows_entry(kernel, word, linked=found is None)
+    compiled = kernel.overloads[_dispatch._signatures(word)["hash_rows"]]
+    found = native.kernel_object(compiled)
+    entry = native.rows_entry(kernel, word, compiled if found is not None else None)
     code, symbol = native.object_code(entry)
     functions, variables = native.declarations(entry)
     uses, parts = functions + variables, [code]

@@ -619,8 +619,9 @@ def test_a_batch_kernel_as_machine_code_runs_through_llvmlite_alone():
 
     # the kernel's own object (compiled here, so Numba kept it) beside a wrapper that calls it
     # by its symbol: the wrapper's object declares the kernel, the pair runs alike
-    kernel_code, kernel_uses, kernel_symbol = native.kernel_object(kernel, np.uint32)
-    alone = native.rows_entry(kernel, np.uint32, linked=False)
+    compiled = kernel.overloads[_dispatch._signatures(np.uint32)["hash_rows"]]
+    kernel_code, kernel_uses, kernel_symbol = native.kernel_object(compiled)
+    alone = native.rows_entry(kernel, np.uint32, compiled)
     wrapper_code, symbol = native.object_code(alone)
     functions, variables = native.declarations(alone)
     assert kernel_symbol in functions and len(wrapper_code) < len(code)
@@ -630,4 +631,11 @@ def test_a_batch_kernel_as_machine_code_runs_through_llvmlite_alone():
                               "parts": [len(kernel_code), len(wrapper_code)]})
     assert function is not None
     assert _native.Rows(function, [7], "uint32", 0).hash(b"".join(msgs), lengths, 3) == out
-    assert native.kernel_object(numba.njit(lambda x: x), np.uint32) is None   # no such overload
+
+    class Library:                          # as Numba loads one from its cache: no object kept
+        def _get_compiled_object(self):
+            raise RuntimeError("no compiled object yet")
+
+    class Loaded:
+        library, fndesc = Library(), None
+    assert native.kernel_object(Loaded()) is None

@@ -37,16 +37,6 @@ def read_only(typingctx, arr):
     return sig, codegen
 
 
-def _argtypes(w):
-    """The types a batch ``hash_rows`` kernel is compiled for (``_dispatch._signatures``), as
-    the wrapper below passes them: read-only data, index arrays and initial state, the rows
-    out."""
-    def read(dtype):
-        return types.Array(dtype, 1, "C", readonly=True)
-    return (read(types.uint8), read(types.int64), read(types.int64), read(types.int64), read(w),
-            types.Array(types.uint8, 2, "C"))
-
-
 def _word_type(word):
     return types.uint32 if word.__name__ == "uint32" else types.uint64
 
@@ -70,34 +60,30 @@ def _declared_call(cres):
     return call
 
 
-def kernel_object(kernel, word):
-    """(object file, the names it uses but does not define, its symbol) of ``kernel``'s
-    compiled ``hash_rows`` for ``word``, as Numba's JIT engine emitted it (its Python wrapper
-    included), or None where this process has no such object (the kernel was loaded from
-    Numba's cache, which keeps none)."""
-    cres = kernel.overloads.get(_argtypes(_word_type(word)))
-    if cres is None:
-        return None
-    code = compiled_object(cres.library)
+def kernel_object(compiled):
+    """(object file, the names it uses but does not define, its symbol) of the compiled
+    function ``compiled`` (a kernel's entry in ``Dispatcher.overloads``), as Numba's JIT
+    engine emitted it (its Python wrapper included), or None where this process has no such
+    object (the kernel was loaded from Numba's cache, which keeps none)."""
+    code = compiled_object(compiled.library)
     if code is None:
         return None
-    module = cres.library._final_module
-    uses = sorted([f.name for f in module.functions if f.is_declaration]
-                  + [g.name for g in module.global_variables if g.is_declaration])
-    return code, uses, cres.fndesc.mangled_name
+    functions, variables = _declared(compiled.library._final_module)
+    return code, sorted(functions + variables), compiled.fndesc.mangled_name
 
 
-def rows_entry(kernel, word, linked=True):
+def rows_entry(kernel, word, compiled=None):
     """A ``numba.cfunc`` running ``kernel`` (a batch ``hash_rows`` dispatcher, compiled for
     ``(data, index, index, index, iv, out)`` as ``_dispatch._signatures`` gives them) on raw
     pointers: ``entry(values, n_values, starts, lengths, rows, n_rows, iv, n_iv, out, out_rows,
     out_cols) -> 0``. Every bound must hold before the call: nothing here checks them.
-    ``linked``: the kernel's code linked into the entry's (Numba's way: optimised and emitted
-    again with it, 0.3-1.0 s for a lane kernel on AMD EPYC znver3); else called by its symbol,
-    for an object loaded beside ``kernel_object``'s (0.1 s)."""
+    The kernel's code is linked into the entry's (Numba's way: optimised and emitted again with
+    it, 0.3-1.0 s for a lane kernel on AMD EPYC znver3), or, given ``compiled`` (its entry in
+    ``kernel.overloads``), called by its symbol, for an object loaded beside
+    ``kernel_object``'s (0.1 s)."""
     w = _word_type(word)
-    if not linked:
-        kernel = _declared_call(kernel.overloads[_argtypes(w)])
+    if compiled is not None:
+        kernel = _declared_call(compiled)
     signature = types.int64(types.CPointer(types.uint8), types.int64,
                             types.CPointer(types.int64), types.CPointer(types.int64),
                             types.CPointer(types.int64), types.int64,
@@ -141,6 +127,9 @@ def compiled_object(library):
 
 def declarations(entry):
     """The names ``entry``'s object uses but does not define: (functions, global variables)."""
-    module = entry._library._final_module
+    return _declared(entry._library._final_module)
+
+
+def _declared(module):
     return (sorted(f.name for f in module.functions if f.is_declaration),
             sorted(g.name for g in module.global_variables if g.is_declaration))
