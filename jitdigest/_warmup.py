@@ -180,12 +180,9 @@ def chains(tasks):
     for task in tasks:
         by_key.setdefault(group[task[:2]], []).append(task)
 
-    def size(chain):
-        modules = {task[:2] for task in chain}
-        modules |= {(family, other) for family, name in set(modules)
-                    for other in _callees(family, name)}
-        return sum(_source_size(*m) for m in modules)
-    return sorted(by_key.values(), key=size, reverse=True)
+    def size(key):                          # every module the chain's group holds
+        return sum(_source_size(*m) for m, k in group.items() if k == key)
+    return [by_key[key] for key in sorted(by_key, key=size, reverse=True)]
 
 
 def _worker_start():
