@@ -3,27 +3,58 @@
 Every other module reads it; nothing repeats it. Names resolve as hashlib's do: the canonical
 names exactly, and OpenSSL's names ("SHA-256", "sha3-256", "blake2b512", ...) in any case.
 """
-from dataclasses import dataclass
 from functools import cached_property
 
 
-@dataclass(frozen=True)
 class AlgoSpec:
-    name: str                 # hashlib's canonical name
-    family: str               # kernel family: the module name under jitdigest/kernels
-    digest_size: int          # bytes; 0 for SHAKE (length chosen at digest time)
-    block_size: int           # bytes, as hashlib reports it (the sponge rate for SHA-3)
-    word_name: str            # "uint32" or "uint64": numpy's name of the state word type
-    min_padding: int          # bytes padding adds at least: end marker + length field (MD
-                              # families), the domain/end byte (Keccak), none (BLAKE2)
-    iv: tuple = ()            # initial state words ((): computed from parameters, BLAKE2)
-    aliases: tuple = ()       # OpenSSL names, matched case-insensitively
-    caseless: bool = False    # the canonical name itself matches in any case (hashlib quirk)
-    bsd_tag: str = ""         # the name in BSD-style checksum lines ("SHA256 (NAME) = HEX") as
-                              # coreutils writes it; BLAKE2 adds "-BITS" below its full size,
-                              # SHAKE always (the tag without it names no output length)
-    default_bits: int = 0     # SHAKE: output bits when no length is asked for (twice the
-                              # security level); 0 for the others (8 * digest_size)
+    """One algorithm's row, read-only, compared by value. (A plain class: a frozen dataclass
+    imported ``dataclasses`` and ``inspect``, 20 ms of the 40-55 ms ``import jitdigest`` took
+    in a new virtual environment, AMD EPYC.)"""
+
+    # name: hashlib's canonical name
+    # family: kernel family, the module name under jitdigest/kernels
+    # digest_size: bytes; 0 for SHAKE (length chosen at digest time)
+    # block_size: bytes, as hashlib reports it (the sponge rate for SHA-3)
+    # word_name: "uint32" or "uint64", numpy's name of the state word type
+    # min_padding: bytes padding adds at least: end marker + length field (MD families), the
+    #   domain/end byte (Keccak), none (BLAKE2)
+    # iv: initial state words ((): computed from parameters, BLAKE2)
+    # aliases: OpenSSL names, matched case-insensitively
+    # caseless: the canonical name itself matches in any case (hashlib quirk)
+    # bsd_tag: the name in BSD-style checksum lines ("SHA256 (NAME) = HEX") as coreutils writes
+    #   it; BLAKE2 adds "-BITS" below its full size, SHAKE always (the tag without it names no
+    #   output length)
+    # default_bits: SHAKE's output bits when no length is asked for (twice the security level);
+    #   0 for the others (8 * digest_size)
+    FIELDS = ("name", "family", "digest_size", "block_size", "word_name", "min_padding", "iv",
+              "aliases", "caseless", "bsd_tag", "default_bits")
+
+    def __init__(self, name, family, digest_size, block_size, word_name, min_padding, iv=(),
+                 aliases=(), caseless=False, bsd_tag="", default_bits=0):
+        values = (name, family, digest_size, block_size, word_name, min_padding, iv, aliases,
+                  caseless, bsd_tag, default_bits)
+        for field, value in zip(self.FIELDS, values):
+            object.__setattr__(self, field, value)
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+    def _values(self):
+        return tuple(getattr(self, field) for field in self.FIELDS)
+
+    def __eq__(self, other):
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self):
+        return hash(self._values())
+
+    def __repr__(self):
+        return "AlgoSpec(%s)" % ", ".join(f"{f}={getattr(self, f)!r}" for f in self.FIELDS)
 
     @cached_property
     def word(self):

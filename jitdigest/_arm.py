@@ -14,8 +14,7 @@ features differently: its ``sha2`` feature enables the SHA-1 and SHA-256 instruc
 ``sha3`` feature the SHA-512 and SHA-3 ones, so ``implied()`` adds ``sha1`` / ``sha512`` to a
 target feature set that has ``sha2`` / ``sha3``. Importing this module imports no Numba.
 """
-import ctypes
-import platform
+import os
 import sys
 
 SWITCHES = ("sha1", "sha2", "sha512", "sha3")
@@ -42,7 +41,12 @@ LLVM_COVERS = {"sha2": ("sha1", "sha2"), "sha3": ("sha512", "sha3")}
 def machine(name=None):
     """``"aarch64"`` for any 64-bit ARM (Linux says aarch64, macOS arm64), else
     ``platform.machine()`` as it is ("x86_64" on Linux)."""
-    name = platform.machine() if name is None else name
+    if name is None:
+        try:
+            name = os.uname().machine       # platform.machine() on POSIX, without its 3 ms import
+        except AttributeError:              # Windows
+            import platform
+            name = platform.machine()
     return "aarch64" if name.lower() in ("aarch64", "arm64", "armv8", "armv8l") else name
 
 
@@ -69,6 +73,7 @@ def from_sysctl(get):
 
 
 def _getauxval():
+    import ctypes
     libc = ctypes.CDLL(None)
     fn = libc.getauxval
     fn.argtypes, fn.restype = [ctypes.c_ulong], ctypes.c_ulong
@@ -76,6 +81,7 @@ def _getauxval():
 
 
 def _sysctl(name):
+    import ctypes
     libc = ctypes.CDLL(None)
     value, size = ctypes.c_int64(0), ctypes.c_size_t(8)
     if libc.sysctlbyname(name.encode(), ctypes.byref(value), ctypes.byref(size), None, 0):

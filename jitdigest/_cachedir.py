@@ -15,8 +15,6 @@ Nothing here imports Numba: the command line lists and clears the cache without 
 """
 import functools
 import os
-import re
-import shutil
 import sys
 import threading
 
@@ -121,7 +119,12 @@ def source_stamp(py_file):
         return key
 
 
-_FOLDER = re.compile(r"[^-/]+-[0-9a-f]{16}")        # what directory() names: <version>-<key>
+def _ours(name):
+    """Whether ``name`` is a folder ``directory()`` names: ``<version>-<key>``, the version
+    without "-" or "/", the key 16 lowercase hex digits."""
+    version, dash, key = name.rpartition("-")
+    return (bool(dash and version) and "/" not in version and "-" not in version
+            and len(key) == 16 and all(c in "0123456789abcdef" for c in key))
 
 
 def directory():
@@ -182,8 +185,9 @@ def clear():
     top = root()
     for entry in describe()["entries"]:
         name = entry["name"]
-        if not _FOLDER.fullmatch(name):
+        if not _ours(name):
             continue
+        import shutil
         shutil.rmtree(os.path.join(top, name), ignore_errors=True)
         removed += 1
         size += entry["bytes"]
