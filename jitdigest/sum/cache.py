@@ -124,6 +124,8 @@ class Cache:
         self._cwd = os.getcwdb()
         self._dirs = {}                     # (dir, algo): {name: (stat key, digest)}
         self._folders = {}                  # directory as given: absolute, normalised
+        self._here = self._here_algo = None # the directory (as given) and algorithm of the
+        self._here_rows = []                # last lookup, and its entries (one per algorithm)
         try:
             self._db = self._open(path)
         except sqlite3.Error as exc:
@@ -175,13 +177,17 @@ class Cache:
     def _split(self, path):
         """(absolute directory, name): runs from other directories share rows."""
         folder, _, name = path.rpartition(b"/")
+        return self._full(folder), name
+
+    def _full(self, folder):
+        """A directory as given (b"" for the current one), absolute and normalised."""
         full = self._folders.get(folder)
         if full is None:
             full = os.path.normpath(os.path.join(self._cwd, folder or b"."))
             if len(self._folders) >= _config.SUM_CACHE_DIRS_KEPT:
                 self._folders.clear()
             self._folders[folder] = full
-        return full, name
+        return full
 
     def lookup(self, item):
         """Fill in ``item``'s digest and size if the database holds them for this very file
@@ -193,33 +199,36 @@ class Cache:
         item.stat = st
         if not self.read or self._db is None:
             return False
-        folder, name = self._split(item.path)
-        parts = getattr(item.algo, "parts", None)
-        if parts is None:
-            digest = self._stored(folder, name, st, item.algo)
-        else:
-            digest = tuple(self._stored(folder, name, st, part) for part in parts)
-            if None in digest:
-                digest = None
-        if digest is None:
-            return False
-        item.digest = digest
+        folder, _, name = item.path.rpartition(b"/")
+        algo = item.algo
+        if folder != self._here or algo is not self._here_algo:
+            # a directory's files come one after another: its entries are looked up once
+            parts = getattr(algo, "parts", None)
+            full = self._full(folder)
+            self._here_rows = [self._entries(full, part) for part in (parts or (algo,))]
+            self._here, self._here_algo = folder, algo
+        key = None
+        digests = []
+        for rows in self._here_rows:
+            row = rows.get(name)
+            if row is None:
+                return False
+            if key is None:
+                key = stat_key(st)      # made only for a name the directory holds: a file
+                                        # not stored yet has it made once, by ``store``
+            if row[0] != key:
+                return False
+            digests.append(row[1])
+        item.digest = digests[0] if getattr(algo, "parts", None) is None else tuple(digests)
         item.size = st.st_size
         item.stat = None                    # nothing to store
         self.hits += 1
         return True
 
-    def _stored(self, folder, name, st, algo):
-        """The stored digest of ``algo`` for the file ``st`` (its ``os.stat``) describes, or
-        None. (Its ``stat_key`` is made only for a name the directory holds: a file not
-        stored yet has it made once, by ``store``.)"""
+    def _entries(self, folder, algo):
+        """{name: (stat key, digest)} of a directory's entries for ``algo``."""
         rows = self._dirs.get((folder, algo))
-        if rows is None:
-            rows = self._load(folder, algo)
-        row = rows.get(name)
-        if row is None or row[0] != stat_key(st):
-            return None
-        return row[1]
+        return self._load(folder, algo) if rows is None else rows
 
     def _load(self, folder, algo):
         """{name: (stat key, digest)} of a directory's entries for ``algo``, kept for the next
