@@ -39,32 +39,32 @@ def _walk(top):
     stack = [(iter(_sorted_entries(top)), ancestors)]
     while stack:
         entries, ancestors = stack[-1]
-        entry = next(entries, None)
-        if entry is None:
+        for entry in entries:
+            if entry.__class__ is not tuple:        # a listing error
+                yield entry
+                continue
+            _, path, is_dir = entry
+            if not is_dir:
+                yield Item(FILE, path, path)
+                continue
+            try:
+                st = os.lstat(path)
+            except OSError as exc:
+                yield Item(ERROR, path, error=exc)
+                continue
+            key = (st.st_dev, st.st_ino)
+            if key in ancestors:
+                yield Item(ERROR, path, error=OSError(errno.ELOOP, "File system loop detected"))
+                continue
+            stack.append((iter(_sorted_entries(path)), ancestors | {key}))
+            break                                   # into it; this listing goes on after
+        else:
             stack.pop()
-            continue
-        if isinstance(entry, Item):
-            yield entry
-            continue
-        path, is_dir = entry
-        if not is_dir:
-            yield Item(FILE, path, path)
-            continue
-        try:
-            st = os.lstat(path)
-        except OSError as exc:
-            yield Item(ERROR, path, error=exc)
-            continue
-        key = (st.st_dev, st.st_ino)
-        if key in ancestors:
-            yield Item(ERROR, path, error=OSError(errno.ELOOP, "File system loop detected"))
-            continue
-        stack.append((iter(_sorted_entries(path)), ancestors | {key}))
 
 
 def _sorted_entries(path):
-    """(path, is_dir) for the entries of one directory; sorting by name with a '/' after
-    directory names gives the byte order of full paths. A listing error is an Item."""
+    """(sort key, path, is_dir) for the entries of one directory, sorted: the name, with a '/'
+    after directory names, gives the byte order of full paths. A listing error is an Item."""
     try:
         with os.scandir(path) as it:
             entries = list(it)
@@ -83,7 +83,7 @@ def _sorted_entries(path):
         except OSError:
             keyed.append((e.name, e.path, False))           # let opening it say what is wrong
     keyed.sort()
-    return [(p, d) for _, p, d in keyed]
+    return keyed
 
 
 def expand_operands(operands, recursive):
