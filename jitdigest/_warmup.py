@@ -234,15 +234,37 @@ def run(names, jobs, out=None, err=None, blake3=False, tune=False):
     the other workers compile on (its kernels take turns, so that load slows them alike).
     Returns the exit status. ``out``/``err``: the streams written to (default:
     sys.stdout/sys.stderr at call time)."""
-    from . import _cachedir, _notice
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
+    start = time.perf_counter()
+    pool = None
+    if jobs > 1:
+        # the workers start, and import Numba, while this process makes the plan (which
+        # imports it too: 0.5 s each, AMD EPYC)
+        context = multiprocessing.get_context("spawn")       # a fresh interpreter: no locks
+        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context,
+                                   initializer=_worker_start)
+        for _ in range(jobs):
+            pool.submit(_preload)
+    try:
+        return _run(pool, names, jobs, out, err, blake3, tune, start)
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+
+
+def _preload():
+    """A worker's first job: import what compiling needs (Numba, the kernel helpers)."""
+    from .kernels import _jit  # noqa: F401
+
+
+def _run(pool, names, jobs, out, err, blake3, tune, start):
+    from . import _cachedir, _notice
     tasks, chosen = plan(names, blake3, tune)
     pending_tunes = tunings(names) if tune else []
     total = len(tasks) + len(pending_tunes)
     jobs = max(1, min(jobs, total))
     tty = _notice.isatty(err)
-    start = time.perf_counter()
     done = 0
     entries, tune_seconds = {}, 0.0
     left = {}                       # (family, module name) -> its tasks not finished
@@ -274,46 +296,44 @@ def run(names, jobs, out=None, err=None, blake3=False, tune=False):
             pending_tunes.remove(t)
         return ready
 
-    if jobs == 1:
+    if pool is None:
         for task in tasks:
             finished(task, compile_one(*task))
         for tuning in ready_tunes():
             timed(tuning, tune_one(tuning[0]))
     else:
-        context = multiprocessing.get_context("spawn")       # a fresh interpreter: no locks
         waiting = chains(tasks)
         tunes = []
         running = {}
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=context,
-                                 initializer=_worker_start) as pool:
-            def submit(chain):
-                if tunes:                   # an algorithm ready to be timed first
-                    tuning = tunes.pop(0)
-                    running[pool.submit(tune_one, tuning[0])] = (None, tuning, chain)
-                    return
-                task = chain.pop(0)
-                running[pool.submit(compile_one, *task)] = (task, None, chain)
 
-            try:
-                while waiting and len(running) < jobs:
-                    submit(waiting.pop(0))
-                while running:
-                    complete, _ = wait(running, return_when=FIRST_COMPLETED)
-                    for future in complete:
-                        task, tuning, chain = running.pop(future)
-                        if task is not None:
-                            finished(task, future.result())
-                            tunes.extend(ready_tunes())
-                        else:
-                            timed(tuning, future.result())
-                        if chain or tunes or waiting:
-                            submit(chain if chain else waiting.pop(0) if waiting else [])
-                    while tunes and len(running) < jobs:
-                        submit([])
-            except BaseException:
-                for future in running:
-                    future.cancel()
-                raise
+        def submit(chain):
+            if tunes:                   # an algorithm ready to be timed first
+                tuning = tunes.pop(0)
+                running[pool.submit(tune_one, tuning[0])] = (None, tuning, chain)
+                return
+            task = chain.pop(0)
+            running[pool.submit(compile_one, *task)] = (task, None, chain)
+
+        try:
+            while waiting and len(running) < jobs:
+                submit(waiting.pop(0))
+            while running:
+                complete, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in complete:
+                    task, tuning, chain = running.pop(future)
+                    if task is not None:
+                        finished(task, future.result())
+                        tunes.extend(ready_tunes())
+                    else:
+                        timed(tuning, future.result())
+                    if chain or tunes or waiting:
+                        submit(chain if chain else waiting.pop(0) if waiting else [])
+                while tunes and len(running) < jobs:
+                    submit([])
+        except BaseException:
+            for future in running:
+                future.cancel()
+            raise
     if tty:
         err.write("\r\x1b[K")
         err.flush()
