@@ -113,6 +113,35 @@ def test_padding_block_reused_only_for_its_length(name, kernels):
 
 
 @pytest.mark.parametrize("name, kernels", _params())
+def test_rows_of_one_length_ending_in_padding_only(name, kernels):
+    """SHA-256's kernel runs the last block of four rows of one length four at a time where
+    that block is padding only (a length that is a multiple of 64, or 56-63 past one), from a
+    schedule made once per length: runs of such lengths, lengths that change and come back,
+    a group of four with one row of another length, short groups at the end, and the same
+    rows keyed (HMAC: a block hashed before each message, counted in its length)."""
+    import hmac
+
+    import jitdigest
+    lens = ([64] * 8 + [128] * 8 + [64] * 4 + [0] * 4 + [56] * 4 + [63] * 4 + [120] * 4
+            + [64, 64, 64, 65] + [1024] * 4 + [119] * 4 + [1080] * 4 + [64] * 3)
+    rng = np.random.default_rng(13)
+    msgs = [rng.integers(0, 256, k, dtype=np.uint8).tobytes() for k in lens]
+    values, starts, lengths = _pack(msgs)
+    iv = batch.initial_state(_algorithms.SPECS[name])
+    out = np.zeros((len(msgs), _algorithms.SPECS[name].digest_size), np.uint8)
+    rows = np.arange(len(msgs), dtype=np.int64)
+    kernels.hash_rows(values, starts, lengths, rows, iv, out)
+    checked = _check(name, msgs, out, rows)
+    with jitdigest.backend(kernels.name):
+        keyed = jitdigest.hmac_many(name, b"key", msgs, threads=1)
+    bad = [i for i, m in enumerate(msgs)
+           if keyed[i].tobytes() != hmac.new(b"key", m, name).digest()]
+    assert not bad, f"HMAC: {len(bad)} wrong, rows {bad[:8]}"
+    checked += len(msgs)
+    assert checked == 2 * len(lens)
+
+
+@pytest.mark.parametrize("name, kernels", _params())
 def test_tails_read_up_to_the_end_of_the_buffer_only(name, kernels):
     """Each message length 0..199 alone in a buffer that ends where it ends, one row and a full
     group of rows on it: the padded tail is read 16 bytes at a time where the buffer has 16

@@ -9,6 +9,13 @@ nearly all of them), a longer row's extra blocks through the per-message ``compr
 padded tails (built here, one or two blocks each) interleaved again. A last group of fewer than
 2 rows goes one by one.
 
+Rows of one length whose last block is padding only (a length that is a multiple of 64, or
+56-63 past one: 2-D batches of 64-byte rows, Merkle-tree nodes) go four at a time: their other
+blocks two by two as above, the last one through ``pad_rounds_x4``, the four rows' rounds
+interleaved with W + K words made once per length (``pad_schedule``). So the rows are taken
+four at a time, two pairs where their lengths differ, and a last group of fewer than four
+rows goes two by two, then one by one.
+
 SAFETY: as ``x86.py`` -- nothing here may be called unless ``jitdigest._cpu.usable(FEATURE,
 SWITCH)`` returned True (LLVM aborts the process compiling ``llvm.x86.sha*`` for a target
 without ``sha``). Importing this module compiles nothing.
@@ -28,7 +35,7 @@ NAME = "sha_ni_x2"      # the backend's name in info() and jitdigest.backend()
 FEATURE = "sha"          # the CPU feature the host and Numba's target must both have
 SWITCH = "sha_ni"        # JITDIGEST_DISABLE=sha_ni turns it off
 LANES = 2  # messages in flight together
-IN_FLIGHT = 2  # messages hashed at once per call
+IN_FLIGHT = 4  # messages hashed at once per call
 BY_DEFAULT = False  # served where the calibration table (tune, warmup) picks it, or forced
 
 
@@ -402,26 +409,354 @@ def compress_x2(state_0, src_0, pos_0, pad_0, state_1, src_1, pos_1, pad_1, nblo
     u32x4_store(state_1, 4, alignr(state1_1, tmp_1, 8))
 
 
+@inline_kernel
+def pad_schedule(total, wk):
+    """W + K, into ``wk`` (64 words), of the last block of a ``total``-byte message (the
+    bytes hashed before it counted) when that block holds no message byte: ``total % 64`` is 0
+    (the 0x80 byte, zeros, the bit length) or 56 and more (zeros, the bit length). The
+    schedule of SHA-NI's rounds (``x86.compress``), made once for every row of that length."""
+    bits = total << 3
+    w0 = u32x4_set(0x80000000 if total % 64 == 0 else 0, 0, 0, 0)
+    w1 = u32x4_set(0, 0, 0, 0)
+    w2 = u32x4_set(0, 0, 0, 0)
+    w3 = u32x4_set(0, 0, (bits >> 32) & 0xFFFFFFFF, bits & 0xFFFFFFFF)
+    u32x4_store(wk, 0, u32x4_add(w0, u32x4_set(0x428A2F98, 0x71374491, 0xB5C0FBCF, 0xE9B5DBA5)))
+    u32x4_store(wk, 4, u32x4_add(w1, u32x4_set(0x3956C25B, 0x59F111F1, 0x923F82A4, 0xAB1C5ED5)))
+    u32x4_store(wk, 8, u32x4_add(w2, u32x4_set(0xD807AA98, 0x12835B01, 0x243185BE, 0x550C7DC3)))
+    u32x4_store(wk, 12, u32x4_add(w3, u32x4_set(0x72BE5D74, 0x80DEB1FE, 0x9BDC06A7, 0xC19BF174)))
+    w0 = sha256msg2(u32x4_add(sha256msg1(w0, w1), alignr(w3, w2, 4)), w3)
+    u32x4_store(wk, 16, u32x4_add(w0, u32x4_set(0xE49B69C1, 0xEFBE4786, 0x0FC19DC6, 0x240CA1CC)))
+    w1 = sha256msg2(u32x4_add(sha256msg1(w1, w2), alignr(w0, w3, 4)), w0)
+    u32x4_store(wk, 20, u32x4_add(w1, u32x4_set(0x2DE92C6F, 0x4A7484AA, 0x5CB0A9DC, 0x76F988DA)))
+    w2 = sha256msg2(u32x4_add(sha256msg1(w2, w3), alignr(w1, w0, 4)), w1)
+    u32x4_store(wk, 24, u32x4_add(w2, u32x4_set(0x983E5152, 0xA831C66D, 0xB00327C8, 0xBF597FC7)))
+    w3 = sha256msg2(u32x4_add(sha256msg1(w3, w0), alignr(w2, w1, 4)), w2)
+    u32x4_store(wk, 28, u32x4_add(w3, u32x4_set(0xC6E00BF3, 0xD5A79147, 0x06CA6351, 0x14292967)))
+    w0 = sha256msg2(u32x4_add(sha256msg1(w0, w1), alignr(w3, w2, 4)), w3)
+    u32x4_store(wk, 32, u32x4_add(w0, u32x4_set(0x27B70A85, 0x2E1B2138, 0x4D2C6DFC, 0x53380D13)))
+    w1 = sha256msg2(u32x4_add(sha256msg1(w1, w2), alignr(w0, w3, 4)), w0)
+    u32x4_store(wk, 36, u32x4_add(w1, u32x4_set(0x650A7354, 0x766A0ABB, 0x81C2C92E, 0x92722C85)))
+    w2 = sha256msg2(u32x4_add(sha256msg1(w2, w3), alignr(w1, w0, 4)), w1)
+    u32x4_store(wk, 40, u32x4_add(w2, u32x4_set(0xA2BFE8A1, 0xA81A664B, 0xC24B8B70, 0xC76C51A3)))
+    w3 = sha256msg2(u32x4_add(sha256msg1(w3, w0), alignr(w2, w1, 4)), w2)
+    u32x4_store(wk, 44, u32x4_add(w3, u32x4_set(0xD192E819, 0xD6990624, 0xF40E3585, 0x106AA070)))
+    w0 = sha256msg2(u32x4_add(sha256msg1(w0, w1), alignr(w3, w2, 4)), w3)
+    u32x4_store(wk, 48, u32x4_add(w0, u32x4_set(0x19A4C116, 0x1E376C08, 0x2748774C, 0x34B0BCB5)))
+    w1 = sha256msg2(u32x4_add(sha256msg1(w1, w2), alignr(w0, w3, 4)), w0)
+    u32x4_store(wk, 52, u32x4_add(w1, u32x4_set(0x391C0CB3, 0x4ED8AA4A, 0x5B9CCA4F, 0x682E6FF3)))
+    w2 = sha256msg2(u32x4_add(sha256msg1(w2, w3), alignr(w1, w0, 4)), w1)
+    u32x4_store(wk, 56, u32x4_add(w2, u32x4_set(0x748F82EE, 0x78A5636F, 0x84C87814, 0x8CC70208)))
+    w3 = sha256msg2(u32x4_add(sha256msg1(w3, w0), alignr(w2, w1, 4)), w2)
+    u32x4_store(wk, 60, u32x4_add(w3, u32x4_set(0x90BEFFFA, 0xA4506CEB, 0xBEF9A3F7, 0xC67178F2)))
+
+
+@block_function
+def pad_rounds_x4(state_0, state_1, state_2, state_3, wk):
+    """Compress into each of 4 states one block whose W + K words are the 64 of ``wk`` (a
+    block of padding only, the same for all four): their rounds interleaved, with no
+    message schedule."""
+    clear_upper_vectors()  # no AVX-SSE transitions in the SHA rounds
+    tmp_0 = pshufd(u32x4_load(state_0, 0), 0xB1)
+    tmp_1 = pshufd(u32x4_load(state_1, 0), 0xB1)
+    tmp_2 = pshufd(u32x4_load(state_2, 0), 0xB1)
+    tmp_3 = pshufd(u32x4_load(state_3, 0), 0xB1)
+    state1_0 = pshufd(u32x4_load(state_0, 4), 0x1B)
+    state1_1 = pshufd(u32x4_load(state_1, 4), 0x1B)
+    state1_2 = pshufd(u32x4_load(state_2, 4), 0x1B)
+    state1_3 = pshufd(u32x4_load(state_3, 4), 0x1B)
+    state0_0 = alignr(tmp_0, state1_0, 8)
+    state0_1 = alignr(tmp_1, state1_1, 8)
+    state0_2 = alignr(tmp_2, state1_2, 8)
+    state0_3 = alignr(tmp_3, state1_3, 8)
+    state1_0 = blend(state1_0, tmp_0, 0xC)
+    state1_1 = blend(state1_1, tmp_1, 0xC)
+    state1_2 = blend(state1_2, tmp_2, 0xC)
+    state1_3 = blend(state1_3, tmp_3, 0xC)
+    abef_save_0 = state0_0
+    cdgh_save_0 = state1_0
+    abef_save_1 = state0_1
+    cdgh_save_1 = state1_1
+    abef_save_2 = state0_2
+    cdgh_save_2 = state1_2
+    abef_save_3 = state0_3
+    cdgh_save_3 = state1_3
+    msg = u32x4_load(wk, 0)  # rounds 0-3
+    state1_0 = sha256rnds2(state1_0, state0_0, msg)
+    state1_1 = sha256rnds2(state1_1, state0_1, msg)
+    state1_2 = sha256rnds2(state1_2, state0_2, msg)
+    state1_3 = sha256rnds2(state1_3, state0_3, msg)
+    msg = pshufd(msg, 0x0E)
+    state0_0 = sha256rnds2(state0_0, state1_0, msg)
+    state0_1 = sha256rnds2(state0_1, state1_1, msg)
+    state0_2 = sha256rnds2(state0_2, state1_2, msg)
+    state0_3 = sha256rnds2(state0_3, state1_3, msg)
+    msg = u32x4_load(wk, 4)  # rounds 4-7
+    state1_0 = sha256rnds2(state1_0, state0_0, msg)
+    state1_1 = sha256rnds2(state1_1, state0_1, msg)
+    state1_2 = sha256rnds2(state1_2, state0_2, msg)
+    state1_3 = sha256rnds2(state1_3, state0_3, msg)
+    msg = pshufd(msg, 0x0E)
+    state0_0 = sha256rnds2(state0_0, state1_0, msg)
+    state0_1 = sha256rnds2(state0_1, state1_1, msg)
+    state0_2 = sha256rnds2(state0_2, state1_2, msg)
+    state0_3 = sha256rnds2(state0_3, state1_3, msg)
+    msg = u32x4_load(wk, 8)  # rounds 8-11
+    state1_0 = sha256rnds2(state1_0, state0_0, msg)
+    state1_1 = sha256rnds2(state1_1, state0_1, msg)
+    state1_2 = sha256rnds2(state1_2, state0_2, msg)
+    state1_3 = sha256rnds2(state1_3, state0_3, msg)
+    msg = pshufd(msg, 0x0E)
+    state0_0 = sha256rnds2(state0_0, state1_0, msg)
+    state0_1 = sha256rnds2(state0_1, state1_1, msg)
+    state0_2 = sha256rnds2(state0_2, state1_2, msg)
+    state0_3 = sha256rnds2(state0_3, state1_3, msg)
+    msg = u32x4_load(wk, 12)  # rounds 12-15
+    state1_0 = sha256rnds2(state1_0, state0_0, msg)
+    state1_1 = sha256rnds2(state1_1, state0_1, msg)
+    state1_2 = sha256rnds2(state1_2, state0_2, msg)
+    state1_3 = sha256rnds2(state1_3, state0_3, msg)
+    msg = pshufd(msg, 0x0E)
+    state0_0 = sha256rnds2(state0_0, state1_0, msg)
+    state0_1 = sha256rnds2(state0_1, state1_1, msg)
+    state0_2 = sha256rnds2(state0_2, state1_2, msg)
+    state0_3 = sha256rnds2(state0_3, state1_3, msg)
+    msg = u32x4_load(wk, 16)  # rounds 16-19
+    state1_0 = sha256rnds2(state1_0, state0_0, msg)
+    state1_1 = sha256rnds2(state1_1, state0_1, msg)
+    state1_2 = sha256rnds2(state1_2, state0_2, msg)
+    state1_3 = sha256rnds2(state1_3, state0_3, msg)
+    msg = pshufd(msg, 0x0E)
+    state0_0 = sha256rnds2(state0_0, state1_0, msg)
+    state0_1 = sha256rnds2(state0_1, state1_1, msg)
+    state0_2 = sha256rnds2(state0_2, state1_2, msg)
+    state0_3 = sha256rnds2(state0_3, state1_3, msg)
+    msg = u32x4_load(wk, 20)  # rounds 20-23
+    state1_0 = sha256rnds2(state1_0, state0_0, msg)
+    state1_1 = sha256rnds2(state1_1, state0_1, msg)
+    state1_2 = sha256rnds2(state1_2, state0_2, msg)
+    state1_3 = sha256rnds2(state1_3, state0_3, msg)
+    msg = pshufd(msg, 0x0E)
+    state0_0 = sha256rnds2(state0_0, state1_0, msg)
+    state0_1 = sha256rnds2(state0_1, state1_1, msg)
+    state0_2 = sha256rnds2(state0_2, state1_2, msg)
+    state0_3 = sha256rnds2(state0_3, state1_3, msg)
+    msg = u32x4_load(wk, 24)  # rounds 24-27
+    state1_0 = sha256rnds2(state1_0, state0_0, msg)
+    state1_1 = sha256rnds2(state1_1, state0_1, msg)
+    state1_2 = sha256rnds2(state1_2, state0_2, msg)
+    state1_3 = sha256rnds2(state1_3, state0_3, msg)
+    msg = pshufd(msg, 0x0E)
+    state0_0 = sha256rnds2(state0_0, state1_0, msg)
+    state0_1 = sha256rnds2(state0_1, state1_1, msg)
+    state0_2 = sha256rnds2(state0_2, state1_2, msg)
+    state0_3 = sha256rnds2(state0_3, state1_3, msg)
+    msg = u32x4_load(wk, 28)  # rounds 28-31
+    state1_0 = sha256rnds2(state1_0, state0_0, msg)
+    state1_1 = sha256rnds2(state1_1, state0_1, msg)
+    state1_2 = sha256rnds2(state1_2, state0_2, msg)
+    state1_3 = sha256rnds2(state1_3, state0_3, msg)
+    msg = pshufd(msg, 0x0E)
+    state0_0 = sha256rnds2(state0_0, state1_0, msg)
+    state0_1 = sha256rnds2(state0_1, state1_1, msg)
+    state0_2 = sha256rnds2(state0_2, state1_2, msg)
+    state0_3 = sha256rnds2(state0_3, state1_3, msg)
+    msg = u32x4_load(wk, 32)  # rounds 32-35
+    state1_0 = sha256rnds2(state1_0, state0_0, msg)
+    state1_1 = sha256rnds2(state1_1, state0_1, msg)
+    state1_2 = sha256rnds2(state1_2, state0_2, msg)
+    state1_3 = sha256rnds2(state1_3, state0_3, msg)
+    msg = pshufd(msg, 0x0E)
+    state0_0 = sha256rnds2(state0_0, state1_0, msg)
+    state0_1 = sha256rnds2(state0_1, state1_1, msg)
+    state0_2 = sha256rnds2(state0_2, state1_2, msg)
+    state0_3 = sha256rnds2(state0_3, state1_3, msg)
+    msg = u32x4_load(wk, 36)  # rounds 36-39
+    state1_0 = sha256rnds2(state1_0, state0_0, msg)
+    state1_1 = sha256rnds2(state1_1, state0_1, msg)
+    state1_2 = sha256rnds2(state1_2, state0_2, msg)
+    state1_3 = sha256rnds2(state1_3, state0_3, msg)
+    msg = pshufd(msg, 0x0E)
+    state0_0 = sha256rnds2(state0_0, state1_0, msg)
+    state0_1 = sha256rnds2(state0_1, state1_1, msg)
+    state0_2 = sha256rnds2(state0_2, state1_2, msg)
+    state0_3 = sha256rnds2(state0_3, state1_3, msg)
+    msg = u32x4_load(wk, 40)  # rounds 40-43
+    state1_0 = sha256rnds2(state1_0, state0_0, msg)
+    state1_1 = sha256rnds2(state1_1, state0_1, msg)
+    state1_2 = sha256rnds2(state1_2, state0_2, msg)
+    state1_3 = sha256rnds2(state1_3, state0_3, msg)
+    msg = pshufd(msg, 0x0E)
+    state0_0 = sha256rnds2(state0_0, state1_0, msg)
+    state0_1 = sha256rnds2(state0_1, state1_1, msg)
+    state0_2 = sha256rnds2(state0_2, state1_2, msg)
+    state0_3 = sha256rnds2(state0_3, state1_3, msg)
+    msg = u32x4_load(wk, 44)  # rounds 44-47
+    state1_0 = sha256rnds2(state1_0, state0_0, msg)
+    state1_1 = sha256rnds2(state1_1, state0_1, msg)
+    state1_2 = sha256rnds2(state1_2, state0_2, msg)
+    state1_3 = sha256rnds2(state1_3, state0_3, msg)
+    msg = pshufd(msg, 0x0E)
+    state0_0 = sha256rnds2(state0_0, state1_0, msg)
+    state0_1 = sha256rnds2(state0_1, state1_1, msg)
+    state0_2 = sha256rnds2(state0_2, state1_2, msg)
+    state0_3 = sha256rnds2(state0_3, state1_3, msg)
+    msg = u32x4_load(wk, 48)  # rounds 48-51
+    state1_0 = sha256rnds2(state1_0, state0_0, msg)
+    state1_1 = sha256rnds2(state1_1, state0_1, msg)
+    state1_2 = sha256rnds2(state1_2, state0_2, msg)
+    state1_3 = sha256rnds2(state1_3, state0_3, msg)
+    msg = pshufd(msg, 0x0E)
+    state0_0 = sha256rnds2(state0_0, state1_0, msg)
+    state0_1 = sha256rnds2(state0_1, state1_1, msg)
+    state0_2 = sha256rnds2(state0_2, state1_2, msg)
+    state0_3 = sha256rnds2(state0_3, state1_3, msg)
+    msg = u32x4_load(wk, 52)  # rounds 52-55
+    state1_0 = sha256rnds2(state1_0, state0_0, msg)
+    state1_1 = sha256rnds2(state1_1, state0_1, msg)
+    state1_2 = sha256rnds2(state1_2, state0_2, msg)
+    state1_3 = sha256rnds2(state1_3, state0_3, msg)
+    msg = pshufd(msg, 0x0E)
+    state0_0 = sha256rnds2(state0_0, state1_0, msg)
+    state0_1 = sha256rnds2(state0_1, state1_1, msg)
+    state0_2 = sha256rnds2(state0_2, state1_2, msg)
+    state0_3 = sha256rnds2(state0_3, state1_3, msg)
+    msg = u32x4_load(wk, 56)  # rounds 56-59
+    state1_0 = sha256rnds2(state1_0, state0_0, msg)
+    state1_1 = sha256rnds2(state1_1, state0_1, msg)
+    state1_2 = sha256rnds2(state1_2, state0_2, msg)
+    state1_3 = sha256rnds2(state1_3, state0_3, msg)
+    msg = pshufd(msg, 0x0E)
+    state0_0 = sha256rnds2(state0_0, state1_0, msg)
+    state0_1 = sha256rnds2(state0_1, state1_1, msg)
+    state0_2 = sha256rnds2(state0_2, state1_2, msg)
+    state0_3 = sha256rnds2(state0_3, state1_3, msg)
+    msg = u32x4_load(wk, 60)  # rounds 60-63
+    state1_0 = sha256rnds2(state1_0, state0_0, msg)
+    state1_1 = sha256rnds2(state1_1, state0_1, msg)
+    state1_2 = sha256rnds2(state1_2, state0_2, msg)
+    state1_3 = sha256rnds2(state1_3, state0_3, msg)
+    msg = pshufd(msg, 0x0E)
+    state0_0 = sha256rnds2(state0_0, state1_0, msg)
+    state0_1 = sha256rnds2(state0_1, state1_1, msg)
+    state0_2 = sha256rnds2(state0_2, state1_2, msg)
+    state0_3 = sha256rnds2(state0_3, state1_3, msg)
+    state0_0 = u32x4_add(state0_0, abef_save_0)
+    state1_0 = u32x4_add(state1_0, cdgh_save_0)
+    state0_1 = u32x4_add(state0_1, abef_save_1)
+    state1_1 = u32x4_add(state1_1, cdgh_save_1)
+    state0_2 = u32x4_add(state0_2, abef_save_2)
+    state1_2 = u32x4_add(state1_2, cdgh_save_2)
+    state0_3 = u32x4_add(state0_3, abef_save_3)
+    state1_3 = u32x4_add(state1_3, cdgh_save_3)
+
+    tmp_0 = pshufd(state0_0, 0x1B)
+    tmp_1 = pshufd(state0_1, 0x1B)
+    tmp_2 = pshufd(state0_2, 0x1B)
+    tmp_3 = pshufd(state0_3, 0x1B)
+    state1_0 = pshufd(state1_0, 0xB1)
+    state1_1 = pshufd(state1_1, 0xB1)
+    state1_2 = pshufd(state1_2, 0xB1)
+    state1_3 = pshufd(state1_3, 0xB1)
+    u32x4_store(state_0, 0, blend(tmp_0, state1_0, 0xC))
+    u32x4_store(state_1, 0, blend(tmp_1, state1_1, 0xC))
+    u32x4_store(state_2, 0, blend(tmp_2, state1_2, 0xC))
+    u32x4_store(state_3, 0, blend(tmp_3, state1_3, 0xC))
+    u32x4_store(state_0, 4, alignr(state1_0, tmp_0, 8))
+    u32x4_store(state_1, 4, alignr(state1_1, tmp_1, 8))
+    u32x4_store(state_2, 4, alignr(state1_2, tmp_2, 8))
+    u32x4_store(state_3, 4, alignr(state1_3, tmp_3, 8))
+
+
 @kernel
 def hash_rows(values, starts, lengths, rows, iv, out):
-    """SHA-224/SHA-256, 2 messages interleaved: the digest of each message
+    """SHA-224/SHA-256, 2 messages interleaved, the last block of 4 rows of one length at once
+    where it holds padding only: the digest of each message
     ``values[starts[r]:starts[r] + lengths[r]]``, ``r`` in ``rows``, into ``out[r]``."""
     state_0 = new_words(8, np.uint32)
     state_1 = new_words(8, np.uint32)
+    state_2 = new_words(8, np.uint32)
+    state_3 = new_words(8, np.uint32)
     pad_0 = new_words(128, np.uint8)
     pad_1 = new_words(128, np.uint8)
+    pad_2 = new_words(128, np.uint8)
+    pad_3 = new_words(128, np.uint8)
+    padwk = new_words(64, np.uint32)  # W + K of a block of padding only ...
+    padwk_for = -1  # ... that ends a message of this many bytes (-1: none yet)
     nrows = row_count(rows)
-    whole = nrows - nrows % 2
+    whole = nrows - nrows % 4
     # the length whose padding block each pad holds, if any
-    staged_0 = staged_1 = -1
+    staged_0 = staged_1 = staged_2 = staged_3 = -1
     pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches
     # bytes hashed before each message (HMAC's key block; a word after the IV's),
     # counted in the length its padding ends with, as the lane kernels count them
     pre = np.int64(iv[8]) if iv.shape[0] > 8 else 0
-    for g in range(0, whole, 2):
-        if pf and g + 4 <= nrows:  # the first block of each row of the next group
-            for k in range(2):
-                prefetch(values, start_of(starts, row_at(rows, g + 2 + k)))
+    for g in range(0, whole, 4):
+        if pf and g + 8 <= nrows:  # the first block of each row of the next group
+            for k in range(4):
+                prefetch(values, start_of(starts, row_at(rows, g + 4 + k)))
+        r_0 = row_at(rows, g + 0)
+        s_0, nf_0, nt_0, staged_0 = start_row(values, starts, lengths, r_0, iv, pre, state_0,
+                                              pad_0, staged_0)
+        r_1 = row_at(rows, g + 1)
+        s_1, nf_1, nt_1, staged_1 = start_row(values, starts, lengths, r_1, iv, pre, state_1,
+                                              pad_1, staged_1)
+        r_2 = row_at(rows, g + 2)
+        s_2, nf_2, nt_2, staged_2 = start_row(values, starts, lengths, r_2, iv, pre, state_2,
+                                              pad_2, staged_2)
+        r_3 = row_at(rows, g + 3)
+        s_3, nf_3, nt_3, staged_3 = start_row(values, starts, lengths, r_3, iv, pre, state_3,
+                                              pad_3, staged_3)
+        n = length_of(lengths, r_0)
+        rest = n % 64
+        one = (length_of(lengths, r_1) == n and length_of(lengths, r_2) == n
+               and length_of(lengths, r_3) == n)
+        if one and (rest == 0 or rest >= 56):
+            if n + pre != padwk_for:  # a new length (rows come sorted by length)
+                pad_schedule(n + pre, padwk)
+                padwk_for = n + pre
+            before = nt_0 - 1  # tail blocks before the last
+            if nf_0 + before > 0:  # the blocks before the last, two by two
+                compress_x2(state_0, values, s_0, pad_0, state_1, values, s_1, pad_1, nf_0, before)
+                compress_x2(state_2, values, s_2, pad_2, state_3, values, s_3, pad_3, nf_0, before)
+            pad_rounds_x4(state_0, state_1, state_2, state_3, padwk)
+        else:
+            both = min(nf_0, nf_1)
+            tails = min(nt_0, nt_1)
+            # rows of one shape (the driver sorts rows by length): one call
+            if (nf_0 == both and nf_1 == both and nt_0 == tails and nt_1 == tails):
+                compress_x2(state_0, values, s_0, pad_0, state_1, values, s_1, pad_1, both, tails)
+            else:  # whole blocks side by side, a longer row's others alone, then tails
+                compress_x2(state_0, values, s_0, pad_0, state_1, values, s_1, pad_1, both, 0)
+                if nf_0 > both:
+                    compress(state_0, values, s_0 + 64 * both, nf_0 - both)
+                if nf_1 > both:
+                    compress(state_1, values, s_1 + 64 * both, nf_1 - both)
+                compress_x2(state_0, values, s_0, pad_0, state_1, values, s_1, pad_1, 0, tails)
+                if nt_0 > tails:
+                    compress(state_0, pad_0, 64, 1)
+                if nt_1 > tails:
+                    compress(state_1, pad_1, 64, 1)
+            both = min(nf_2, nf_3)
+            tails = min(nt_2, nt_3)
+            # rows of one shape (the driver sorts rows by length): one call
+            if (nf_2 == both and nf_3 == both and nt_2 == tails and nt_3 == tails):
+                compress_x2(state_2, values, s_2, pad_2, state_3, values, s_3, pad_3, both, tails)
+            else:  # whole blocks side by side, a longer row's others alone, then tails
+                compress_x2(state_2, values, s_2, pad_2, state_3, values, s_3, pad_3, both, 0)
+                if nf_2 > both:
+                    compress(state_2, values, s_2 + 64 * both, nf_2 - both)
+                if nf_3 > both:
+                    compress(state_3, values, s_3 + 64 * both, nf_3 - both)
+                compress_x2(state_2, values, s_2, pad_2, state_3, values, s_3, pad_3, 0, tails)
+                if nt_2 > tails:
+                    compress(state_2, pad_2, 64, 1)
+                if nt_3 > tails:
+                    compress(state_3, pad_3, 64, 1)
+        put_digest(state_0, out, r_0)
+        put_digest(state_1, out, r_1)
+        put_digest(state_2, out, r_2)
+        put_digest(state_3, out, r_3)
+    for g in range(whole, nrows - 1, 2):  # the last rows, fewer than 4: two by two
         r_0 = row_at(rows, g + 0)
         s_0, nf_0, nt_0, staged_0 = start_row(values, starts, lengths, r_0, iv, pre, state_0,
                                               pad_0, staged_0)
@@ -446,8 +781,8 @@ def hash_rows(values, starts, lengths, rows, iv, out):
                 compress(state_1, pad_1, 64, 1)
         put_digest(state_0, out, r_0)
         put_digest(state_1, out, r_1)
-    for i in range(whole, nrows):  # the last rows, fewer than 2
-        r = row_at(rows, i)
+    if nrows % 2:  # and one alone
+        r = row_at(rows, nrows - 1)
         s, nf, nt, staged_0 = start_row(values, starts, lengths, r, iv, pre, state_0, pad_0,
                                         staged_0)
         if nf > 0:
