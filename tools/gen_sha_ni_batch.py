@@ -136,7 +136,8 @@ Rows of one length whose last block is padding only (a length that is a multiple
 blocks two by two as above, the last one through ``pad_rounds_x4``, the four rows' rounds
 interleaved with W + K words made once per length (``pad_schedule``). So the rows are taken
 four at a time, two pairs where their lengths differ, and a last group of fewer than four
-rows goes two by two, then one by one."""
+rows goes two by two, then one by one. Runs of 64-byte rows (one data block each) go through
+``rows64_x4``, which also runs their data blocks four at a time, software-pipelined."""
 
 SIMD = {"sha1": "clear_upper_vectors, pshufd, sha1msg1, sha1msg2, sha1nexte, sha1rnds4, "
                 "u32x4_add, u32x4_lane, u32x4_load, u32x4_load_be, u32x4_set, u32x4_store, "
@@ -281,6 +282,8 @@ def hash_rows_pad4(family, ways):
         a.append("    pad_%d = new_words(128, np.uint8)" % k)
     a.append("    padwk = new_words(64, np.uint32)  # W + K of a block of padding only ...")
     a.append("    padwk_for = -1  # ... that ends a message of this many bytes (-1: none yet)")
+    a.append("    wk_a = new_words(256, np.uint32)  # rows64_x4's W + K of four data blocks, ...")
+    a.append("    wk_b = new_words(256, np.uint32)  # ... and of the next four")
     a.append("    nrows = row_count(rows)")
     a.append("    whole = nrows - nrows % 4")
     a.append("    # the length whose padding block each pad holds, if any")
@@ -289,7 +292,20 @@ def hash_rows_pad4(family, ways):
     a.append("    # bytes hashed before each message (HMAC's key block; a word after the IV's),")
     a.append("    # counted in the length its padding ends with, as the lane kernels count them")
     a.append("    pre = np.int64(iv[%d]) if iv.shape[0] > %d else 0" % (W, W))
-    a.append("    for g in range(0, whole, 4):")
+    a.append("    g = 0")
+    a.append("    while g < whole:")
+    a.append("        e = g  # a run of groups of 64-byte rows: rows64_x4")
+    a.append("        while e < whole and (%s):" % "\n                             and ".join(
+        "length_of(lengths, row_at(rows, e + %d)) == 64" % k for k in ks).replace("e + 0", "e"))
+    a.append("            e += 4")
+    a.append("        if e > g:")
+    a.append("            if 64 + pre != padwk_for:")
+    a.append("                pad_schedule(64 + pre, padwk)")
+    a.append("                padwk_for = 64 + pre")
+    a += _call("rows64_x4(", "values, starts, rows, g, e, iv, padwk, wk_a, wk_b, %s, out)"
+               % ", ".join("state_%d" % k for k in ks), " " * 12)
+    a.append("            g = e")
+    a.append("            continue")
     a.append("        if pf and g + 8 <= nrows:  # the first block of each row of the next group")
     a.append("            for k in range(4):")
     a.append("                prefetch(values, start_of(starts, row_at(rows, g + 4 + k)))")
@@ -315,6 +331,7 @@ def hash_rows_pad4(family, ways):
     a += _group((2, 3), 12)
     for k in ks:
         a.append("        put_digest(state_%d, out, r_%d)" % (k, k))
+    a.append("        g += 4")
     a.append("    for g in range(whole, nrows - 1, 2):  # the last rows, fewer than 4: two by two")
     for k in (0, 1):
         a.append("        r_%d = row_at(rows, g + %d)" % (k, k))
@@ -333,6 +350,32 @@ def hash_rows_pad4(family, ways):
     return a
 
 
+def _schedule(j, w, wk, offset, indent, load=None):
+    """Lines of SHA-256 message-schedule group ``j`` (words 4j..4j+3, ``w(j)``: the name of its
+    vector, four live at a time) as ``x86.compress`` makes it, stored with its round constants
+    at ``wk[offset + 4 j]``; ``load(j)``: the expression of the first four groups' message
+    words (None: ``w(0)``..``w(3)`` are set already)."""
+    kv = ", ".join("0x%08X" % x for x in X86.K256[4 * j:4 * j + 4])
+    lines = []
+    if j >= 4:
+        lines.append("%s = sha256msg2(u32x4_add(sha256msg1(%s, %s), alignr(%s, %s, 4)), %s)"
+                     % (w(j), w(j), w(j + 1), w(j + 3), w(j + 2), w(j + 3)))
+    elif load is not None:
+        lines.append("%s = %s" % (w(j), load(j)))
+    lines.append("kc = u32x4_set(%s)" % kv)
+    lines.append("u32x4_store(%s, %d, u32x4_add(%s, kc))" % (wk, offset + 4 * j, w(j)))
+    return [indent + line for line in lines]
+
+
+def _plus(k):
+    return " + %d" % k if k else ""
+
+
+def _load_be(k, j):
+    """Slot ``k``'s message words 4j..4j+3, read from its row (``p_k``: its first byte)."""
+    return "u32x4_load_be(values, p_%d%s)" % (k, _plus(16 * j))
+
+
 def _w(j):
     return "w%d" % (j % 4)
 
@@ -340,7 +383,6 @@ def _w(j):
 def pad_helpers(family):
     """``pad_schedule`` and ``pad_rounds_x4`` of a ``PAD4`` family (SHA-256)."""
     prologue, _, epilogue = _sections(family)
-    K = X86.K256
     a = ["", "", "@inline_kernel", "def pad_schedule(total, wk):",
          '    """W + K, into ``wk`` (64 words), of the last block of a ``total``-byte message'
          " (the",
@@ -356,12 +398,7 @@ def pad_helpers(family):
          "    w2 = u32x4_set(0, 0, 0, 0)",
          "    w3 = u32x4_set(0, 0, (bits >> 32) & 0xFFFFFFFF, bits & 0xFFFFFFFF)"]
     for j in range(16):
-        kv = ", ".join("0x%08X" % x for x in K[4 * j:4 * j + 4])
-        if j >= 4:
-            a.append("    %s = sha256msg2(u32x4_add(sha256msg1(%s, %s), alignr(%s, %s, 4)), %s)"
-                     % (_w(j), _w(j), _w(j + 1), _w(j + 3), _w(j + 2), _w(j + 3)))
-        a += _call("u32x4_store(", "wk, %d, u32x4_add(%s, u32x4_set(%s)))"
-                   % (4 * j, _w(j), kv), "    ")
+        a += _schedule(j, _w, "wk", 0, "    ")
     a += ["", "", "@block_function",
           "def pad_rounds_x4(state_0, state_1, state_2, state_3, wk):",
           '    """Compress into each of 4 states one block whose W + K words are the 64 of ``wk``'
@@ -384,6 +421,81 @@ def pad_helpers(family):
         a.append("    state0_%d = u32x4_add(state0_%d, abef_save_%d)" % (k, k, k))
         a.append("    state1_%d = u32x4_add(state1_%d, cdgh_save_%d)" % (k, k, k))
     a += _interleave(epilogue, 4)
+    return a
+
+
+def rows64_lines(family):
+    """``rows64_x4``: runs of 64-byte rows (one data block and one of padding only each), four
+    at a time and software-pipelined."""
+    prologue, _, epilogue = _sections(family)
+    ks = range(4)
+    states = ", ".join("state_%d" % k for k in ks)
+    a = ["", "", "@kernel"]
+    a += _call("def rows64_x4(", "values, starts, rows, g0, g1, iv, padwk, wk_a, wk_b, %s, out):"
+               % states, "")
+    a += ['    """The rows ``rows[g0:g1]`` (``g1 - g0`` a multiple of 4), each 64 bytes long: one',
+          "    data block and one of padding only (W + K in ``padwk``, the same for all), four",
+          "    rows at a time and software-pipelined: a group's data blocks' rounds read their",
+          "    W + K back from ``wk_cur``, then its padding blocks' rounds run with the message",
+          "    schedule of the next group's data blocks made between them (into ``wk_nxt``): the",
+          "    schedule's instructions fill the latency of the ``sha256rnds2`` chains, and each",
+          "    row's rounds hold only its two state vectors (four rows fit the 16 XMM",
+          "    registers). The states pass through ``state_k`` to ``put_digest``. 64-byte rows",
+          "    (two 32-byte digests: a Merkle tree's nodes) took 52 ns a row through",
+          "    ``compress_x2`` and ``pad_rounds_x4``, 36 here (one core, AMD EPYC, Zen 3).",
+          '    """',
+          "    clear_upper_vectors()  # no AVX-SSE transitions in the SHA rounds",
+          "    wk_cur = wk_a",
+          "    wk_nxt = wk_b"]
+    # the IV, shuffled as compress's prologue shuffles a state, once
+    a += [line.split("#")[0].rstrip().replace("state0", "iv0").replace("state1", "iv1")
+          .replace("u32x4_load(state,", "u32x4_load(iv,") for line in prologue]
+    w = lambda k: (lambda j: "w%d_%d" % (j % 4, k))            # noqa: E731
+    for k in ks:
+        a.append("    p_%d = start_of(starts, row_at(rows, g0%s))" % (k, _plus(k)))
+    for j in range(16):                 # the first group's schedule
+        for k in ks:
+            a += _schedule(j, w(k), "wk_cur", 64 * k, "    ", lambda j, k=k: _load_be(k, j))
+    a.append("    for g in range(g0, g1, 4):")
+    a.append("        nx = g + 4 if g + 4 < g1 else g  # the next group (after the last: this"
+             " one, unused)")
+    for k in ks:
+        a.append("        p_%d = start_of(starts, row_at(rows, nx%s))" % (k, _plus(k)))
+    for k in ks:
+        a.append("        state0_%d = iv0" % k)
+        a.append("        state1_%d = iv1" % k)
+    for j in range(16):                 # the data blocks
+        for k in ks:
+            a.append("        msg_%d = u32x4_load(wk_cur, %d)" % (k, 64 * k + 4 * j))
+            a.append("        state1_%d = sha256rnds2(state1_%d, state0_%d, msg_%d)"
+                     % (k, k, k, k))
+        for k in ks:
+            a.append("        msg_%d = pshufd(msg_%d, 0x0E)" % (k, k))
+            a.append("        state0_%d = sha256rnds2(state0_%d, state1_%d, msg_%d)"
+                     % (k, k, k, k))
+    for k in ks:
+        a.append("        state0_%d = u32x4_add(state0_%d, iv0)" % (k, k))
+        a.append("        state1_%d = u32x4_add(state1_%d, iv1)" % (k, k))
+        a.append("        abef_save_%d = state0_%d" % (k, k))
+        a.append("        cdgh_save_%d = state1_%d" % (k, k))
+    for j in range(16):                 # the padding blocks, the next group's schedule between
+        a.append("        msg = u32x4_load(padwk, %d)" % (4 * j))
+        for k in ks:
+            a.append("        state1_%d = sha256rnds2(state1_%d, state0_%d, msg)" % (k, k, k))
+        slot, first = divmod(4 * j, 16)
+        for jj in range(first, first + 4):
+            a += _schedule(jj, w(slot), "wk_nxt", 64 * slot, "        ",
+                           lambda jj, slot=slot: _load_be(slot, jj))
+        a.append("        msg = pshufd(msg, 0x0E)")
+        for k in ks:
+            a.append("        state0_%d = sha256rnds2(state0_%d, state1_%d, msg)" % (k, k, k))
+    for k in ks:
+        a.append("        state0_%d = u32x4_add(state0_%d, abef_save_%d)" % (k, k, k))
+        a.append("        state1_%d = u32x4_add(state1_%d, cdgh_save_%d)" % (k, k, k))
+    a += ["    " + line for line in _interleave(epilogue, 4) if line.strip()]
+    for k in ks:
+        a.append("        put_digest(state_%d, out, row_at(rows, g%s))" % (k, _plus(k)))
+    a.append("        wk_cur, wk_nxt = wk_nxt, wk_cur")
     return a
 
 
@@ -458,7 +570,8 @@ def render():
                     in_flight=4 if family in PAD4 else ways),
                 HELPERS.format(iv_copy=_iv_copy(WORDS[family]), bytes=4 * WORDS[family]),
                 "\n\n" + "\n".join(compress_xn(family, ways)) + "\n",
-                "\n".join(pad_helpers(family)) + "\n" if family in PAD4 else "",
+                "\n".join(pad_helpers(family) + rows64_lines(family)) + "\n"
+                if family in PAD4 else "",
                 "\n\n" + "\n".join((hash_rows_pad4 if family in PAD4 else hash_rows)(
                     family, ways)) + "\n"])
             files["jitdigest/kernels/%s/ni_x%d.py" % (family, ways)] = text
