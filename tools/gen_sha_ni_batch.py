@@ -115,7 +115,7 @@ without ``sha``). Importing this module compiles nothing.
 """
 import numpy as np
 
-from .._jit import block_function, inline_kernel, kernel, new_words, store_words
+{jit}
 from .._lanes import PF_MIN, prefetch
 from .._rows import length_of, row_at, row_count, start_of
 from .x86 import compress
@@ -189,12 +189,15 @@ def stage_tail(values, q, rest, n, pad):
     return chunks // 4
 
 
-@inline_kernel
+@piece(6, 7)
 def start_row(values, starts, lengths, r, iv, pre, state, pad, staged):
     """Load ``iv`` into ``state`` and stage row ``r``'s tail in ``pad`` (its length counted
     from ``pre`` bytes hashed before it), unless ``pad`` holds it already (``staged``: the
     length of the last message staged there whose tail was padding only, -1 for none; ``pre``
-    is one per call); returns (first byte, whole blocks, tail blocks, the new ``staged``)."""
+    is one per call); returns (first byte, whole blocks, tail blocks, the new ``staged``).
+    A piece: typed and lowered once, however many calls ``hash_rows`` makes, and inlined by
+    LLVM."""
+    inline_in_callers()
 {iv_copy}
     s = start_of(starts, r)
     n = length_of(lengths, r)
@@ -205,9 +208,10 @@ def start_row(values, starts, lengths, r, iv, pre, state, pad, staged):
     return s, nf, stage_tail(values, s + 64 * nf, rest, n + pre, pad), n if rest == 0 else -1
 
 
-@inline_kernel
+@piece()
 def put_digest(state, out, r):
     """The first ``out.shape[1]`` bytes of ``state`` (big-endian words) into ``out[r]``."""
+    inline_in_callers()
     nout = min(out.shape[1], {bytes})
     row = out[r]
     whole = nout - nout % 16
@@ -258,6 +262,24 @@ def _start(k, indent):
     return _call("s_%d, nf_%d, nt_%d, staged_%d = start_row(" % (k, k, k, k),
                  "values, starts, lengths, r_%d, iv, pre, state_%d, pad_%d, staged_%d)"
                  % (k, k, k, k), " " * indent)
+
+
+def pair_lines():
+    """``pair_rows``: ``_group`` for two slots as a piece (typed and lowered once, inlined by
+    LLVM into each of ``hash_rows``' three calls)."""
+    args = "values, state_0, s_0, nf_0, nt_0, pad_0, state_1, s_1, nf_1, nt_1, pad_1"
+    a = ["", "", "@piece(1, 5, 6, 10)"]
+    a += _call("def pair_rows(", args + "):", "")
+    a += ['    """Two started rows (``s_k``, ``nf_k``, ``nt_k``) into their states,'
+          ' interleaved."""', "    inline_in_callers()"]
+    a += _group((0, 1), 4)
+    return a
+
+
+def _pair(ks, indent):
+    """A call of ``pair_rows`` for slots ``ks``."""
+    return _call("pair_rows(", "values, " + ", ".join(
+        "state_%d, s_%d, nf_%d, nt_%d, pad_%d" % (k, k, k, k, k) for k in ks) + ")", " " * indent)
 
 
 def hash_rows_pad4(family, ways):
@@ -327,8 +349,8 @@ def hash_rows_pad4(family, ways):
                                              for k in pair) + ", nf_0, before)", " " * 16)
     a.append("            pad_rounds_x4(state_0, state_1, state_2, state_3, padwk)")
     a.append("        else:")
-    a += _group((0, 1), 12)
-    a += _group((2, 3), 12)
+    a += _pair((0, 1), 12)
+    a += _pair((2, 3), 12)
     for k in ks:
         a.append("        put_digest(state_%d, out, r_%d)" % (k, k))
     a.append("        g += 4")
@@ -336,7 +358,7 @@ def hash_rows_pad4(family, ways):
     for k in (0, 1):
         a.append("        r_%d = row_at(rows, g + %d)" % (k, k))
         a += _start(k, 8)
-    a += _group((0, 1), 8)
+    a += _pair((0, 1), 8)
     for k in (0, 1):
         a.append("        put_digest(state_%d, out, r_%d)" % (k, k))
     a.append("    if nrows % 2:  # and one alone")
@@ -430,7 +452,7 @@ def rows64_lines(family):
     prologue, _, epilogue = _sections(family)
     ks = range(4)
     states = ", ".join("state_%d" % k for k in ks)
-    a = ["", "", "@kernel"]
+    a = ["", "", "@typed_kernel()"]
     a += _call("def rows64_x4(", "values, starts, rows, g0, g1, iv, padwk, wk_a, wk_b, %s, out):"
                % states, "")
     a += ['    """The rows ``rows[g0:g1]`` (``g1 - g0`` a multiple of 4), each 64 bytes long: one',
@@ -552,10 +574,10 @@ def _call(head, args, indent):
                          subsequent_indent=indent + " " * len(head), break_on_hyphens=False)
 
 
-def _wrap(names):
+def _wrap(names, head="from .._simd import ("):
     import textwrap
-    return textwrap.fill(names + ")", 99, initial_indent="from .._simd import (",
-                         subsequent_indent=" " * 20, break_on_hyphens=False)
+    return textwrap.fill(names + ")", 99, initial_indent=head,
+                         subsequent_indent=" " * len(head), break_on_hyphens=False)
 
 
 def render():
@@ -567,10 +589,15 @@ def render():
                 HEADER.format(title=TITLES[family], ways=ways, simd=_wrap(", ".join(sorted(
                     set(SIMD[family].split(", ")) | set(HELPER_SIMD)))),
                     pad4=PAD4_NOTE if family in PAD4 else "",
+                    jit=_wrap(", ".join(["block_function", "inline_in_callers",
+                                         "inline_kernel", "kernel", "new_words", "piece",
+                                         "store_words"]
+                                        + (["typed_kernel"] if family in PAD4 else [])),
+                              "from .._jit import ("),
                     in_flight=4 if family in PAD4 else ways),
                 HELPERS.format(iv_copy=_iv_copy(WORDS[family]), bytes=4 * WORDS[family]),
                 "\n\n" + "\n".join(compress_xn(family, ways)) + "\n",
-                "\n".join(pad_helpers(family) + rows64_lines(family)) + "\n"
+                "\n".join(pad_helpers(family) + rows64_lines(family) + pair_lines()) + "\n"
                 if family in PAD4 else "",
                 "\n\n" + "\n".join((hash_rows_pad4 if family in PAD4 else hash_rows)(
                     family, ways)) + "\n"])

@@ -15,14 +15,15 @@ without ``sha``). Importing this module compiles nothing.
 """
 import numpy as np
 
-from .._jit import block_function, inline_kernel, kernel, new_words, store_words
+from .._jit import (block_function, inline_in_callers, inline_kernel, kernel, new_words, piece,
+                    store_words)
 from .._lanes import PF_MIN, prefetch
 from .._rows import length_of, row_at, row_count, start_of
 from .x86 import compress
 from .._simd import (KEEP_BYTES, PAD_MARK, clear_upper_vectors, pshufd, sha1msg1, sha1msg2,
-                    sha1nexte, sha1rnds4, u32x4_add, u32x4_and, u32x4_lane, u32x4_load,
-                    u32x4_load_be, u32x4_load_bytes, u32x4_or, u32x4_set, u32x4_store,
-                    u32x4_store_be, u32x4_store_bytes, u32x4_xor)
+                     sha1nexte, sha1rnds4, u32x4_add, u32x4_and, u32x4_lane, u32x4_load,
+                     u32x4_load_be, u32x4_load_bytes, u32x4_or, u32x4_set, u32x4_store,
+                     u32x4_store_be, u32x4_store_bytes, u32x4_xor)
 
 NAME = "sha_ni_x4"      # the backend's name in info() and jitdigest.backend()
 FEATURE = "sha"          # the CPU feature the host and Numba's target must both have
@@ -70,12 +71,15 @@ def stage_tail(values, q, rest, n, pad):
     return chunks // 4
 
 
-@inline_kernel
+@piece(6, 7)
 def start_row(values, starts, lengths, r, iv, pre, state, pad, staged):
     """Load ``iv`` into ``state`` and stage row ``r``'s tail in ``pad`` (its length counted
     from ``pre`` bytes hashed before it), unless ``pad`` holds it already (``staged``: the
     length of the last message staged there whose tail was padding only, -1 for none; ``pre``
-    is one per call); returns (first byte, whole blocks, tail blocks, the new ``staged``)."""
+    is one per call); returns (first byte, whole blocks, tail blocks, the new ``staged``).
+    A piece: typed and lowered once, however many calls ``hash_rows`` makes, and inlined by
+    LLVM."""
+    inline_in_callers()
     u32x4_store(state, 0, u32x4_load(iv, 0))
     state[4] = iv[4]
     s = start_of(starts, r)
@@ -87,9 +91,10 @@ def start_row(values, starts, lengths, r, iv, pre, state, pad, staged):
     return s, nf, stage_tail(values, s + 64 * nf, rest, n + pre, pad), n if rest == 0 else -1
 
 
-@inline_kernel
+@piece()
 def put_digest(state, out, r):
     """The first ``out.shape[1]`` bytes of ``state`` (big-endian words) into ``out[r]``."""
+    inline_in_callers()
     nout = min(out.shape[1], 20)
     row = out[r]
     whole = nout - nout % 16

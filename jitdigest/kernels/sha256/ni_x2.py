@@ -23,14 +23,15 @@ without ``sha``). Importing this module compiles nothing.
 """
 import numpy as np
 
-from .._jit import block_function, inline_kernel, kernel, new_words, store_words
+from .._jit import (block_function, inline_in_callers, inline_kernel, kernel, new_words, piece,
+                    store_words, typed_kernel)
 from .._lanes import PF_MIN, prefetch
 from .._rows import length_of, row_at, row_count, start_of
 from .x86 import compress
 from .._simd import (KEEP_BYTES, PAD_MARK, alignr, blend, clear_upper_vectors, pshufd, sha256msg1,
-                    sha256msg2, sha256rnds2, u32x4_add, u32x4_and, u32x4_load, u32x4_load_be,
-                    u32x4_load_bytes, u32x4_or, u32x4_set, u32x4_store, u32x4_store_be,
-                    u32x4_store_bytes)
+                     sha256msg2, sha256rnds2, u32x4_add, u32x4_and, u32x4_load, u32x4_load_be,
+                     u32x4_load_bytes, u32x4_or, u32x4_set, u32x4_store, u32x4_store_be,
+                     u32x4_store_bytes)
 
 NAME = "sha_ni_x2"      # the backend's name in info() and jitdigest.backend()
 FEATURE = "sha"          # the CPU feature the host and Numba's target must both have
@@ -78,12 +79,15 @@ def stage_tail(values, q, rest, n, pad):
     return chunks // 4
 
 
-@inline_kernel
+@piece(6, 7)
 def start_row(values, starts, lengths, r, iv, pre, state, pad, staged):
     """Load ``iv`` into ``state`` and stage row ``r``'s tail in ``pad`` (its length counted
     from ``pre`` bytes hashed before it), unless ``pad`` holds it already (``staged``: the
     length of the last message staged there whose tail was padding only, -1 for none; ``pre``
-    is one per call); returns (first byte, whole blocks, tail blocks, the new ``staged``)."""
+    is one per call); returns (first byte, whole blocks, tail blocks, the new ``staged``).
+    A piece: typed and lowered once, however many calls ``hash_rows`` makes, and inlined by
+    LLVM."""
+    inline_in_callers()
     u32x4_store(state, 0, u32x4_load(iv, 0))
     u32x4_store(state, 4, u32x4_load(iv, 4))
     s = start_of(starts, r)
@@ -95,9 +99,10 @@ def start_row(values, starts, lengths, r, iv, pre, state, pad, staged):
     return s, nf, stage_tail(values, s + 64 * nf, rest, n + pre, pad), n if rest == 0 else -1
 
 
-@inline_kernel
+@piece()
 def put_digest(state, out, r):
     """The first ``out.shape[1]`` bytes of ``state`` (big-endian words) into ``out[r]``."""
+    inline_in_callers()
     nout = min(out.shape[1], 32)
     row = out[r]
     whole = nout - nout % 16
@@ -684,7 +689,7 @@ def pad_rounds_x4(state_0, state_1, state_2, state_3, wk):
     u32x4_store(state_3, 4, alignr(state1_3, tmp_3, 8))
 
 
-@kernel
+@typed_kernel()
 def rows64_x4(values, starts, rows, g0, g1, iv, padwk, wk_a, wk_b, state_0, state_1, state_2,
               state_3, out):
     """The rows ``rows[g0:g1]`` (``g1 - g0`` a multiple of 4), each 64 bytes long: one
@@ -1570,6 +1575,28 @@ def rows64_x4(values, starts, rows, g0, g1, iv, padwk, wk_a, wk_b, state_0, stat
         wk_cur, wk_nxt = wk_nxt, wk_cur
 
 
+@piece(1, 5, 6, 10)
+def pair_rows(values, state_0, s_0, nf_0, nt_0, pad_0, state_1, s_1, nf_1, nt_1, pad_1):
+    """Two started rows (``s_k``, ``nf_k``, ``nt_k``) into their states, interleaved."""
+    inline_in_callers()
+    both = min(nf_0, nf_1)
+    tails = min(nt_0, nt_1)
+    # rows of one shape (the driver sorts rows by length): one call
+    if (nf_0 == both and nf_1 == both and nt_0 == tails and nt_1 == tails):
+        compress_x2(state_0, values, s_0, pad_0, state_1, values, s_1, pad_1, both, tails)
+    else:  # whole blocks side by side, a longer row's others alone, then tails
+        compress_x2(state_0, values, s_0, pad_0, state_1, values, s_1, pad_1, both, 0)
+        if nf_0 > both:
+            compress(state_0, values, s_0 + 64 * both, nf_0 - both)
+        if nf_1 > both:
+            compress(state_1, values, s_1 + 64 * both, nf_1 - both)
+        compress_x2(state_0, values, s_0, pad_0, state_1, values, s_1, pad_1, 0, tails)
+        if nt_0 > tails:
+            compress(state_0, pad_0, 64, 1)
+        if nt_1 > tails:
+            compress(state_1, pad_1, 64, 1)
+
+
 @kernel
 def hash_rows(values, starts, lengths, rows, iv, out):
     """SHA-224/SHA-256, 2 messages interleaved, the last block of 4 rows of one length at once
@@ -1640,38 +1667,8 @@ def hash_rows(values, starts, lengths, rows, iv, out):
                 compress_x2(state_2, values, s_2, pad_2, state_3, values, s_3, pad_3, nf_0, before)
             pad_rounds_x4(state_0, state_1, state_2, state_3, padwk)
         else:
-            both = min(nf_0, nf_1)
-            tails = min(nt_0, nt_1)
-            # rows of one shape (the driver sorts rows by length): one call
-            if (nf_0 == both and nf_1 == both and nt_0 == tails and nt_1 == tails):
-                compress_x2(state_0, values, s_0, pad_0, state_1, values, s_1, pad_1, both, tails)
-            else:  # whole blocks side by side, a longer row's others alone, then tails
-                compress_x2(state_0, values, s_0, pad_0, state_1, values, s_1, pad_1, both, 0)
-                if nf_0 > both:
-                    compress(state_0, values, s_0 + 64 * both, nf_0 - both)
-                if nf_1 > both:
-                    compress(state_1, values, s_1 + 64 * both, nf_1 - both)
-                compress_x2(state_0, values, s_0, pad_0, state_1, values, s_1, pad_1, 0, tails)
-                if nt_0 > tails:
-                    compress(state_0, pad_0, 64, 1)
-                if nt_1 > tails:
-                    compress(state_1, pad_1, 64, 1)
-            both = min(nf_2, nf_3)
-            tails = min(nt_2, nt_3)
-            # rows of one shape (the driver sorts rows by length): one call
-            if (nf_2 == both and nf_3 == both and nt_2 == tails and nt_3 == tails):
-                compress_x2(state_2, values, s_2, pad_2, state_3, values, s_3, pad_3, both, tails)
-            else:  # whole blocks side by side, a longer row's others alone, then tails
-                compress_x2(state_2, values, s_2, pad_2, state_3, values, s_3, pad_3, both, 0)
-                if nf_2 > both:
-                    compress(state_2, values, s_2 + 64 * both, nf_2 - both)
-                if nf_3 > both:
-                    compress(state_3, values, s_3 + 64 * both, nf_3 - both)
-                compress_x2(state_2, values, s_2, pad_2, state_3, values, s_3, pad_3, 0, tails)
-                if nt_2 > tails:
-                    compress(state_2, pad_2, 64, 1)
-                if nt_3 > tails:
-                    compress(state_3, pad_3, 64, 1)
+            pair_rows(values, state_0, s_0, nf_0, nt_0, pad_0, state_1, s_1, nf_1, nt_1, pad_1)
+            pair_rows(values, state_2, s_2, nf_2, nt_2, pad_2, state_3, s_3, nf_3, nt_3, pad_3)
         put_digest(state_0, out, r_0)
         put_digest(state_1, out, r_1)
         put_digest(state_2, out, r_2)
@@ -1684,22 +1681,7 @@ def hash_rows(values, starts, lengths, rows, iv, out):
         r_1 = row_at(rows, g + 1)
         s_1, nf_1, nt_1, staged_1 = start_row(values, starts, lengths, r_1, iv, pre, state_1,
                                               pad_1, staged_1)
-        both = min(nf_0, nf_1)
-        tails = min(nt_0, nt_1)
-        # rows of one shape (the driver sorts rows by length): one call
-        if (nf_0 == both and nf_1 == both and nt_0 == tails and nt_1 == tails):
-            compress_x2(state_0, values, s_0, pad_0, state_1, values, s_1, pad_1, both, tails)
-        else:  # whole blocks side by side, a longer row's others alone, then tails
-            compress_x2(state_0, values, s_0, pad_0, state_1, values, s_1, pad_1, both, 0)
-            if nf_0 > both:
-                compress(state_0, values, s_0 + 64 * both, nf_0 - both)
-            if nf_1 > both:
-                compress(state_1, values, s_1 + 64 * both, nf_1 - both)
-            compress_x2(state_0, values, s_0, pad_0, state_1, values, s_1, pad_1, 0, tails)
-            if nt_0 > tails:
-                compress(state_0, pad_0, 64, 1)
-            if nt_1 > tails:
-                compress(state_1, pad_1, 64, 1)
+        pair_rows(values, state_0, s_0, nf_0, nt_0, pad_0, state_1, s_1, nf_1, nt_1, pad_1)
         put_digest(state_0, out, r_0)
         put_digest(state_1, out, r_1)
     if nrows % 2:  # and one alone
