@@ -231,6 +231,41 @@ def _iv_copy(words):
     return "\n".join(lines)
 
 
+def _rows_head(family, ks, title):
+    """``hash_rows``' first lines: its header, docstring (``title``: its first words) and
+    the slots' states and padding buffers."""
+    a = ["@kernel", "def hash_rows(values, starts, lengths, rows, iv, out):",
+         '    """%s: the digest of each message' % title,
+         "    ``values[starts[r]:starts[r] + lengths[r]]``, ``r`` in ``rows``, into "
+         '``out[r]``."""']
+    a += ["    state_%d = new_words(%d, np.uint32)" % (k, WORDS[family]) for k in ks]
+    a += ["    pad_%d = new_words(128, np.uint8)" % k for k in ks]
+    return a
+
+
+def _rows_setup(W, ks):
+    """The row count, the rows in whole groups of ``len(ks)``, the slots' staged lengths, the
+    prefetch switch and the bytes hashed before each message."""
+    return ["    nrows = row_count(rows)",
+            "    whole = nrows - nrows %% %d" % len(ks),
+            "    # the length whose padding block each pad holds, if any",
+            "    %s = -1" % " = ".join("staged_%d" % k for k in ks),
+            "    pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches",
+            "    # bytes hashed before each message (HMAC's key block; a word after the IV's),",
+            "    # counted in the length its padding ends with, as the lane kernels count them",
+            "    pre = np.int64(iv[%d]) if iv.shape[0] > %d else 0" % (W, W)]
+
+
+def _one_row():
+    """Row ``r`` alone, in slot 0."""
+    return (_call("s, nf, nt, staged_0 = start_row(",
+                  "values, starts, lengths, r, iv, pre, state_0, pad_0, staged_0)", " " * 8)
+            + ["        if nf > 0:",
+               "            compress(state_0, values, s, nf)",
+               "        compress(state_0, pad_0, 0, nt)",
+               "        put_digest(state_0, out, r)"])
+
+
 def _group(ks, indent):
     """The lines that hash the rows ``r_k`` of slots ``ks``, started (``s_k``, ``nf_k``,
     ``nt_k``), into their states, interleaved."""
@@ -290,30 +325,13 @@ def hash_rows_pad4(family, ways):
     assert ways == 2
     W = WORDS[family]
     ks = range(4)
-    a = []
-    a.append("@kernel")
-    a.append("def hash_rows(values, starts, lengths, rows, iv, out):")
-    a.append('    """%s, 2 messages interleaved, the last block of 4 rows of one length at once'
-             % TITLES[family])
-    a.append("    where it holds padding only: the digest of each message")
-    a.append("    ``values[starts[r]:starts[r] + lengths[r]]``, ``r`` in ``rows``, into "
-             '``out[r]``."""')
-    for k in ks:
-        a.append("    state_%d = new_words(%d, np.uint32)" % (k, W))
-    for k in ks:
-        a.append("    pad_%d = new_words(128, np.uint8)" % k)
+    a = _rows_head(family, ks, "%s, 2 messages interleaved, the last block of 4 rows of one"
+                   " length at once\n    where it holds padding only" % TITLES[family])
     a.append("    padwk = new_words(64, np.uint32)  # W + K of a block of padding only ...")
     a.append("    padwk_for = -1  # ... that ends a message of this many bytes (-1: none yet)")
     a.append("    wk_a = new_words(256, np.uint32)  # rows64_x4's W + K of four data blocks, ...")
     a.append("    wk_b = new_words(256, np.uint32)  # ... and of the next four")
-    a.append("    nrows = row_count(rows)")
-    a.append("    whole = nrows - nrows % 4")
-    a.append("    # the length whose padding block each pad holds, if any")
-    a.append("    %s = -1" % " = ".join("staged_%d" % k for k in ks))
-    a.append("    pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches")
-    a.append("    # bytes hashed before each message (HMAC's key block; a word after the IV's),")
-    a.append("    # counted in the length its padding ends with, as the lane kernels count them")
-    a.append("    pre = np.int64(iv[%d]) if iv.shape[0] > %d else 0" % (W, W))
+    a += _rows_setup(W, ks)
     a.append("    g = 0")
     a.append("    while g < whole:")
     a.append("        e = g  # a run of groups of 64-byte rows: rows64_x4")
@@ -363,12 +381,7 @@ def hash_rows_pad4(family, ways):
         a.append("        put_digest(state_%d, out, r_%d)" % (k, k))
     a.append("    if nrows % 2:  # and one alone")
     a.append("        r = row_at(rows, nrows - 1)")
-    a += _call("s, nf, nt, staged_0 = start_row(",
-               "values, starts, lengths, r, iv, pre, state_0, pad_0, staged_0)", " " * 8)
-    a.append("        if nf > 0:")
-    a.append("            compress(state_0, values, s, nf)")
-    a.append("        compress(state_0, pad_0, 0, nt)")
-    a.append("        put_digest(state_0, out, r)")
+    a += _one_row()
     return a
 
 
@@ -524,25 +537,8 @@ def rows64_lines(family):
 def hash_rows(family, ways):
     W = WORDS[family]
     ks = range(ways)
-    a = []
-    a.append("@kernel")
-    a.append("def hash_rows(values, starts, lengths, rows, iv, out):")
-    a.append('    """%s, %d messages interleaved: the digest of each message' % (
-        TITLES[family], ways))
-    a.append("    ``values[starts[r]:starts[r] + lengths[r]]``, ``r`` in ``rows``, into "
-             '``out[r]``."""')
-    for k in ks:
-        a.append("    state_%d = new_words(%d, np.uint32)" % (k, W))
-    for k in ks:
-        a.append("    pad_%d = new_words(128, np.uint8)" % k)
-    a.append("    nrows = row_count(rows)")
-    a.append("    whole = nrows - nrows %% %d" % ways)
-    a.append("    # the length whose padding block each pad holds, if any")
-    a.append("    %s = -1" % " = ".join("staged_%d" % k for k in ks))
-    a.append("    pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches")
-    a.append("    # bytes hashed before each message (HMAC's key block; a word after the IV's),")
-    a.append("    # counted in the length its padding ends with, as the lane kernels count them")
-    a.append("    pre = np.int64(iv[%d]) if iv.shape[0] > %d else 0" % (W, W))
+    a = _rows_head(family, ks, "%s, %d messages interleaved" % (TITLES[family], ways))
+    a += _rows_setup(W, ks)
     a.append("    for g in range(0, whole, %d):" % ways)
     a.append("        if pf and g + %d <= nrows:  # the first block of each row of the next group"
              % (2 * ways))
@@ -558,12 +554,7 @@ def hash_rows(family, ways):
         a.append("        put_digest(state_%d, out, r_%d)" % (k, k))
     a.append("    for i in range(whole, nrows):  # the last rows, fewer than %d" % ways)
     a.append("        r = row_at(rows, i)")
-    a += _call("s, nf, nt, staged_0 = start_row(",
-               "values, starts, lengths, r, iv, pre, state_0, pad_0, staged_0)", " " * 8)
-    a.append("        if nf > 0:")
-    a.append("            compress(state_0, values, s, nf)")
-    a.append("        compress(state_0, pad_0, 0, nt)")
-    a.append("        put_digest(state_0, out, r)")
+    a += _one_row()
     return a
 
 
