@@ -38,9 +38,18 @@ def allocated_per_update(h, data):
     for _ in range(50):                          # warm-up: compile, load the cache
         h.update(data)
     traced(h, data, 1000)                        # one-time allocations seen under tracing
-    short, peak1 = traced(h, data, 1000)
-    long, peak2 = traced(h, data, 3000)
-    return (long - short) / 2000, max(peak1, peak2)
+    peak = 0
+    for _ in range(3):
+        # tracemalloc sees every thread: an allocation by another thread of the process (the
+        # test runner's, a pool's) within one window shows as a slope (-5 bytes an update,
+        # once in ~10 suite runs). Up to three measurements: one without such noise gives 0
+        # where update() allocates nothing; an update() that allocates gives its bytes in all.
+        short, peak1 = traced(h, data, 1000)
+        long, peak2 = traced(h, data, 3000)
+        peak = max(peak, peak1, peak2)
+        if long == short:
+            break
+    return (long - short) / 2000, peak
 
 
 @pytest.mark.parametrize("name,kernel", kernel_params(FIXED))
