@@ -700,8 +700,9 @@ def rows64_x4(values, starts, rows, g0, g1, iv, padwk, wk_a, wk_b, state_0, stat
     schedule's instructions fill the latency of the ``sha256rnds2`` chains, and each
     row's rounds hold only its two state vectors (four rows fit the 16 XMM
     registers). The states pass through ``state_k`` to ``put_digest``. 64-byte rows
-    (two 32-byte digests: a Merkle tree's nodes) took 52 ns a row through
-    ``compress_x2`` and ``pad_rounds_x4``, 36 here (one core, AMD EPYC, Zen 3).
+    (two 32-byte digests: a Merkle tree's nodes) took 48-52 ns a row through
+    ``compress_x2`` and ``pad_rounds_x4``, 39-40 here (``hash_many``, one core, AMD
+    EPYC, Zen 3).
     """
     clear_upper_vectors()  # no AVX-SSE transitions in the SHA rounds
     wk_cur = wk_a
