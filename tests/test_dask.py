@@ -343,6 +343,20 @@ def test_import_needs_no_dask_and_says_how_to_get_it():
     assert 'pip install "jitdigest[dask]"' in proc.stdout
 
 
+def test_digest_columns_of_one_shape_share_their_offsets_and_keep_their_rows():
+    """Partitions of the same length share one read-only Arrow offsets buffer (made once, not
+    per partition); each column still reads as its own rows, hex ones too."""
+    rng = np.random.default_rng(5)
+    a, b = (rng.integers(0, 256, (1000, 32), dtype=np.uint8) for _ in range(2))
+    col_a, col_b = jd._arrow_binary(a), jd._arrow_binary(b)
+    assert col_a.tolist() == [bytes(r) for r in a] and col_b.tolist() == [bytes(r) for r in b]
+    off_a, off_b = (c.__arrow_array__().chunk(0).buffers()[1] for c in (col_a, col_b))
+    assert off_a.address == off_b.address and not off_a.is_mutable
+    hex_a, hex_b = jd._arrow_hex(a), jd._arrow_hex(b)
+    assert hex_a.tolist() == [bytes(r).hex() for r in a]
+    assert hex_b.tolist() == [bytes(r).hex() for r in b]
+
+
 def test_digest_columns_over_2_gib_are_split_into_arrow_chunks(monkeypatch):
     """int32 offsets: a partition's digests past 2 GiB go into several chunks (shown here with
     a limit of 10 bytes), each item still its row's bytes."""
