@@ -343,6 +343,25 @@ def test_import_needs_no_dask_and_says_how_to_get_it():
     assert 'pip install "jitdigest[dask]"' in proc.stdout
 
 
+def test_block_results_come_from_pyarrows_pool_once_it_is_imported(sync, monkeypatch):
+    """A block's digests (and a hex column's text) are written into memory from pyarrow's
+    pool, which reuses what was just freed, where np.empty would map new pages in a Dask
+    worker; without pyarrow imported, np.empty. Every row is still hashlib's."""
+    rows = _rows(5000, 64, seed=3)
+    before = pa.total_allocated_bytes()
+    block = jd._hash_block(rows, "sha256", None, None, 32)
+    assert pa.total_allocated_bytes() - before >= 5000 * 32
+    assert [bytes(r) for r in block] == [hashlib.sha256(r.tobytes()).digest() for r in rows]
+    column = jd.hash_column(_object_frame([r.tobytes() for r in rows], None, 2)["col"], "md5",
+                            hex=True).compute()
+    assert column.tolist() == [hashlib.md5(r.tobytes()).hexdigest() for r in rows]
+    del block
+    monkeypatch.delitem(sys.modules, "pyarrow")
+    plain = jd._out_array((7, 3), np.uint16)
+    assert plain.base is None and plain.shape == (7, 3) and plain.dtype == np.uint16
+    assert jd._out_array((0, 32), np.uint8).shape == (0, 32)
+
+
 def test_digest_columns_of_one_shape_share_their_offsets_and_keep_their_rows():
     """Partitions of the same length share one read-only Arrow offsets buffer (made once, not
     per partition); each column still reads as its own rows, hex ones too."""
