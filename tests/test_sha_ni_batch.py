@@ -114,10 +114,10 @@ def test_padding_block_reused_only_for_its_length(name, kernels):
 
 @pytest.mark.parametrize("name, kernels", _params())
 def test_rows_of_one_length_ending_in_padding_only(name, kernels):
-    """SHA-256's kernel runs the last block of four rows of one length four at a time where
-    that block is padding only (a length that is a multiple of 64, or 56-63 past one), from a
-    schedule made once per length, and runs of 64-byte rows through ``rows64_x4`` (their data
-    blocks four at a time too, the next group's schedule made during this group's rounds):
+    """Both kernels run the last block of four rows of one length four at a time where that
+    block is padding only (a length that is a multiple of 64, or 56-63 past one), from a
+    schedule made once per length; SHA-256's runs 64-byte rows through ``rows64_x4`` (their
+    data blocks four at a time too, the next group's schedule made during this group's rounds):
     runs of such lengths, lengths that change and come back, a group of four with one row of
     another length, short groups at the end, and the same rows keyed (HMAC: a block hashed
     before each message, counted in its length)."""

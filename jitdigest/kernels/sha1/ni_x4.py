@@ -9,6 +9,11 @@ nearly all of them), a longer row's extra blocks through the per-message ``compr
 padded tails (built here, one or two blocks each) interleaved again. A last group of fewer than
 4 rows goes one by one.
 
+Four rows of one length whose last block is padding only (a length that is a multiple of 64,
+or 56-63 past one: 2-D batches of 64-byte rows) run their other blocks as above and that one
+through ``pad_rounds_x4``: the four rows' rounds interleaved, with the block's message words
+made once per length (``pad_schedule``).
+
 SAFETY: as ``x86.py`` -- nothing here may be called unless ``jitdigest._cpu.usable(FEATURE,
 SWITCH)`` returned True (LLVM aborts the process compiling ``llvm.x86.sha*`` for a target
 without ``sha``). Importing this module compiles nothing.
@@ -644,6 +649,356 @@ def compress_x4(state_0, src_0, pos_0, pad_0, state_1, src_1, pos_1, pad_1, stat
     state_3[4] = u32x4_lane(e0_3, 3)
 
 
+@inline_kernel
+def pad_schedule(total, w):
+    """The message words, into ``w`` (80 words: each group of four as the rounds take it,
+    last word first), of the last block of a ``total``-byte message (the bytes hashed
+    before it counted) when that block holds no message byte: ``total % 64`` is 0 (the
+    0x80 byte, zeros, the bit length) or 56 and more (zeros, the bit length). Made once
+    for every row of that length."""
+    bits = total << 3
+    m0 = u32x4_set(0, 0, 0, 0x80000000 if total % 64 == 0 else 0)
+    m1 = u32x4_set(0, 0, 0, 0)
+    m2 = u32x4_set(0, 0, 0, 0)
+    m3 = u32x4_set(bits & 0xFFFFFFFF, (bits >> 32) & 0xFFFFFFFF, 0, 0)
+    u32x4_store(w, 0, m0)
+    u32x4_store(w, 4, m1)
+    u32x4_store(w, 8, m2)
+    u32x4_store(w, 12, m3)
+    m0 = sha1msg2(u32x4_xor(sha1msg1(m0, m1), m2), m3)
+    u32x4_store(w, 16, m0)
+    m1 = sha1msg2(u32x4_xor(sha1msg1(m1, m2), m3), m0)
+    u32x4_store(w, 20, m1)
+    m2 = sha1msg2(u32x4_xor(sha1msg1(m2, m3), m0), m1)
+    u32x4_store(w, 24, m2)
+    m3 = sha1msg2(u32x4_xor(sha1msg1(m3, m0), m1), m2)
+    u32x4_store(w, 28, m3)
+    m0 = sha1msg2(u32x4_xor(sha1msg1(m0, m1), m2), m3)
+    u32x4_store(w, 32, m0)
+    m1 = sha1msg2(u32x4_xor(sha1msg1(m1, m2), m3), m0)
+    u32x4_store(w, 36, m1)
+    m2 = sha1msg2(u32x4_xor(sha1msg1(m2, m3), m0), m1)
+    u32x4_store(w, 40, m2)
+    m3 = sha1msg2(u32x4_xor(sha1msg1(m3, m0), m1), m2)
+    u32x4_store(w, 44, m3)
+    m0 = sha1msg2(u32x4_xor(sha1msg1(m0, m1), m2), m3)
+    u32x4_store(w, 48, m0)
+    m1 = sha1msg2(u32x4_xor(sha1msg1(m1, m2), m3), m0)
+    u32x4_store(w, 52, m1)
+    m2 = sha1msg2(u32x4_xor(sha1msg1(m2, m3), m0), m1)
+    u32x4_store(w, 56, m2)
+    m3 = sha1msg2(u32x4_xor(sha1msg1(m3, m0), m1), m2)
+    u32x4_store(w, 60, m3)
+    m0 = sha1msg2(u32x4_xor(sha1msg1(m0, m1), m2), m3)
+    u32x4_store(w, 64, m0)
+    m1 = sha1msg2(u32x4_xor(sha1msg1(m1, m2), m3), m0)
+    u32x4_store(w, 68, m1)
+    m2 = sha1msg2(u32x4_xor(sha1msg1(m2, m3), m0), m1)
+    u32x4_store(w, 72, m2)
+    m3 = sha1msg2(u32x4_xor(sha1msg1(m3, m0), m1), m2)
+    u32x4_store(w, 76, m3)
+
+
+@block_function
+def pad_rounds_x4(state_0, state_1, state_2, state_3, w):
+    """Compress into each of 4 states one block whose message words are the 80 of ``w`` (a
+    block of padding only, the same for all four): their rounds interleaved, with no
+    message schedule."""
+    clear_upper_vectors()  # no AVX-SSE transitions in the SHA rounds
+    abcd_0 = pshufd(u32x4_load(state_0, 0), 0x1B)
+    e0_0 = u32x4_set(0, 0, 0, state_0[4])
+    abcd_1 = pshufd(u32x4_load(state_1, 0), 0x1B)
+    e0_1 = u32x4_set(0, 0, 0, state_1[4])
+    abcd_2 = pshufd(u32x4_load(state_2, 0), 0x1B)
+    e0_2 = u32x4_set(0, 0, 0, state_2[4])
+    abcd_3 = pshufd(u32x4_load(state_3, 0), 0x1B)
+    e0_3 = u32x4_set(0, 0, 0, state_3[4])
+    abcd_save_0 = abcd_0
+    e0_save_0 = e0_0
+    abcd_save_1 = abcd_1
+    e0_save_1 = e0_1
+    abcd_save_2 = abcd_2
+    e0_save_2 = e0_2
+    abcd_save_3 = abcd_3
+    e0_save_3 = e0_3
+    msg = u32x4_load(w, 0)  # rounds 0-3
+    e0_0 = u32x4_add(e0_0, msg)
+    e0_1 = u32x4_add(e0_1, msg)
+    e0_2 = u32x4_add(e0_2, msg)
+    e0_3 = u32x4_add(e0_3, msg)
+    e1_0 = abcd_0
+    e1_1 = abcd_1
+    e1_2 = abcd_2
+    e1_3 = abcd_3
+    abcd_0 = sha1rnds4(abcd_0, e0_0, 0)
+    abcd_1 = sha1rnds4(abcd_1, e0_1, 0)
+    abcd_2 = sha1rnds4(abcd_2, e0_2, 0)
+    abcd_3 = sha1rnds4(abcd_3, e0_3, 0)
+    msg = u32x4_load(w, 4)  # rounds 4-7
+    e1_0 = sha1nexte(e1_0, msg)
+    e1_1 = sha1nexte(e1_1, msg)
+    e1_2 = sha1nexte(e1_2, msg)
+    e1_3 = sha1nexte(e1_3, msg)
+    e0_0 = abcd_0
+    e0_1 = abcd_1
+    e0_2 = abcd_2
+    e0_3 = abcd_3
+    abcd_0 = sha1rnds4(abcd_0, e1_0, 0)
+    abcd_1 = sha1rnds4(abcd_1, e1_1, 0)
+    abcd_2 = sha1rnds4(abcd_2, e1_2, 0)
+    abcd_3 = sha1rnds4(abcd_3, e1_3, 0)
+    msg = u32x4_load(w, 8)  # rounds 8-11
+    e0_0 = sha1nexte(e0_0, msg)
+    e0_1 = sha1nexte(e0_1, msg)
+    e0_2 = sha1nexte(e0_2, msg)
+    e0_3 = sha1nexte(e0_3, msg)
+    e1_0 = abcd_0
+    e1_1 = abcd_1
+    e1_2 = abcd_2
+    e1_3 = abcd_3
+    abcd_0 = sha1rnds4(abcd_0, e0_0, 0)
+    abcd_1 = sha1rnds4(abcd_1, e0_1, 0)
+    abcd_2 = sha1rnds4(abcd_2, e0_2, 0)
+    abcd_3 = sha1rnds4(abcd_3, e0_3, 0)
+    msg = u32x4_load(w, 12)  # rounds 12-15
+    e1_0 = sha1nexte(e1_0, msg)
+    e1_1 = sha1nexte(e1_1, msg)
+    e1_2 = sha1nexte(e1_2, msg)
+    e1_3 = sha1nexte(e1_3, msg)
+    e0_0 = abcd_0
+    e0_1 = abcd_1
+    e0_2 = abcd_2
+    e0_3 = abcd_3
+    abcd_0 = sha1rnds4(abcd_0, e1_0, 0)
+    abcd_1 = sha1rnds4(abcd_1, e1_1, 0)
+    abcd_2 = sha1rnds4(abcd_2, e1_2, 0)
+    abcd_3 = sha1rnds4(abcd_3, e1_3, 0)
+    msg = u32x4_load(w, 16)  # rounds 16-19
+    e0_0 = sha1nexte(e0_0, msg)
+    e0_1 = sha1nexte(e0_1, msg)
+    e0_2 = sha1nexte(e0_2, msg)
+    e0_3 = sha1nexte(e0_3, msg)
+    e1_0 = abcd_0
+    e1_1 = abcd_1
+    e1_2 = abcd_2
+    e1_3 = abcd_3
+    abcd_0 = sha1rnds4(abcd_0, e0_0, 0)
+    abcd_1 = sha1rnds4(abcd_1, e0_1, 0)
+    abcd_2 = sha1rnds4(abcd_2, e0_2, 0)
+    abcd_3 = sha1rnds4(abcd_3, e0_3, 0)
+    msg = u32x4_load(w, 20)  # rounds 20-23
+    e1_0 = sha1nexte(e1_0, msg)
+    e1_1 = sha1nexte(e1_1, msg)
+    e1_2 = sha1nexte(e1_2, msg)
+    e1_3 = sha1nexte(e1_3, msg)
+    e0_0 = abcd_0
+    e0_1 = abcd_1
+    e0_2 = abcd_2
+    e0_3 = abcd_3
+    abcd_0 = sha1rnds4(abcd_0, e1_0, 1)
+    abcd_1 = sha1rnds4(abcd_1, e1_1, 1)
+    abcd_2 = sha1rnds4(abcd_2, e1_2, 1)
+    abcd_3 = sha1rnds4(abcd_3, e1_3, 1)
+    msg = u32x4_load(w, 24)  # rounds 24-27
+    e0_0 = sha1nexte(e0_0, msg)
+    e0_1 = sha1nexte(e0_1, msg)
+    e0_2 = sha1nexte(e0_2, msg)
+    e0_3 = sha1nexte(e0_3, msg)
+    e1_0 = abcd_0
+    e1_1 = abcd_1
+    e1_2 = abcd_2
+    e1_3 = abcd_3
+    abcd_0 = sha1rnds4(abcd_0, e0_0, 1)
+    abcd_1 = sha1rnds4(abcd_1, e0_1, 1)
+    abcd_2 = sha1rnds4(abcd_2, e0_2, 1)
+    abcd_3 = sha1rnds4(abcd_3, e0_3, 1)
+    msg = u32x4_load(w, 28)  # rounds 28-31
+    e1_0 = sha1nexte(e1_0, msg)
+    e1_1 = sha1nexte(e1_1, msg)
+    e1_2 = sha1nexte(e1_2, msg)
+    e1_3 = sha1nexte(e1_3, msg)
+    e0_0 = abcd_0
+    e0_1 = abcd_1
+    e0_2 = abcd_2
+    e0_3 = abcd_3
+    abcd_0 = sha1rnds4(abcd_0, e1_0, 1)
+    abcd_1 = sha1rnds4(abcd_1, e1_1, 1)
+    abcd_2 = sha1rnds4(abcd_2, e1_2, 1)
+    abcd_3 = sha1rnds4(abcd_3, e1_3, 1)
+    msg = u32x4_load(w, 32)  # rounds 32-35
+    e0_0 = sha1nexte(e0_0, msg)
+    e0_1 = sha1nexte(e0_1, msg)
+    e0_2 = sha1nexte(e0_2, msg)
+    e0_3 = sha1nexte(e0_3, msg)
+    e1_0 = abcd_0
+    e1_1 = abcd_1
+    e1_2 = abcd_2
+    e1_3 = abcd_3
+    abcd_0 = sha1rnds4(abcd_0, e0_0, 1)
+    abcd_1 = sha1rnds4(abcd_1, e0_1, 1)
+    abcd_2 = sha1rnds4(abcd_2, e0_2, 1)
+    abcd_3 = sha1rnds4(abcd_3, e0_3, 1)
+    msg = u32x4_load(w, 36)  # rounds 36-39
+    e1_0 = sha1nexte(e1_0, msg)
+    e1_1 = sha1nexte(e1_1, msg)
+    e1_2 = sha1nexte(e1_2, msg)
+    e1_3 = sha1nexte(e1_3, msg)
+    e0_0 = abcd_0
+    e0_1 = abcd_1
+    e0_2 = abcd_2
+    e0_3 = abcd_3
+    abcd_0 = sha1rnds4(abcd_0, e1_0, 1)
+    abcd_1 = sha1rnds4(abcd_1, e1_1, 1)
+    abcd_2 = sha1rnds4(abcd_2, e1_2, 1)
+    abcd_3 = sha1rnds4(abcd_3, e1_3, 1)
+    msg = u32x4_load(w, 40)  # rounds 40-43
+    e0_0 = sha1nexte(e0_0, msg)
+    e0_1 = sha1nexte(e0_1, msg)
+    e0_2 = sha1nexte(e0_2, msg)
+    e0_3 = sha1nexte(e0_3, msg)
+    e1_0 = abcd_0
+    e1_1 = abcd_1
+    e1_2 = abcd_2
+    e1_3 = abcd_3
+    abcd_0 = sha1rnds4(abcd_0, e0_0, 2)
+    abcd_1 = sha1rnds4(abcd_1, e0_1, 2)
+    abcd_2 = sha1rnds4(abcd_2, e0_2, 2)
+    abcd_3 = sha1rnds4(abcd_3, e0_3, 2)
+    msg = u32x4_load(w, 44)  # rounds 44-47
+    e1_0 = sha1nexte(e1_0, msg)
+    e1_1 = sha1nexte(e1_1, msg)
+    e1_2 = sha1nexte(e1_2, msg)
+    e1_3 = sha1nexte(e1_3, msg)
+    e0_0 = abcd_0
+    e0_1 = abcd_1
+    e0_2 = abcd_2
+    e0_3 = abcd_3
+    abcd_0 = sha1rnds4(abcd_0, e1_0, 2)
+    abcd_1 = sha1rnds4(abcd_1, e1_1, 2)
+    abcd_2 = sha1rnds4(abcd_2, e1_2, 2)
+    abcd_3 = sha1rnds4(abcd_3, e1_3, 2)
+    msg = u32x4_load(w, 48)  # rounds 48-51
+    e0_0 = sha1nexte(e0_0, msg)
+    e0_1 = sha1nexte(e0_1, msg)
+    e0_2 = sha1nexte(e0_2, msg)
+    e0_3 = sha1nexte(e0_3, msg)
+    e1_0 = abcd_0
+    e1_1 = abcd_1
+    e1_2 = abcd_2
+    e1_3 = abcd_3
+    abcd_0 = sha1rnds4(abcd_0, e0_0, 2)
+    abcd_1 = sha1rnds4(abcd_1, e0_1, 2)
+    abcd_2 = sha1rnds4(abcd_2, e0_2, 2)
+    abcd_3 = sha1rnds4(abcd_3, e0_3, 2)
+    msg = u32x4_load(w, 52)  # rounds 52-55
+    e1_0 = sha1nexte(e1_0, msg)
+    e1_1 = sha1nexte(e1_1, msg)
+    e1_2 = sha1nexte(e1_2, msg)
+    e1_3 = sha1nexte(e1_3, msg)
+    e0_0 = abcd_0
+    e0_1 = abcd_1
+    e0_2 = abcd_2
+    e0_3 = abcd_3
+    abcd_0 = sha1rnds4(abcd_0, e1_0, 2)
+    abcd_1 = sha1rnds4(abcd_1, e1_1, 2)
+    abcd_2 = sha1rnds4(abcd_2, e1_2, 2)
+    abcd_3 = sha1rnds4(abcd_3, e1_3, 2)
+    msg = u32x4_load(w, 56)  # rounds 56-59
+    e0_0 = sha1nexte(e0_0, msg)
+    e0_1 = sha1nexte(e0_1, msg)
+    e0_2 = sha1nexte(e0_2, msg)
+    e0_3 = sha1nexte(e0_3, msg)
+    e1_0 = abcd_0
+    e1_1 = abcd_1
+    e1_2 = abcd_2
+    e1_3 = abcd_3
+    abcd_0 = sha1rnds4(abcd_0, e0_0, 2)
+    abcd_1 = sha1rnds4(abcd_1, e0_1, 2)
+    abcd_2 = sha1rnds4(abcd_2, e0_2, 2)
+    abcd_3 = sha1rnds4(abcd_3, e0_3, 2)
+    msg = u32x4_load(w, 60)  # rounds 60-63
+    e1_0 = sha1nexte(e1_0, msg)
+    e1_1 = sha1nexte(e1_1, msg)
+    e1_2 = sha1nexte(e1_2, msg)
+    e1_3 = sha1nexte(e1_3, msg)
+    e0_0 = abcd_0
+    e0_1 = abcd_1
+    e0_2 = abcd_2
+    e0_3 = abcd_3
+    abcd_0 = sha1rnds4(abcd_0, e1_0, 3)
+    abcd_1 = sha1rnds4(abcd_1, e1_1, 3)
+    abcd_2 = sha1rnds4(abcd_2, e1_2, 3)
+    abcd_3 = sha1rnds4(abcd_3, e1_3, 3)
+    msg = u32x4_load(w, 64)  # rounds 64-67
+    e0_0 = sha1nexte(e0_0, msg)
+    e0_1 = sha1nexte(e0_1, msg)
+    e0_2 = sha1nexte(e0_2, msg)
+    e0_3 = sha1nexte(e0_3, msg)
+    e1_0 = abcd_0
+    e1_1 = abcd_1
+    e1_2 = abcd_2
+    e1_3 = abcd_3
+    abcd_0 = sha1rnds4(abcd_0, e0_0, 3)
+    abcd_1 = sha1rnds4(abcd_1, e0_1, 3)
+    abcd_2 = sha1rnds4(abcd_2, e0_2, 3)
+    abcd_3 = sha1rnds4(abcd_3, e0_3, 3)
+    msg = u32x4_load(w, 68)  # rounds 68-71
+    e1_0 = sha1nexte(e1_0, msg)
+    e1_1 = sha1nexte(e1_1, msg)
+    e1_2 = sha1nexte(e1_2, msg)
+    e1_3 = sha1nexte(e1_3, msg)
+    e0_0 = abcd_0
+    e0_1 = abcd_1
+    e0_2 = abcd_2
+    e0_3 = abcd_3
+    abcd_0 = sha1rnds4(abcd_0, e1_0, 3)
+    abcd_1 = sha1rnds4(abcd_1, e1_1, 3)
+    abcd_2 = sha1rnds4(abcd_2, e1_2, 3)
+    abcd_3 = sha1rnds4(abcd_3, e1_3, 3)
+    msg = u32x4_load(w, 72)  # rounds 72-75
+    e0_0 = sha1nexte(e0_0, msg)
+    e0_1 = sha1nexte(e0_1, msg)
+    e0_2 = sha1nexte(e0_2, msg)
+    e0_3 = sha1nexte(e0_3, msg)
+    e1_0 = abcd_0
+    e1_1 = abcd_1
+    e1_2 = abcd_2
+    e1_3 = abcd_3
+    abcd_0 = sha1rnds4(abcd_0, e0_0, 3)
+    abcd_1 = sha1rnds4(abcd_1, e0_1, 3)
+    abcd_2 = sha1rnds4(abcd_2, e0_2, 3)
+    abcd_3 = sha1rnds4(abcd_3, e0_3, 3)
+    msg = u32x4_load(w, 76)  # rounds 76-79
+    e1_0 = sha1nexte(e1_0, msg)
+    e1_1 = sha1nexte(e1_1, msg)
+    e1_2 = sha1nexte(e1_2, msg)
+    e1_3 = sha1nexte(e1_3, msg)
+    e0_0 = abcd_0
+    e0_1 = abcd_1
+    e0_2 = abcd_2
+    e0_3 = abcd_3
+    abcd_0 = sha1rnds4(abcd_0, e1_0, 3)
+    abcd_1 = sha1rnds4(abcd_1, e1_1, 3)
+    abcd_2 = sha1rnds4(abcd_2, e1_2, 3)
+    abcd_3 = sha1rnds4(abcd_3, e1_3, 3)
+    e0_0 = sha1nexte(e0_0, e0_save_0)
+    abcd_0 = u32x4_add(abcd_0, abcd_save_0)
+    e0_1 = sha1nexte(e0_1, e0_save_1)
+    abcd_1 = u32x4_add(abcd_1, abcd_save_1)
+    e0_2 = sha1nexte(e0_2, e0_save_2)
+    abcd_2 = u32x4_add(abcd_2, abcd_save_2)
+    e0_3 = sha1nexte(e0_3, e0_save_3)
+    abcd_3 = u32x4_add(abcd_3, abcd_save_3)
+    u32x4_store(state_0, 0, pshufd(abcd_0, 0x1B))
+    state_0[4] = u32x4_lane(e0_0, 3)
+    u32x4_store(state_1, 0, pshufd(abcd_1, 0x1B))
+    state_1[4] = u32x4_lane(e0_1, 3)
+    u32x4_store(state_2, 0, pshufd(abcd_2, 0x1B))
+    state_2[4] = u32x4_lane(e0_2, 3)
+    u32x4_store(state_3, 0, pshufd(abcd_3, 0x1B))
+    state_3[4] = u32x4_lane(e0_3, 3)
+
+
 @kernel
 def hash_rows(values, starts, lengths, rows, iv, out):
     """SHA-1, 4 messages interleaved: the digest of each message
@@ -656,6 +1011,8 @@ def hash_rows(values, starts, lengths, rows, iv, out):
     pad_1 = new_words(128, np.uint8)
     pad_2 = new_words(128, np.uint8)
     pad_3 = new_words(128, np.uint8)
+    padw = new_words(80, np.uint32)  # message words of a block of padding only ...
+    padw_for = -1  # ... that ends a message of this many bytes (-1: none yet)
     nrows = row_count(rows)
     whole = nrows - nrows % 4
     # the length whose padding block each pad holds, if any
@@ -680,34 +1037,47 @@ def hash_rows(values, starts, lengths, rows, iv, out):
         r_3 = row_at(rows, g + 3)
         s_3, nf_3, nt_3, staged_3 = start_row(values, starts, lengths, r_3, iv, pre, state_3,
                                               pad_3, staged_3)
-        both = min(nf_0, nf_1, nf_2, nf_3)
-        tails = min(nt_0, nt_1, nt_2, nt_3)
-        # rows of one shape (the driver sorts rows by length): one call
-        if (nf_0 == both and nf_1 == both and nf_2 == both and nf_3 == both and nt_0 == tails and
-            nt_1 == tails and nt_2 == tails and nt_3 == tails):
-            compress_x4(state_0, values, s_0, pad_0, state_1, values, s_1, pad_1, state_2, values,
-                        s_2, pad_2, state_3, values, s_3, pad_3, both, tails)
-        else:  # whole blocks side by side, a longer row's others alone, then tails
-            compress_x4(state_0, values, s_0, pad_0, state_1, values, s_1, pad_1, state_2, values,
-                        s_2, pad_2, state_3, values, s_3, pad_3, both, 0)
-            if nf_0 > both:
-                compress(state_0, values, s_0 + 64 * both, nf_0 - both)
-            if nf_1 > both:
-                compress(state_1, values, s_1 + 64 * both, nf_1 - both)
-            if nf_2 > both:
-                compress(state_2, values, s_2 + 64 * both, nf_2 - both)
-            if nf_3 > both:
-                compress(state_3, values, s_3 + 64 * both, nf_3 - both)
-            compress_x4(state_0, values, s_0, pad_0, state_1, values, s_1, pad_1, state_2, values,
-                        s_2, pad_2, state_3, values, s_3, pad_3, 0, tails)
-            if nt_0 > tails:
-                compress(state_0, pad_0, 64, 1)
-            if nt_1 > tails:
-                compress(state_1, pad_1, 64, 1)
-            if nt_2 > tails:
-                compress(state_2, pad_2, 64, 1)
-            if nt_3 > tails:
-                compress(state_3, pad_3, 64, 1)
+        n = length_of(lengths, r_0)
+        rest = n % 64
+        if (length_of(lengths, r_1) == n and length_of(lengths, r_2) == n
+                and length_of(lengths, r_3) == n and (rest == 0 or rest >= 56)):
+            if n + pre != padw_for:  # a new length (rows come sorted by length)
+                pad_schedule(n + pre, padw)
+                padw_for = n + pre
+            before = nt_0 - 1  # tail blocks before the last
+            if nf_0 + before > 0:
+                compress_x4(state_0, values, s_0, pad_0, state_1, values, s_1, pad_1, state_2,
+                            values, s_2, pad_2, state_3, values, s_3, pad_3, nf_0, before)
+            pad_rounds_x4(state_0, state_1, state_2, state_3, padw)
+        else:
+            both = min(nf_0, nf_1, nf_2, nf_3)
+            tails = min(nt_0, nt_1, nt_2, nt_3)
+            # rows of one shape (the driver sorts rows by length): one call
+            if (nf_0 == both and nf_1 == both and nf_2 == both and nf_3 == both and nt_0 == tails
+                and nt_1 == tails and nt_2 == tails and nt_3 == tails):
+                compress_x4(state_0, values, s_0, pad_0, state_1, values, s_1, pad_1, state_2,
+                            values, s_2, pad_2, state_3, values, s_3, pad_3, both, tails)
+            else:  # whole blocks side by side, a longer row's others alone, then tails
+                compress_x4(state_0, values, s_0, pad_0, state_1, values, s_1, pad_1, state_2,
+                            values, s_2, pad_2, state_3, values, s_3, pad_3, both, 0)
+                if nf_0 > both:
+                    compress(state_0, values, s_0 + 64 * both, nf_0 - both)
+                if nf_1 > both:
+                    compress(state_1, values, s_1 + 64 * both, nf_1 - both)
+                if nf_2 > both:
+                    compress(state_2, values, s_2 + 64 * both, nf_2 - both)
+                if nf_3 > both:
+                    compress(state_3, values, s_3 + 64 * both, nf_3 - both)
+                compress_x4(state_0, values, s_0, pad_0, state_1, values, s_1, pad_1, state_2,
+                            values, s_2, pad_2, state_3, values, s_3, pad_3, 0, tails)
+                if nt_0 > tails:
+                    compress(state_0, pad_0, 64, 1)
+                if nt_1 > tails:
+                    compress(state_1, pad_1, 64, 1)
+                if nt_2 > tails:
+                    compress(state_2, pad_2, 64, 1)
+                if nt_3 > tails:
+                    compress(state_3, pad_3, 64, 1)
         put_digest(state_0, out, r_0)
         put_digest(state_1, out, r_1)
         put_digest(state_2, out, r_2)
