@@ -364,6 +364,24 @@ def test_block_results_come_from_pyarrows_pool_once_it_is_imported(sync, monkeyp
     assert jd._out_array((0, 32), np.uint8).shape == (0, 32)
 
 
+def test_bag_items_joined_or_not(sync):
+    """A bag partition of exact ``bytes`` is joined into the thread's reused buffers,
+    partitions of changing sizes one after another; one holding other buffers (bytearray,
+    memoryview, a numpy array) goes to hash_many as it is; a str is refused as hashlib
+    refuses it. Every digest is hashlib's."""
+    rng = np.random.default_rng(21)
+    messages = [rng.bytes(int(k)) for k in rng.integers(0, 300, 700)]
+    got = jd.hash_bag(db.from_sequence(messages, npartitions=5), "sha1").compute()
+    assert got == _expected("sha1", messages) and len(got) == 700
+    others = [bytearray(m) if i % 3 == 0 else memoryview(m) if i % 3 == 1
+              else np.frombuffer(m, np.uint8) for i, m in enumerate(messages[:90])]
+    got = jd.hash_bag(db.from_sequence(others + messages[90:120], npartitions=2),
+                      "md5").compute()
+    assert got == _expected("md5", messages[:120]) and len(got) == 120
+    with pytest.raises(TypeError, match="encoded"):
+        jd.hash_bag(db.from_sequence([b"a", "b"], npartitions=1), "md5").compute()
+
+
 def test_digest_columns_of_one_shape_share_their_offsets_and_keep_their_rows():
     """Partitions of the same length share one read-only Arrow offsets buffer (made once, not
     per partition); each column still reads as its own rows, hex ones too."""
