@@ -7,21 +7,24 @@ Why: importing Numba and loading a kernel through it is most of a short ``jitdig
 (``kernels/_internals/native.py`` makes it: a C-callable wrapper around the compiled
 ``hash_rows``, linked with everything it calls), by ``jitdigest warmup`` for every algorithm
 and by a ``jitdigest sum`` that had to reach one through Numba, and a later process loads that
-object with llvmlite alone and calls it through ctypes.
+object without Numba and calls it through ctypes: linked by ``jitdigest/_elf.py`` on x86-64
+Linux (no LLVM: importing ``llvmlite.binding`` alone was half of a one-file ``jitdigest sum``),
+by llvmlite's MCJIT elsewhere or where ``_elf`` refuses an object. A loaded kernel must give
+hashlib's digest of b"abc" before it is used.
 
-Where: ``<kernel cache folder>/native/<context>/`` (the cache folder already names the
-version and the kernel sources), ``context()`` a digest of what else the machine code depends
-on: the host CPU and its features, llvmlite's version and every ``NUMBA_*``/``JITDIGEST_*``
-setting (a switched-off SHA-NI, ``NUMBA_CPU_NAME``, ``NUMBA_DISABLE_JIT``: another context,
-so nothing stored is used). ``index.json`` names each algorithm's kernel; each kernel is an
-object file and a JSON description (its symbol, word type, initial state per algorithm, the
-SHA-256 of the object and of the rest of the description, the names it uses but does not
-define, and the sizes of the objects the file holds, loaded side by side: the kernel as Numba
-emitted it and the wrapper calling it by name, or, where the kernel was loaded from Numba's
-cache, one object with both linked).
+Where: ``<kernel cache folder>/native/<context>/`` (the cache folder already names the version
+and the kernel sources), ``context()`` a digest of what else the machine code depends on: the
+host CPU and its features (``_host``), llvmlite's version and every ``NUMBA_*`` and
+``JITDIGEST_*`` setting (a switched-off SHA-NI, ``NUMBA_CPU_NAME``, ``NUMBA_DISABLE_JIT``:
+another context, so nothing stored is used). ``index.json`` names each algorithm's kernel; each
+kernel is an object file and a JSON description (its symbol, word type, initial state per
+algorithm, the SHA-256 of the object and of the rest of the description, the names it uses but
+does not define, and the sizes of the objects the file holds, loaded side by side: the kernel
+as Numba emitted it and the wrapper calling it by name, or, where the kernel was loaded from
+Numba's cache, one object with both linked).
 
 A missing, damaged or foreign entry is never an error: ``rows()`` gives None and the caller
-hashes through Numba as before. Before any object reaches LLVM its digest is checked, and
+hashes through Numba as before. Before any object is linked its digest is checked, and
 every name it uses must be an LLVM intrinsic, a symbol of this process (CPython's C API) or
 one of ``ERROR_PATH_HELPERS`` (Numba's runtime, reached only when an exception is reported or
 a reference count of an array Numba allocated falls to zero: neither happens for the arrays
@@ -62,12 +65,38 @@ def context():
     """A digest of what the stored machine code depends on besides the kernel sources (once
     per process: the switches are read once, at import)."""
     import llvmlite
-    import llvmlite.binding as ll
     settings = sorted((k, v) for k, v in os.environ.items()
                       if k.startswith(("NUMBA_", "JITDIGEST_")) and k not in _IGNORED)
     text = repr((FORMAT, sys.platform, sys.implementation.cache_tag, llvmlite.__version__,
-                 ll.get_host_cpu_name(), ll.get_host_cpu_features().flatten(), settings))
+                 _host(), settings))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+# /proc/cpuinfo's fields that name the processor and its instruction sets (x86, then Arm)
+_CPUINFO = frozenset({b"vendor_id", b"cpu family", b"model", b"model name", b"stepping",
+                      b"flags", b"Features", b"CPU implementer", b"CPU architecture",
+                      b"CPU variant", b"CPU part", b"CPU revision"})
+
+
+def _host():
+    """The processor as the stored machine code depends on it: on Linux, the first
+    processor's identity and instruction-set flags in /proc/cpuinfo (the CPUID bits LLVM's
+    host detection reads too), without importing llvmlite.binding; elsewhere, or where
+    /proc/cpuinfo names no flags, LLVM's host CPU name and features."""
+    try:
+        with open("/proc/cpuinfo", "rb") as f:
+            first = f.read(1 << 16).split(b"\n\n", 1)[0]
+    except OSError:
+        first = b""
+    fields = {}
+    for line in first.splitlines():
+        key, sep, value = line.partition(b":")
+        if sep and key.strip() in _CPUINFO:
+            fields[key.strip()] = value.strip()
+    if b"flags" in fields or b"Features" in fields:
+        return ("cpuinfo", sorted(fields.items()))
+    import llvmlite.binding as ll
+    return ("llvm", ll.get_host_cpu_name(), ll.get_host_cpu_features().flatten())
 
 
 def folder():
@@ -204,7 +233,17 @@ def _load(name):
         function = None
     if function is None:
         return None
-    return Rows(function, meta["iv"][name], meta["word"], meta["sizes"][name])
+    kernel = Rows(function, meta["iv"][name], meta["word"], meta["sizes"][name])
+    return kernel if _answers(kernel, name) else None
+
+
+def _answers(kernel, name):
+    """Whether a loaded kernel gives hashlib's digest of b"abc": a link that went wrong in any
+    way is refused here, not trusted with a file."""
+    size = kernel.digest_size or 32
+    want = hashlib.new(name, b"abc")
+    want = want.digest(size) if kernel.digest_size == 0 else want.digest()
+    return kernel.hash(b"abc", array("q", [3]), size) == want
 
 
 def _entry(where, base, name):
@@ -258,15 +297,12 @@ def _addresses(names):
     ERROR_PATH_HELPERS this process lacks; None if any other name is missing (the object
     cannot run here). Numba's runtime is not looked for: a process that runs these objects has
     not imported it."""
-    process = ctypes.CDLL(None)
-    dlsym = process.dlsym
-    dlsym.restype = ctypes.c_void_p
-    dlsym.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+    lookup = _process_symbols()
     found = {}
     for name in names:
         if name.startswith("llvm."):
             continue
-        address = dlsym(process._handle, name.encode())
+        address = lookup(name)
         if address:
             found[name] = address
         elif name in ERROR_PATH_HELPERS or name in PYTHON_WRAPPER_HELPERS:
@@ -274,6 +310,15 @@ def _addresses(names):
         else:
             return None
     return found
+
+
+def _process_symbols():
+    """A function of a name giving its address in this process (``dlsym``), or None."""
+    process = ctypes.CDLL(None)
+    dlsym = process.dlsym
+    dlsym.restype = ctypes.c_void_p
+    dlsym.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+    return lambda name: dlsym(process._handle, name.encode()) or None
 
 
 def resolvable(names):
@@ -284,23 +329,60 @@ def resolvable(names):
     found = _addresses(names)
     if found is None:
         return False
-    abort = ctypes.cast(ctypes.CDLL(None).abort, ctypes.c_void_p).value
+    abort = _abort_address()
     for name, address in found.items():
         if not ll.address_of_symbol(name):
             ll.add_symbol(name, address or abort)
     return True
 
 
+def _abort_address():
+    return ctypes.cast(ctypes.CDLL(None).abort, ctypes.c_void_p).value
+
+
+# Loaded by jitdigest/_elf.py, without importing llvmlite.binding (50-78 ms of a 110 ms
+# one-file ``jitdigest sum``), where the objects are ELF for x86-64; else by llvmlite's MCJIT.
+ELF_LOADER = sys.platform.startswith("linux") and os.uname().machine in ("x86_64", "amd64")
+
+
 def _link(code, meta):
     """The entry of the objects in ``code`` as a ctypes function (the GIL released during the
     call), or None."""
+    parts = _parts(meta, code)
+    if parts is None or _addresses(meta["uses"]) is None:
+        return None
+    address = _link_elf(parts, meta) if ELF_LOADER else None
+    if address is None:
+        address = _link_mcjit(parts, meta)
+    if not address:
+        return None
+    p, i64 = ctypes.c_void_p, ctypes.c_int64
+    prototype = ctypes.CFUNCTYPE(i64, ctypes.c_char_p, i64, p, p, p, i64, p, i64, p, i64, i64)
+    return prototype(address)
+
+
+def _link_elf(parts, meta):
+    """The entry's address, the objects linked by ``_elf``, or None. The names they use are
+    looked up as ``_addresses`` looks them up (``abort`` for the error-path helpers), with
+    ``memcpy`` and the like that LLVM's intrinsics became."""
+    from . import _elf
+    lookup = _process_symbols()
+    abort = _abort_address()
+
+    def resolve(name):
+        address = lookup(name)
+        if address is None and (name in ERROR_PATH_HELPERS or name in PYTHON_WRAPPER_HELPERS):
+            return abort
+        return address
+    return _elf.link(parts, meta["symbol"], resolve)
+
+
+def _link_mcjit(parts, meta):
+    """The entry's address, the objects loaded by llvmlite's MCJIT, or None."""
     import llvmlite.binding as ll
     ll.initialize_native_target()
     ll.initialize_native_asmprinter()
     if not resolvable(meta["uses"]):
-        return None
-    parts = _parts(meta, code)
-    if parts is None:
         return None
     machine = ll.Target.from_default_triple().create_target_machine()
     engine = ll.create_mcjit_compiler(ll.parse_assembly(""), machine)
@@ -311,9 +393,7 @@ def _link(code, meta):
     if not address:
         return None
     _engines.append(engine)
-    p, i64 = ctypes.c_void_p, ctypes.c_int64
-    prototype = ctypes.CFUNCTYPE(i64, ctypes.c_char_p, i64, p, p, p, i64, p, i64, p, i64, i64)
-    return prototype(address)
+    return address
 
 
 # --- writing (a process that has Numba: ``jitdigest warmup``) --------------------------------

@@ -585,12 +585,21 @@ def test_kernel_address_is_a_first_class_function_argument():
 
 # --- 14. a batch kernel as machine code, run without Numba's runtime ----------------------
 
-def test_a_batch_kernel_as_machine_code_runs_through_llvmlite_alone():
+@pytest.mark.parametrize("loader", ["elf", "mcjit"])
+def test_a_batch_kernel_as_machine_code_runs_without_numba(loader, monkeypatch):
     """``native.rows_entry`` views raw pointers as a ``hash_rows`` kernel's arrays (read-only
     where its signature says so: no second compile), ``object_code`` emits the linked module,
-    ``declarations`` lists what it uses; ``jitdigest._native`` links it and calls it."""
+    ``declarations`` lists what it uses; ``jitdigest._native`` links it, through
+    ``jitdigest/_elf.py`` (x86-64 Linux) or llvmlite's MCJIT, and calls it."""
     from jitdigest import _dispatch, _native
     from jitdigest.kernels._internals import native
+    if loader == "elf":
+        if not _native.ELF_LOADER:
+            pytest.skip("the ELF loader serves x86-64 Linux")
+        # the MCJIT path must not be reached: the ELF loader links these objects itself
+        monkeypatch.setattr(_native, "_link_mcjit", lambda parts, meta: None)
+    else:
+        monkeypatch.setattr(_native, "ELF_LOADER", False)
 
     @numba.njit
     def kernel(values, starts, lengths, rows, iv, out):

@@ -84,6 +84,22 @@ def test_sum_through_stored_kernels_imports_neither_numba_nor_numpy(stored, file
     assert len(proc.stdout.splitlines()) == len(SIZES)
 
 
+@pytest.mark.skipif(not _native.ELF_LOADER, reason="the ELF loader serves x86-64 Linux")
+def test_stored_kernels_load_without_llvm(stored, files):
+    """On x86-64 Linux the stored objects are linked by ``jitdigest/_elf.py``: a run through
+    them imports neither Numba nor llvmlite.binding (50-78 ms of a one-file run), and
+    every stored algorithm's kernel loads that way."""
+    code = RUN_SUM + ("print(sorted(m for m in sys.modules if m.startswith('llvmlite.binding')),"
+                      " file=sys.stderr)\n"
+                      "from jitdigest import _native\n"
+                      "print(all(_native.rows(n) is not None for n in %r), file=sys.stderr)\n"
+                      "print('llvmlite.binding' in sys.modules, file=sys.stderr)\n" % (STORED,))
+    proc = _python(code, "stored", *files)
+    assert proc.stderr.decode().splitlines()[-4:] == ["0 []", "[]", "True", "False"], \
+        proc.stderr.decode()
+    assert proc.stdout == _lines(files, "sha256")
+
+
 def test_shake_lengths_several_algorithms_and_one_file(stored, files):
     proc = _python(RUN_SUM, "stored", "-a", "shake_128", "-l", "808", *files)
     assert proc.stderr.decode().splitlines()[-1] == "0 []", proc.stderr.decode()

@@ -1,0 +1,132 @@
+"""``jitdigest/_elf.py``: relocatable x86-64 objects, as Numba emits them, linked into
+executable memory without LLVM. An object it links runs; anything it does not link exactly (an
+unknown relocation type, an offset or index outside the object, a name nobody defines, a
+truncated or foreign file) gives None, never a crash or a half-linked function."""
+import ctypes
+import struct
+
+import numpy as np
+import pytest
+
+from jitdigest import _elf, _native
+
+pytestmark = pytest.mark.skipif(not _native.ELF_LOADER,
+                                reason="the ELF loader serves x86-64 Linux")
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    """(object, symbol, uses) of a small ``hash_rows`` entry: out[r, k] = (sum of the row's
+    bytes + iv[0] + k) & 255."""
+    import numba
+
+    from jitdigest import _dispatch
+    from jitdigest.kernels._internals import native
+
+    @numba.njit
+    def kernel(values, starts, lengths, rows, iv, out):
+        for i in range(rows.shape[0]):
+            total = 0
+            for j in range(lengths[i]):
+                total += values[starts[i] + j]
+            for k in range(out.shape[1]):
+                out[rows[i], k] = (total + iv[0] + k) & 255
+
+    kernel.compile(_dispatch._signatures(np.uint32)["hash_rows"])
+    entry = native.rows_entry(kernel, np.uint32)
+    code, symbol = native.object_code(entry)
+    functions, variables = native.declarations(entry)
+    return code, symbol, functions + variables
+
+
+def _resolve(name):
+    lookup = _native._process_symbols()
+    address = lookup(name)
+    if address is None and (name in _native.ERROR_PATH_HELPERS
+                            or name in _native.PYTHON_WRAPPER_HELPERS):
+        return _native._abort_address()
+    return address
+
+
+def _run(address):
+    """The tiny kernel at ``address`` over 20 rows: its bytes, as the formula gives them."""
+    p, i64 = ctypes.c_void_p, ctypes.c_int64
+    function = ctypes.CFUNCTYPE(i64, ctypes.c_char_p, i64, p, p, p, i64, p, i64, p, i64,
+                                i64)(address)
+    msgs = [bytes(range(i)) for i in range(20)]
+    from array import array
+    out = _native.Rows(function, [7], "uint32", 0).hash(b"".join(msgs),
+                                                       array("q", map(len, msgs)), 3)
+    return out == b"".join(bytes(((sum(m) + 7 + k) & 255) for k in range(3)) for m in msgs)
+
+
+def _relocations(code):
+    """The file offsets of every RELA entry of ``code`` that relocates a loaded section."""
+    obj = _elf._Object(code)
+    loaded = set(obj.loaded())
+    found = []
+    for _, kind, _, _, offset, size, _, target, _, _ in obj.sections:
+        if kind == _elf.SHT_RELA and target in loaded:
+            found += range(offset, offset + size, _elf._RELA.size)
+    return found
+
+
+def test_links_and_runs(tiny):
+    code, symbol, _ = tiny
+    address = _elf.link([code], symbol, _resolve)
+    assert isinstance(address, int) and _run(address)
+    assert len(_relocations(code)) > 5
+
+
+@pytest.mark.parametrize("how", ["relocation type", "relocation offset", "symbol index",
+                                 "truncated", "not elf", "unknown name", "no such symbol"])
+def test_refuses_what_it_does_not_link(tiny, how):
+    code, symbol, _ = tiny
+    data = bytearray(code)
+    first = _relocations(code)[0]
+    at, info, addend = _elf._RELA.unpack_from(data, first)
+    resolve = _resolve
+    if how == "relocation type":
+        _elf._RELA.pack_into(data, first, at, (info & ~0xFFFFFFFF) | 42, addend)
+    elif how == "relocation offset":
+        _elf._RELA.pack_into(data, first, 1 << 40, info, addend)
+    elif how == "symbol index":
+        _elf._RELA.pack_into(data, first, at, (0xFFFFFF << 32) | (info & 0xFFFFFFFF), addend)
+    elif how == "truncated":
+        data = data[:len(data) // 2]
+    elif how == "not elf":
+        data[:4] = b"\x7fXLF"
+    elif how == "unknown name":
+        resolve = lambda name: None                                 # noqa: E731
+    elif how == "no such symbol":
+        symbol = "jitdigest_no_such_function"
+    assert _elf.link([bytes(data)], symbol, resolve) is None
+
+
+def test_a_refused_object_still_loads_through_llvmlite(tiny, monkeypatch):
+    """``_native._link`` falls back to MCJIT where ``_elf`` refuses an object."""
+    code, symbol, uses = tiny
+    monkeypatch.setattr(_elf, "link", lambda parts, symbol, resolve: None)
+    function = _native._link(code, {"uses": uses, "symbol": symbol})
+    assert function is not None
+    assert _run(ctypes.cast(function, ctypes.c_void_p).value)
+
+
+def test_code_is_not_writable_after_linking(tiny):
+    """The code pages are read and execute only (mprotect), as a loader should leave them."""
+    code, symbol, _ = tiny
+    address = _elf.link([code], symbol, _resolve)
+    page = address - address % _elf._PAGE
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            span, perms = line.split()[:2]
+            start, end = (int(x, 16) for x in span.split("-"))
+            if start <= page < end:
+                assert perms.startswith("r-x"), line
+                return
+    raise AssertionError("the code's page is not mapped")
+
+
+def test_relocation_entry_layout():
+    assert _elf._RELA.size == 24 and _elf._SYM.size == 24 and _elf._SHDR.size == 64
+    assert struct.calcsize("<16sHHIQQQIHHHHHH") == 64
