@@ -95,8 +95,8 @@ def link(parts, symbol, resolve):
     try:
         objects = [_Object(part) for part in parts]
         return _link(objects, symbol, resolve)
-    except (ValueError, UnicodeDecodeError, struct.error, OSError):
-        return None
+    except (ValueError, UnicodeDecodeError, struct.error, OSError, OverflowError, MemoryError):
+        return None                     # a section too large to map is refused like the rest
 
 
 def _kind(flags):
