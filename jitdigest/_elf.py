@@ -95,8 +95,9 @@ def link(parts, symbol, resolve):
     try:
         objects = [_Object(part) for part in parts]
         return _link(objects, symbol, resolve)
-    except (ValueError, UnicodeDecodeError, struct.error, OSError, OverflowError, MemoryError):
-        return None                     # a section too large to map is refused like the rest
+    except (ValueError, IndexError, KeyError, UnicodeDecodeError, struct.error, OSError,
+            OverflowError, MemoryError):
+        return None                     # whatever does not fit, refused like the rest
 
 
 def _kind(flags):
@@ -198,7 +199,8 @@ def _relocate(obj, k, where, base, memory, defined, resolve):
     for _, kind, _, _, offset, size, link, target, _, entsize in obj.sections:
         if kind != SHT_RELA or (k, target) not in where:
             continue                    # relocations of sections not loaded (debug, unwind)
-        if entsize != _RELA.size or size % _RELA.size or obj.sections[link][1] != SHT_SYMTAB:
+        if (entsize != _RELA.size or size % _RELA.size or link >= len(obj.sections)
+                or obj.sections[link][1] != SHT_SYMTAB):
             raise ValueError("a malformed relocation section")
         place0 = where[k, target]
         limit = obj.sections[target][5]
@@ -210,7 +212,9 @@ def _relocate(obj, k, where, base, memory, defined, resolve):
             if index >= len(obj.symbols):
                 raise ValueError("a relocation naming no symbol")
             sym = obj.symbols[index]
-            if sym[3] in (SHN_UNDEF, SHN_COMMON):
+            if index == 0:
+                value = 0                       # the null symbol: the addend alone
+            elif sym[3] in (SHN_UNDEF, SHN_COMMON):
                 name = obj.name(sym)
                 value = defined.get(name)
                 if value is None:
