@@ -115,8 +115,9 @@ def _commons(objects):
                 align, size = max(1, sym[4]), sym[5]
                 if align & (align - 1) or align > _PAGE or size > 1 << 20:
                     raise ValueError("a common symbol of an odd size or alignment")
-                old = found.get(obj.name(sym), (0, 1))
-                found[obj.name(sym)] = (max(size, old[0]), max(align, old[1]))
+                name = obj.name(sym)
+                old = found.get(name, (0, 1))
+                found[name] = (max(size, old[0]), max(align, old[1]))
     return found
 
 
@@ -166,10 +167,11 @@ def _link(objects, symbol, resolve):
             if bind == STB_LOCAL or sym[3] in (SHN_UNDEF, SHN_COMMON):
                 continue
             name = obj.name(sym)
-            if name in defined and (bind == STB_WEAK or name not in weak):
-                if bind != STB_WEAK and name not in weak:
+            if name in defined:
+                if bind == STB_WEAK:
+                    continue            # a weak definition never replaces one before it
+                if name not in weak:
                     raise ValueError(f"{name} defined twice")
-                continue                # the first of weak ones, or the strong one, stays
             defined[name] = _address(obj, k, sym, where, base)
             weak.discard(name)
             if bind == STB_WEAK:

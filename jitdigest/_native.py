@@ -41,7 +41,7 @@ import sys
 import threading
 from array import array
 
-from . import _cachedir
+from . import _arm, _cachedir
 from ._stdlib import hashlib    # the real one, whatever stands in for it in sys.modules
 
 FORMAT = 2
@@ -329,20 +329,30 @@ def resolvable(names):
     found = _addresses(names)
     if found is None:
         return False
-    abort = _abort_address()
-    for name, address in found.items():
+    resolve = _resolver()
+    for name in found:
         if not ll.address_of_symbol(name):
-            ll.add_symbol(name, address or abort)
+            ll.add_symbol(name, resolve(name))
     return True
 
 
-def _abort_address():
-    return ctypes.cast(ctypes.CDLL(None).abort, ctypes.c_void_p).value
+def _resolver():
+    """A function of a name giving its address in this process, ``abort``'s for the
+    ERROR_PATH_HELPERS and PYTHON_WRAPPER_HELPERS it lacks, else None."""
+    lookup = _process_symbols()
+    abort = ctypes.cast(ctypes.CDLL(None).abort, ctypes.c_void_p).value
+
+    def resolve(name):
+        address = lookup(name)
+        if address is None and (name in ERROR_PATH_HELPERS or name in PYTHON_WRAPPER_HELPERS):
+            return abort
+        return address
+    return resolve
 
 
 # Loaded by jitdigest/_elf.py, without importing llvmlite.binding (50-78 ms of a 110 ms
 # one-file ``jitdigest sum``), where the objects are ELF for x86-64; else by llvmlite's MCJIT.
-ELF_LOADER = sys.platform.startswith("linux") and os.uname().machine in ("x86_64", "amd64")
+ELF_LOADER = sys.platform.startswith("linux") and _arm.machine() in ("x86_64", "amd64")
 
 
 def _link(code, meta):
@@ -363,18 +373,10 @@ def _link(code, meta):
 
 def _link_elf(parts, meta):
     """The entry's address, the objects linked by ``_elf``, or None. The names they use are
-    looked up as ``_addresses`` looks them up (``abort`` for the error-path helpers), with
-    ``memcpy`` and the like that LLVM's intrinsics became."""
+    resolved as for MCJIT (``abort`` for the error-path helpers), with ``memcpy`` and the like
+    that LLVM's intrinsics became."""
     from . import _elf
-    lookup = _process_symbols()
-    abort = _abort_address()
-
-    def resolve(name):
-        address = lookup(name)
-        if address is None and (name in ERROR_PATH_HELPERS or name in PYTHON_WRAPPER_HELPERS):
-            return abort
-        return address
-    return _elf.link(parts, meta["symbol"], resolve)
+    return _elf.link(parts, meta["symbol"], _resolver())
 
 
 def _link_mcjit(parts, meta):

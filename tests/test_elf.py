@@ -25,15 +25,6 @@ def tiny():
     return code, symbol, functions + variables
 
 
-def _resolve(name):
-    lookup = _native._process_symbols()
-    address = lookup(name)
-    if address is None and (name in _native.ERROR_PATH_HELPERS
-                            or name in _native.PYTHON_WRAPPER_HELPERS):
-        return _native._abort_address()
-    return address
-
-
 def _run(address):
     """Whether the tiny kernel at ``address`` gives its known answer."""
     import tiny_rows_kernel
@@ -56,7 +47,7 @@ def _relocations(code):
 
 def test_links_and_runs(tiny):
     code, symbol, _ = tiny
-    address = _elf.link([code], symbol, _resolve)
+    address = _elf.link([code], symbol, _native._resolver())
     assert isinstance(address, int) and _run(address)
     assert len(_relocations(code)) > 5
 
@@ -68,7 +59,7 @@ def test_refuses_what_it_does_not_link(tiny, how):
     data = bytearray(code)
     first = _relocations(code)[0]
     at, info, addend = _elf._RELA.unpack_from(data, first)
-    resolve = _resolve
+    resolve = _native._resolver()
     if how == "relocation type":
         _elf._RELA.pack_into(data, first, at, (info & ~0xFFFFFFFF) | 42, addend)
     elif how == "relocation offset":
@@ -98,7 +89,7 @@ def test_a_refused_object_still_loads_through_llvmlite(tiny, monkeypatch):
 def test_code_is_not_writable_after_linking(tiny):
     """The code pages are read and execute only (mprotect), as a loader should leave them."""
     code, symbol, _ = tiny
-    address = _elf.link([code], symbol, _resolve)
+    address = _elf.link([code], symbol, _native._resolver())
     page = address - address % _elf._PAGE
     with open("/proc/self/maps") as maps:
         for line in maps:
