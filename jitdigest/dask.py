@@ -138,17 +138,23 @@ def _column_kind(dtype):
 
 def _hash_partition(part, name, key, hex, length, size):
     import pandas as pd
-    from .kernels import _pyobjects
     messages, offsets, scratch = _messages(part)
+    digests = _hashed(name, key, length, (len(part), size), messages, offsets, scratch)
+    values = _arrow_hex(digests) if hex else _arrow_binary(digests)
+    return pd.Series(values, index=part.index, name=part.name, copy=False)
+
+
+def _hashed(name, key, length, shape, messages, offsets, scratch):
+    """A partition's digests, of ``shape``, into ``_out_array`` memory; the join's ``scratch``
+    buffers (None: there are none) handed back afterwards, whatever happens. Nulls (an Arrow
+    array's) are refused first."""
+    from .kernels import _pyobjects
     try:
         _refuse_nulls(getattr(messages, "null_count", 0))
-        digests = _digests(name, key, messages, length, offsets,
-                           out=_out_array((len(part), size), np.uint8))
+        return _digests(name, key, messages, length, offsets, out=_out_array(shape, np.uint8))
     finally:
         if scratch is not None:
             _pyobjects.release(scratch)
-    values = _arrow_hex(digests) if hex else _arrow_binary(digests)
-    return pd.Series(values, index=part.index, name=part.name, copy=False)
 
 
 def _refuse_nulls(nulls):
@@ -286,13 +292,9 @@ def _hash_bag_partition(part, name, key, length, size):
     joined = _pyobjects.join(items, scratch=True)
     if joined is None:
         return _bytes_objects(_digests(name, key, items, length)).tolist()
-    try:
-        data, offsets, _ = joined
-        digests = _digests(name, key, data, length, offsets,
-                           out=_out_array((offsets.shape[0] - 1, size), np.uint8))
-    finally:
-        _pyobjects.release(joined)
-    return _bytes_objects(digests).tolist()
+    data, offsets, _ = joined
+    return _bytes_objects(_hashed(name, key, length, (offsets.shape[0] - 1, size), data,
+                                  offsets, joined)).tolist()
 
 
 # --- compiling once per worker process ------------------------------------------------------
