@@ -201,9 +201,9 @@ class Cache:
             return False
         folder, _, name = item.path.rpartition(b"/")
         algo = item.algo
+        parts = getattr(algo, "parts", None)
         if folder != self._here or algo is not self._here_algo:
             # a directory's files come one after another: its entries are looked up once
-            parts = getattr(algo, "parts", None)
             full = self._full(folder)
             self._here_rows = [self._entries(full, part) for part in (parts or (algo,))]
             self._here, self._here_algo = folder, algo
@@ -219,7 +219,7 @@ class Cache:
             if row[0] != key:
                 return False
             digests.append(row[1])
-        item.digest = digests[0] if getattr(algo, "parts", None) is None else tuple(digests)
+        item.digest = digests[0] if parts is None else tuple(digests)
         item.size = st.st_size
         item.stat = None                    # nothing to store
         self.hits += 1
