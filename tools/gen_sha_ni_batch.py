@@ -331,6 +331,20 @@ def _pair(ks, indent):
         "state_%d, s_%d, nf_%d, nt_%d, pad_%d" % (k, k, k, k, k) for k in ks) + ")", " " * indent)
 
 
+def _padding_only_head(words):
+    """The test that the four started rows ``r_0``..``r_3`` have one length whose last block is
+    padding only, and that branch's first lines: the block's schedule into ``words`` when
+    the length is new, ``before`` (the tail blocks before it)."""
+    return ["        n = length_of(lengths, r_0)",
+            "        rest = n % 64",
+            "        if (length_of(lengths, r_1) == n and length_of(lengths, r_2) == n",
+            "                and length_of(lengths, r_3) == n and (rest == 0 or rest >= 56)):",
+            "            if n + pre != %s_for:  # a new length (rows come sorted by length)" % words,
+            "                pad_schedule(n + pre, %s)" % words,
+            "                %s_for = n + pre" % words,
+            "            before = nt_0 - 1  # tail blocks before the last"]
+
+
 def hash_rows_pad4(family, ways):
     """hash_rows of a two-way family that runs a block of padding only four rows at a time
     (``PAD4``): rows go four at a time; four of one length whose last block is padding only
@@ -366,15 +380,7 @@ def hash_rows_pad4(family, ways):
     for k in ks:
         a.append("        r_%d = row_at(rows, g + %d)" % (k, k))
         a += _start(k, 8)
-    a.append("        n = length_of(lengths, r_0)")
-    a.append("        rest = n % 64")
-    a.append("        one = (length_of(lengths, r_1) == n and length_of(lengths, r_2) == n")
-    a.append("               and length_of(lengths, r_3) == n)")
-    a.append("        if one and (rest == 0 or rest >= 56):")
-    a.append("            if n + pre != padwk_for:  # a new length (rows come sorted by length)")
-    a.append("                pad_schedule(n + pre, padwk)")
-    a.append("                padwk_for = n + pre")
-    a.append("            before = nt_0 - 1  # tail blocks before the last")
+    a += _padding_only_head("padwk")
     a.append("            if nf_0 + before > 0:  # the blocks before the last, two by two")
     for pair in ((0, 1), (2, 3)):
         a += _call("compress_x2(", ", ".join("state_%d, values, s_%d, pad_%d" % (k, k, k)
@@ -625,14 +631,7 @@ def hash_rows(family, ways):
         a += _group(ks, 8)
     else:
         assert ways == 4
-        a.append("        n = length_of(lengths, r_0)")
-        a.append("        rest = n % 64")
-        a.append("        if (length_of(lengths, r_1) == n and length_of(lengths, r_2) == n")
-        a.append("                and length_of(lengths, r_3) == n and (rest == 0 or rest >= 56)):")
-        a.append("            if n + pre != padw_for:  # a new length (rows come sorted by length)")
-        a.append("                pad_schedule(n + pre, padw)")
-        a.append("                padw_for = n + pre")
-        a.append("            before = nt_0 - 1  # tail blocks before the last")
+        a += _padding_only_head("padw")
         a.append("            if nf_0 + before > 0:")
         a += _call("compress_x4(", ", ".join("state_%d, values, s_%d, pad_%d" % (k, k, k)
                                              for k in ks) + ", nf_0, before)", " " * 16)

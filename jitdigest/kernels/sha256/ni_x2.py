@@ -1656,9 +1656,8 @@ def hash_rows(values, starts, lengths, rows, iv, out):
                                               pad_3, staged_3)
         n = length_of(lengths, r_0)
         rest = n % 64
-        one = (length_of(lengths, r_1) == n and length_of(lengths, r_2) == n
-               and length_of(lengths, r_3) == n)
-        if one and (rest == 0 or rest >= 56):
+        if (length_of(lengths, r_1) == n and length_of(lengths, r_2) == n
+                and length_of(lengths, r_3) == n and (rest == 0 or rest >= 56)):
             if n + pre != padwk_for:  # a new length (rows come sorted by length)
                 pad_schedule(n + pre, padwk)
                 padwk_for = n + pre
