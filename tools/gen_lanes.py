@@ -49,11 +49,12 @@ The MD families' ``iv`` may carry one word past the state: a count of bytes (who
 hashed before every message, which the length field includes -- HMAC's rows start from the
 state after its key block (``jitdigest/keyed_batch.py``).
 
-SHA-256's 16-lane kernel also has a second block function for the common case of rows of one
-length stepping in phase: when every busy lane is at the same pad-only block (the last block
-of an n-byte message when n % 64 is 0 or >= 56), the message schedule is the same for all
-lanes; it is computed once per length (``_pad_schedule``), the lanes' pad words are not even
-copied, and the rounds add K + W from locals (64-byte rows: +18%; it costs 10 s of compile).
+SHA-256's 16-lane kernel and SHA-1's lane kernels also have a second block function for the
+common case of rows of one length stepping in phase: when every busy lane is at the same
+pad-only block (the last block of an n-byte message when n % 64 is 0 or >= 56), the message
+schedule is the same for all lanes; it is computed once per length (``_pad_schedule``), the
+lanes' pad words are not even copied, and the rounds add K + W from locals (64-byte rows:
+SHA-256 +18%, SHA-1 +15-22%; each costs seconds of compile; ``lanes_md.UNIFORM``).
 
 This file is the command; the parts it renders sit beside it (tools/ is not a package, so it
 puts its own folder on sys.path): ``lanes_common.py`` (word expressions, line wrapping, the

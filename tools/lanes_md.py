@@ -1,7 +1,7 @@
 """MD5, SHA-1 and SHA-2 for the lanes-kernel generator (tools/gen_lanes.py): their round
-statements, the Merkle-Damgard family table (``MD``), the kernel (``md_kernel``), SHA-256's
-shared pad-block schedule (``pad_schedule``), and the variants generated (``FAMILIES``,
-``UNIFORM``)."""
+statements, the Merkle-Damgard family table (``MD``), the kernel (``md_kernel``), the
+pad-block schedule SHA-256's and SHA-1's lanes share (``pad_schedule``), and the variants
+generated (``FAMILIES``, ``UNIFORM``)."""
 from lanes_common import (W32, W64, block_function, finish, interleave, preamble,
                           prefetch_ahead, prefetch_next_row, wrap)
 
@@ -48,13 +48,15 @@ def md5_rounds(g):
     return st, v
 
 
-def sha1_rounds(g):
+def sha1_rounds(g, kw=None):
+    """With ``kw`` (round -> expression of K + W, the same for every lane) no message words
+    nor schedule."""
     W = W32
     st = []
     v = ["a" + g, "b" + g, "c" + g, "d" + g, "e" + g]
     for i in range(80):
         x = "x%d%s" % (i, g)
-        if i >= 16:
+        if i >= 16 and kw is None:
             y = "y" + g
             st.append("%s = %s" % (y, " ^ ".join("x%d%s" % (i - k, g) for k in (3, 8, 14, 16))))
             st.append("%s = %s" % (x, W.w(W.rol(y, 1)[1:-1])))
@@ -67,7 +69,8 @@ def sha1_rounds(g):
             f, k = "(%s & %s) | (%s & (%s | %s))" % (b, c, d, b, c), SHA1_K[2]
         else:
             f, k = "%s ^ %s ^ %s" % (b, c, d), SHA1_K[3]
-        st.append("%s = %s" % (e, W.add(e, W.rol(a, 5), "(%s)" % f, W.c(k), x)))
+        kx = (W.c(k), x) if kw is None else (kw(i),)
+        st.append("%s = %s" % (e, W.add(e, W.rol(a, 5), "(%s)" % f, *kx)))
         st.append("%s = %s" % (b, W.w(W.rol(b, 30)[1:-1])))
         v = [e, a, b, c, d]
     return st, v
@@ -119,6 +122,7 @@ class MD:
 
 MD5 = MD("md5", W32, 4, md5_rounds, "MD5 (RFC 1321)")
 SHA1 = MD("sha1", W32, 5, sha1_rounds, "SHA-1 (FIPS 180-4)")
+SHA1.K = [SHA1_K[i // 20] for i in range(80)]
 SHA256 = MD("sha256", W32, 8,
             lambda g, kw=None: sha2_rounds(g, W32, K256, SHA256_SIG, kw),
             "SHA-224/SHA-256 (FIPS 180-4)")
@@ -129,34 +133,48 @@ SHA512 = MD("sha512", W64, 8,
 SHA512.K, SHA512.sig = K512, SHA512_SIG
 
 
+def length_words(alg, n):
+    """The last two words of an ``n``-byte message's padding, in block order: its bit count
+    (< 2**64 bits)."""
+    dt = alg.W.np
+    if alg.little:
+        return ["%s(%s << 3)" % (dt, n), "%s(%s >> 29)" % (dt, n)]
+    if alg.W.bits == 32:
+        return ["%s(%s >> 29)" % (dt, n), "%s(%s << 3)" % (dt, n)]
+    return ["%s(%s >> 61)" % (dt, n), "%s(%s) << %s(3)" % (dt, n, dt)]
+
+
+def mark_first(alg):
+    """The first word of a pad-only block that starts with the 0x80 byte."""
+    return alg.W.c(0x80 if alg.little else 0x80 << (alg.W.bits - 8))
+
+
 def pad_schedule(alg):
-    """Source of ``_pad_schedule(w, off, n)``: K + W of the pad-only block that ends every
-    n-byte message when n % block is 0 or leaves no room for the length (the same block for
-    every lane hashing an n-byte message, so the lanes share one schedule)."""
+    """Source of ``_pad_schedule(w, off, n)``: K + W of every round of the pad-only block that
+    ends every n-byte message when n % block is 0 or leaves no room for the length (the same
+    block for every lane hashing an n-byte message, so the lanes share one schedule)."""
     W, bs, nw = alg.W, alg.block, alg.nwords
-    (_, _, s0, s1) = alg.sig
     R = len(alg.K)
-    dt = W.np
     L = ["@inline_kernel", "def _pad_schedule(w, off, n):",
          '    """w[off:off + %d] = K + W of the pad-only block of an n-byte message."""' % R,
          "    for i in range(%d):" % nw,
          "        w[off + i] = 0",
          "    if n %% %d == 0:  # the block starts with the 0x80 byte" % bs,
-         "        w[off] = %s" % W.c(0x80 << (W.bits - 8))]
-    if W.bits == 32:
-        L += ["    w[off + %d] = np.uint32(n >> 29)" % (nw - 2),
-              "    w[off + %d] = np.uint32(n << 3)" % (nw - 1)]
+         "        w[off] = %s" % mark_first(alg)]
+    L += ["    w[off + %d] = %s" % (nw - 2 + k, e) for k, e in enumerate(length_words(alg, "n"))]
+    L += ["    for i in range(16, %d):" % R]
+    if alg is SHA1:
+        L += ["        y = w[off + i - 3] ^ w[off + i - 8] ^ w[off + i - 14] ^ w[off + i - 16]",
+              "        w[off + i] = %s" % W.w(W.rol("y", 1)[1:-1])]
     else:
-        L += ["    w[off + %d] = np.uint64(n >> 61)" % (nw - 2),
-              "    w[off + %d] = np.uint64(n) << np.uint64(3)" % (nw - 1)]
-    L += ["    for i in range(16, %d):" % R,
-          "        p = w[off + i - 15]",
-          "        q = w[off + i - 2]"]
-    for name, var, (r1, r2, sh) in (("s", "p", s0), ("t", "q", s1)):
-        L += wrap("        %s = %s" % (name, W.w("%s ^ %s ^ %s >> %d" % (
-            W.ror(var, r1), W.ror(var, r2), var, sh))))
-    L += ["        w[off + i] = %s" % W.add("w[off + i - 16]", "s", "w[off + i - 7]", "t"),
-          "    for i in range(%d):" % R,
+        (_, _, s0, s1) = alg.sig
+        L += ["        p = w[off + i - 15]",
+              "        q = w[off + i - 2]"]
+        for name, var, (r1, r2, sh) in (("s", "p", s0), ("t", "q", s1)):
+            L += wrap("        %s = %s" % (name, W.w("%s ^ %s ^ %s >> %d" % (
+                W.ror(var, r1), W.ror(var, r2), var, sh))))
+        L += ["        w[off + i] = %s" % W.add("w[off + i - 16]", "s", "w[off + i - 7]", "t")]
+    L += ["    for i in range(%d):" % R,
           "        w[off + i] = %s" % W.add("w[off + i]", "_K[i]")]
     return L
 
@@ -179,23 +197,14 @@ def md_kernel(alg, prefix, lw, groups, wide, uniform=False):
     def add(indent, text):
         L.extend(wrap(" " * (4 * indent) + text))
 
-    def length_words(n):
-        """The last two words of a message's padding: its bit count (< 2**64 bits)."""
-        if little:
-            return ["%s(%s << 3)" % (dt, n), "%s(%s >> 29)" % (dt, n)]
-        if bits == 32:
-            return ["%s(%s >> 29)" % (dt, n), "%s(%s << 3)" % (dt, n)]
-        return ["%s(%s >> 61)" % (dt, n), "%s(%s) << %s(3)" % (dt, n, dt)]
-
     def pad_block(indent, lane, n):
         """Write the pad-only block of an ``n``-byte message into ``lane``'s column: the 0x80
         byte first if the message fills its last block, zeros, the bit count."""
         add(indent, "for j in range(%d):" % (nw - 2))
         add(indent + 1, "%s = 0" % msg_word("j", lane))
         add(indent, "if %s %% %d == 0:" % (n, bs))
-        add(indent + 1, "%s = %s" % (msg_word(0, lane), W.c(0x80 << (bits - 8) if not little
-                                                               else 0x80)))
-        for k, expr in enumerate(length_words("(%s + pre)" % n)):
+        add(indent + 1, "%s = %s" % (msg_word(0, lane), mark_first(alg)))
+        for k, expr in enumerate(length_words(alg, "(%s + pre)" % n)):
             add(indent, "%s = %s" % (msg_word(nw - 2 + k, lane), expr))
 
     def mark_word(indent, target):
@@ -227,7 +236,7 @@ def md_kernel(alg, prefix, lw, groups, wide, uniform=False):
             % (msg_word("(nd - 1)", lane), wb))
         mark_word(indent, msg_word("nd", lane))
         add(indent, "if rest < %d:  # room for the length" % (bs - alg.len_bytes))
-        for k, expr in enumerate(length_words("(%s + pre)" % n)):
+        for k, expr in enumerate(length_words(alg, "(%s + pre)" % n)):
             add(indent + 1, "%s = %s" % (msg_word(nw - 2 + k, lane), expr))
 
     add(0, "@kernel")
@@ -339,7 +348,7 @@ def md_kernel(alg, prefix, lw, groups, wide, uniform=False):
         add(7, "tail[t0 + j] = _word(values, q + np.uint64(%d * j))" % wb)
         mark_word(6, "tail[t0 + nd]")
         add(6, "if nt == %d:  # room for the length too" % nw)
-        for k, expr in enumerate(length_words("(n + pre)")):
+        for k, expr in enumerate(length_words(alg, "(n + pre)")):
             add(7, "tail[t0 + %d] = %s" % (nw - 2 + k, expr))
     add(3, "if row[lane] >= 0:  # load the lane's next block into its column")
     add(4, "b = blk[lane]")
@@ -445,9 +454,11 @@ FAMILIES = {
     "sha512": (SHA512, {8: (1, True), 4: (1, False)}),
 }
 
-# variants with the shared pad-block schedule (SHA-2 only; SHA-512's 64-byte rows never reach
-# a pad-only block, and it bought nothing measurable at 1 KiB)
-UNIFORM = {"sha256": (16,)}
+# variants with the shared pad-block schedule. Measured on Zen 4 (one process, both orders):
+# SHA-1 64-byte rows +15-22% (lanes8 and lanes16), 1 KiB even; not SHA-512 (its 64-byte rows
+# never reach a pad-only block, and it bought nothing measurable at 1 KiB), nor MD5 (no
+# schedule to share: 64-byte rows even, 1 KiB 7-10% slower with the second block function)
+UNIFORM = {"sha256": (16,), "sha1": (16, 8)}
 
 
 def render_md(family):

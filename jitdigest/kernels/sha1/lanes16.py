@@ -21,6 +21,295 @@ LANES = 16  # messages side by side in one SIMD group
 IN_FLIGHT = 16  # messages hashed at once per call
 
 
+_K = np.array([0x5a827999, 0x5a827999, 0x5a827999, 0x5a827999, 0x5a827999, 0x5a827999, 0x5a827999,
+    0x5a827999, 0x5a827999, 0x5a827999, 0x5a827999, 0x5a827999, 0x5a827999, 0x5a827999,
+    0x5a827999, 0x5a827999, 0x5a827999, 0x5a827999, 0x5a827999, 0x5a827999, 0x6ed9eba1,
+    0x6ed9eba1, 0x6ed9eba1, 0x6ed9eba1, 0x6ed9eba1, 0x6ed9eba1, 0x6ed9eba1, 0x6ed9eba1,
+    0x6ed9eba1, 0x6ed9eba1, 0x6ed9eba1, 0x6ed9eba1, 0x6ed9eba1, 0x6ed9eba1, 0x6ed9eba1,
+    0x6ed9eba1, 0x6ed9eba1, 0x6ed9eba1, 0x6ed9eba1, 0x6ed9eba1, 0x8f1bbcdc, 0x8f1bbcdc,
+    0x8f1bbcdc, 0x8f1bbcdc, 0x8f1bbcdc, 0x8f1bbcdc, 0x8f1bbcdc, 0x8f1bbcdc, 0x8f1bbcdc,
+    0x8f1bbcdc, 0x8f1bbcdc, 0x8f1bbcdc, 0x8f1bbcdc, 0x8f1bbcdc, 0x8f1bbcdc, 0x8f1bbcdc,
+    0x8f1bbcdc, 0x8f1bbcdc, 0x8f1bbcdc, 0x8f1bbcdc, 0xca62c1d6, 0xca62c1d6, 0xca62c1d6,
+    0xca62c1d6, 0xca62c1d6, 0xca62c1d6, 0xca62c1d6, 0xca62c1d6, 0xca62c1d6, 0xca62c1d6,
+    0xca62c1d6, 0xca62c1d6, 0xca62c1d6, 0xca62c1d6, 0xca62c1d6, 0xca62c1d6, 0xca62c1d6,
+    0xca62c1d6, 0xca62c1d6, 0xca62c1d6], np.uint32)
+
+
+@inline_kernel
+def _pad_schedule(w, off, n):
+    """w[off:off + 80] = K + W of the pad-only block of an n-byte message."""
+    for i in range(16):
+        w[off + i] = 0
+    if n % 64 == 0:  # the block starts with the 0x80 byte
+        w[off] = np.uint32(0x80000000)
+    w[off + 14] = np.uint32(n >> 29)
+    w[off + 15] = np.uint32(n << 3)
+    for i in range(16, 80):
+        y = w[off + i - 3] ^ w[off + i - 8] ^ w[off + i - 14] ^ w[off + i - 16]
+        w[off + i] = np.uint32(y << 1 | y >> 31)
+    for i in range(80):
+        w[off + i] = np.uint32(w[off + i] + _K[i])
+
+
+@kernel
+def _block_kw(buf):
+    """The block function when every lane's block is the pad-only block of one
+    length: K + W of that block, shared, from buf[336:]."""
+    _inline_in_callers()
+    _wide_vectors()
+    k0 = buf[336]
+    k1 = buf[337]
+    k2 = buf[338]
+    k3 = buf[339]
+    k4 = buf[340]
+    k5 = buf[341]
+    k6 = buf[342]
+    k7 = buf[343]
+    k8 = buf[344]
+    k9 = buf[345]
+    k10 = buf[346]
+    k11 = buf[347]
+    k12 = buf[348]
+    k13 = buf[349]
+    k14 = buf[350]
+    k15 = buf[351]
+    k16 = buf[352]
+    k17 = buf[353]
+    k18 = buf[354]
+    k19 = buf[355]
+    k20 = buf[356]
+    k21 = buf[357]
+    k22 = buf[358]
+    k23 = buf[359]
+    k24 = buf[360]
+    k25 = buf[361]
+    k26 = buf[362]
+    k27 = buf[363]
+    k28 = buf[364]
+    k29 = buf[365]
+    k30 = buf[366]
+    k31 = buf[367]
+    k32 = buf[368]
+    k33 = buf[369]
+    k34 = buf[370]
+    k35 = buf[371]
+    k36 = buf[372]
+    k37 = buf[373]
+    k38 = buf[374]
+    k39 = buf[375]
+    k40 = buf[376]
+    k41 = buf[377]
+    k42 = buf[378]
+    k43 = buf[379]
+    k44 = buf[380]
+    k45 = buf[381]
+    k46 = buf[382]
+    k47 = buf[383]
+    k48 = buf[384]
+    k49 = buf[385]
+    k50 = buf[386]
+    k51 = buf[387]
+    k52 = buf[388]
+    k53 = buf[389]
+    k54 = buf[390]
+    k55 = buf[391]
+    k56 = buf[392]
+    k57 = buf[393]
+    k58 = buf[394]
+    k59 = buf[395]
+    k60 = buf[396]
+    k61 = buf[397]
+    k62 = buf[398]
+    k63 = buf[399]
+    k64 = buf[400]
+    k65 = buf[401]
+    k66 = buf[402]
+    k67 = buf[403]
+    k68 = buf[404]
+    k69 = buf[405]
+    k70 = buf[406]
+    k71 = buf[407]
+    k72 = buf[408]
+    k73 = buf[409]
+    k74 = buf[410]
+    k75 = buf[411]
+    k76 = buf[412]
+    k77 = buf[413]
+    k78 = buf[414]
+    k79 = buf[415]
+    for l in range(16):
+        a = buf[0 + l]
+        b = buf[16 + l]
+        c = buf[32 + l]
+        d = buf[48 + l]
+        e = buf[64 + l]
+        e = np.uint32(e + (a << 5 | a >> 27) + (d ^ (b & (c ^ d))) + k0)
+        b = np.uint32(b << 30 | b >> 2)
+        d = np.uint32(d + (e << 5 | e >> 27) + (c ^ (a & (b ^ c))) + k1)
+        a = np.uint32(a << 30 | a >> 2)
+        c = np.uint32(c + (d << 5 | d >> 27) + (b ^ (e & (a ^ b))) + k2)
+        e = np.uint32(e << 30 | e >> 2)
+        b = np.uint32(b + (c << 5 | c >> 27) + (a ^ (d & (e ^ a))) + k3)
+        d = np.uint32(d << 30 | d >> 2)
+        a = np.uint32(a + (b << 5 | b >> 27) + (e ^ (c & (d ^ e))) + k4)
+        c = np.uint32(c << 30 | c >> 2)
+        e = np.uint32(e + (a << 5 | a >> 27) + (d ^ (b & (c ^ d))) + k5)
+        b = np.uint32(b << 30 | b >> 2)
+        d = np.uint32(d + (e << 5 | e >> 27) + (c ^ (a & (b ^ c))) + k6)
+        a = np.uint32(a << 30 | a >> 2)
+        c = np.uint32(c + (d << 5 | d >> 27) + (b ^ (e & (a ^ b))) + k7)
+        e = np.uint32(e << 30 | e >> 2)
+        b = np.uint32(b + (c << 5 | c >> 27) + (a ^ (d & (e ^ a))) + k8)
+        d = np.uint32(d << 30 | d >> 2)
+        a = np.uint32(a + (b << 5 | b >> 27) + (e ^ (c & (d ^ e))) + k9)
+        c = np.uint32(c << 30 | c >> 2)
+        e = np.uint32(e + (a << 5 | a >> 27) + (d ^ (b & (c ^ d))) + k10)
+        b = np.uint32(b << 30 | b >> 2)
+        d = np.uint32(d + (e << 5 | e >> 27) + (c ^ (a & (b ^ c))) + k11)
+        a = np.uint32(a << 30 | a >> 2)
+        c = np.uint32(c + (d << 5 | d >> 27) + (b ^ (e & (a ^ b))) + k12)
+        e = np.uint32(e << 30 | e >> 2)
+        b = np.uint32(b + (c << 5 | c >> 27) + (a ^ (d & (e ^ a))) + k13)
+        d = np.uint32(d << 30 | d >> 2)
+        a = np.uint32(a + (b << 5 | b >> 27) + (e ^ (c & (d ^ e))) + k14)
+        c = np.uint32(c << 30 | c >> 2)
+        e = np.uint32(e + (a << 5 | a >> 27) + (d ^ (b & (c ^ d))) + k15)
+        b = np.uint32(b << 30 | b >> 2)
+        d = np.uint32(d + (e << 5 | e >> 27) + (c ^ (a & (b ^ c))) + k16)
+        a = np.uint32(a << 30 | a >> 2)
+        c = np.uint32(c + (d << 5 | d >> 27) + (b ^ (e & (a ^ b))) + k17)
+        e = np.uint32(e << 30 | e >> 2)
+        b = np.uint32(b + (c << 5 | c >> 27) + (a ^ (d & (e ^ a))) + k18)
+        d = np.uint32(d << 30 | d >> 2)
+        a = np.uint32(a + (b << 5 | b >> 27) + (e ^ (c & (d ^ e))) + k19)
+        c = np.uint32(c << 30 | c >> 2)
+        e = np.uint32(e + (a << 5 | a >> 27) + (b ^ c ^ d) + k20)
+        b = np.uint32(b << 30 | b >> 2)
+        d = np.uint32(d + (e << 5 | e >> 27) + (a ^ b ^ c) + k21)
+        a = np.uint32(a << 30 | a >> 2)
+        c = np.uint32(c + (d << 5 | d >> 27) + (e ^ a ^ b) + k22)
+        e = np.uint32(e << 30 | e >> 2)
+        b = np.uint32(b + (c << 5 | c >> 27) + (d ^ e ^ a) + k23)
+        d = np.uint32(d << 30 | d >> 2)
+        a = np.uint32(a + (b << 5 | b >> 27) + (c ^ d ^ e) + k24)
+        c = np.uint32(c << 30 | c >> 2)
+        e = np.uint32(e + (a << 5 | a >> 27) + (b ^ c ^ d) + k25)
+        b = np.uint32(b << 30 | b >> 2)
+        d = np.uint32(d + (e << 5 | e >> 27) + (a ^ b ^ c) + k26)
+        a = np.uint32(a << 30 | a >> 2)
+        c = np.uint32(c + (d << 5 | d >> 27) + (e ^ a ^ b) + k27)
+        e = np.uint32(e << 30 | e >> 2)
+        b = np.uint32(b + (c << 5 | c >> 27) + (d ^ e ^ a) + k28)
+        d = np.uint32(d << 30 | d >> 2)
+        a = np.uint32(a + (b << 5 | b >> 27) + (c ^ d ^ e) + k29)
+        c = np.uint32(c << 30 | c >> 2)
+        e = np.uint32(e + (a << 5 | a >> 27) + (b ^ c ^ d) + k30)
+        b = np.uint32(b << 30 | b >> 2)
+        d = np.uint32(d + (e << 5 | e >> 27) + (a ^ b ^ c) + k31)
+        a = np.uint32(a << 30 | a >> 2)
+        c = np.uint32(c + (d << 5 | d >> 27) + (e ^ a ^ b) + k32)
+        e = np.uint32(e << 30 | e >> 2)
+        b = np.uint32(b + (c << 5 | c >> 27) + (d ^ e ^ a) + k33)
+        d = np.uint32(d << 30 | d >> 2)
+        a = np.uint32(a + (b << 5 | b >> 27) + (c ^ d ^ e) + k34)
+        c = np.uint32(c << 30 | c >> 2)
+        e = np.uint32(e + (a << 5 | a >> 27) + (b ^ c ^ d) + k35)
+        b = np.uint32(b << 30 | b >> 2)
+        d = np.uint32(d + (e << 5 | e >> 27) + (a ^ b ^ c) + k36)
+        a = np.uint32(a << 30 | a >> 2)
+        c = np.uint32(c + (d << 5 | d >> 27) + (e ^ a ^ b) + k37)
+        e = np.uint32(e << 30 | e >> 2)
+        b = np.uint32(b + (c << 5 | c >> 27) + (d ^ e ^ a) + k38)
+        d = np.uint32(d << 30 | d >> 2)
+        a = np.uint32(a + (b << 5 | b >> 27) + (c ^ d ^ e) + k39)
+        c = np.uint32(c << 30 | c >> 2)
+        e = np.uint32(e + (a << 5 | a >> 27) + ((b & c) | (d & (b | c))) + k40)
+        b = np.uint32(b << 30 | b >> 2)
+        d = np.uint32(d + (e << 5 | e >> 27) + ((a & b) | (c & (a | b))) + k41)
+        a = np.uint32(a << 30 | a >> 2)
+        c = np.uint32(c + (d << 5 | d >> 27) + ((e & a) | (b & (e | a))) + k42)
+        e = np.uint32(e << 30 | e >> 2)
+        b = np.uint32(b + (c << 5 | c >> 27) + ((d & e) | (a & (d | e))) + k43)
+        d = np.uint32(d << 30 | d >> 2)
+        a = np.uint32(a + (b << 5 | b >> 27) + ((c & d) | (e & (c | d))) + k44)
+        c = np.uint32(c << 30 | c >> 2)
+        e = np.uint32(e + (a << 5 | a >> 27) + ((b & c) | (d & (b | c))) + k45)
+        b = np.uint32(b << 30 | b >> 2)
+        d = np.uint32(d + (e << 5 | e >> 27) + ((a & b) | (c & (a | b))) + k46)
+        a = np.uint32(a << 30 | a >> 2)
+        c = np.uint32(c + (d << 5 | d >> 27) + ((e & a) | (b & (e | a))) + k47)
+        e = np.uint32(e << 30 | e >> 2)
+        b = np.uint32(b + (c << 5 | c >> 27) + ((d & e) | (a & (d | e))) + k48)
+        d = np.uint32(d << 30 | d >> 2)
+        a = np.uint32(a + (b << 5 | b >> 27) + ((c & d) | (e & (c | d))) + k49)
+        c = np.uint32(c << 30 | c >> 2)
+        e = np.uint32(e + (a << 5 | a >> 27) + ((b & c) | (d & (b | c))) + k50)
+        b = np.uint32(b << 30 | b >> 2)
+        d = np.uint32(d + (e << 5 | e >> 27) + ((a & b) | (c & (a | b))) + k51)
+        a = np.uint32(a << 30 | a >> 2)
+        c = np.uint32(c + (d << 5 | d >> 27) + ((e & a) | (b & (e | a))) + k52)
+        e = np.uint32(e << 30 | e >> 2)
+        b = np.uint32(b + (c << 5 | c >> 27) + ((d & e) | (a & (d | e))) + k53)
+        d = np.uint32(d << 30 | d >> 2)
+        a = np.uint32(a + (b << 5 | b >> 27) + ((c & d) | (e & (c | d))) + k54)
+        c = np.uint32(c << 30 | c >> 2)
+        e = np.uint32(e + (a << 5 | a >> 27) + ((b & c) | (d & (b | c))) + k55)
+        b = np.uint32(b << 30 | b >> 2)
+        d = np.uint32(d + (e << 5 | e >> 27) + ((a & b) | (c & (a | b))) + k56)
+        a = np.uint32(a << 30 | a >> 2)
+        c = np.uint32(c + (d << 5 | d >> 27) + ((e & a) | (b & (e | a))) + k57)
+        e = np.uint32(e << 30 | e >> 2)
+        b = np.uint32(b + (c << 5 | c >> 27) + ((d & e) | (a & (d | e))) + k58)
+        d = np.uint32(d << 30 | d >> 2)
+        a = np.uint32(a + (b << 5 | b >> 27) + ((c & d) | (e & (c | d))) + k59)
+        c = np.uint32(c << 30 | c >> 2)
+        e = np.uint32(e + (a << 5 | a >> 27) + (b ^ c ^ d) + k60)
+        b = np.uint32(b << 30 | b >> 2)
+        d = np.uint32(d + (e << 5 | e >> 27) + (a ^ b ^ c) + k61)
+        a = np.uint32(a << 30 | a >> 2)
+        c = np.uint32(c + (d << 5 | d >> 27) + (e ^ a ^ b) + k62)
+        e = np.uint32(e << 30 | e >> 2)
+        b = np.uint32(b + (c << 5 | c >> 27) + (d ^ e ^ a) + k63)
+        d = np.uint32(d << 30 | d >> 2)
+        a = np.uint32(a + (b << 5 | b >> 27) + (c ^ d ^ e) + k64)
+        c = np.uint32(c << 30 | c >> 2)
+        e = np.uint32(e + (a << 5 | a >> 27) + (b ^ c ^ d) + k65)
+        b = np.uint32(b << 30 | b >> 2)
+        d = np.uint32(d + (e << 5 | e >> 27) + (a ^ b ^ c) + k66)
+        a = np.uint32(a << 30 | a >> 2)
+        c = np.uint32(c + (d << 5 | d >> 27) + (e ^ a ^ b) + k67)
+        e = np.uint32(e << 30 | e >> 2)
+        b = np.uint32(b + (c << 5 | c >> 27) + (d ^ e ^ a) + k68)
+        d = np.uint32(d << 30 | d >> 2)
+        a = np.uint32(a + (b << 5 | b >> 27) + (c ^ d ^ e) + k69)
+        c = np.uint32(c << 30 | c >> 2)
+        e = np.uint32(e + (a << 5 | a >> 27) + (b ^ c ^ d) + k70)
+        b = np.uint32(b << 30 | b >> 2)
+        d = np.uint32(d + (e << 5 | e >> 27) + (a ^ b ^ c) + k71)
+        a = np.uint32(a << 30 | a >> 2)
+        c = np.uint32(c + (d << 5 | d >> 27) + (e ^ a ^ b) + k72)
+        e = np.uint32(e << 30 | e >> 2)
+        b = np.uint32(b + (c << 5 | c >> 27) + (d ^ e ^ a) + k73)
+        d = np.uint32(d << 30 | d >> 2)
+        a = np.uint32(a + (b << 5 | b >> 27) + (c ^ d ^ e) + k74)
+        c = np.uint32(c << 30 | c >> 2)
+        e = np.uint32(e + (a << 5 | a >> 27) + (b ^ c ^ d) + k75)
+        b = np.uint32(b << 30 | b >> 2)
+        d = np.uint32(d + (e << 5 | e >> 27) + (a ^ b ^ c) + k76)
+        a = np.uint32(a << 30 | a >> 2)
+        c = np.uint32(c + (d << 5 | d >> 27) + (e ^ a ^ b) + k77)
+        e = np.uint32(e << 30 | e >> 2)
+        b = np.uint32(b + (c << 5 | c >> 27) + (d ^ e ^ a) + k78)
+        d = np.uint32(d << 30 | d >> 2)
+        a = np.uint32(a + (b << 5 | b >> 27) + (c ^ d ^ e) + k79)
+        c = np.uint32(c << 30 | c >> 2)
+        buf[0 + l] = np.uint32(buf[0 + l] + a)
+        buf[16 + l] = np.uint32(buf[16 + l] + b)
+        buf[32 + l] = np.uint32(buf[32 + l] + c)
+        buf[48 + l] = np.uint32(buf[48 + l] + d)
+        buf[64 + l] = np.uint32(buf[64 + l] + e)
+
+
 @kernel
 def _block(buf):
     """The block function: each lane's state words (the first 80 words of ``buf``)
@@ -370,7 +659,10 @@ def hash_rows(values, starts, lengths, rows, iv, out):
     ``values[starts[r]:starts[r] + lengths[r]]``, ``r`` in ``rows``, into ``out[r]``."""
     _wide_vectors()
     # state words 0..4, then message words 0..15: word i of lane l at buf[i * 16 + l]
-    buf = lane_words(336, np.uint32, 0)
+    # then K + W of a pad-only block all lanes may share, for messages of kwn bytes
+    buf = lane_words(416, np.uint32, 0)
+    kwn = -1
+    late = lane_words(16, np.int64, -1)  # length of a pad-only block not written
     buf64 = buf.view(np.uint64)  # the same memory, for 2-word stores
     row = lane_words(16, np.int64, -1)  # row being hashed per lane, -1: idle
     first = lane_words(16, np.int64, 0)  # its first byte in values
@@ -384,6 +676,8 @@ def hash_rows(values, starts, lengths, rows, iv, out):
     nxt = 0
     busy = 0
     while True:
+        uni = -2  # every busy lane's block: the pad-only block of a uni-byte message
+        late[:] = -1
         for lane in range(16):
             if blk[lane] == nblk[lane]:
                 r = row[lane]
@@ -421,6 +715,7 @@ def hash_rows(values, starts, lengths, rows, iv, out):
                 b = blk[lane]
                 blk[lane] = b + 1
                 if b < nfull[lane]:
+                    uni = -1
                     q = np.uint64(first[lane] + b * 64)
                     if pf and b + 4 < nfull[lane]:  # the block 4 ahead
                         _prefetch(values, q + np.uint64(256))
@@ -432,13 +727,10 @@ def hash_rows(values, starts, lengths, rows, iv, out):
                 else:
                     n = length_of(lengths, row[lane])
                     if b > nfull[lane] or n == nfull[lane] * 64:  # a pad-only block
-                        for j in range(14):
-                            buf[80 + (j >> 1) * 32 + 2 * lane + 1 - (j & 1)] = 0
-                        if n % 64 == 0:
-                            buf[81 + 2 * lane] = np.uint32(0x80000000)
-                        buf[305 + 2 * lane] = np.uint32((n + pre) >> 29)
-                        buf[304 + 2 * lane] = np.uint32((n + pre) << 3)
+                        uni = n if uni == -2 or uni == n else -1
+                        late[lane] = n  # written below only if the lanes' blocks differ
                     else:
+                        uni = -1
                         q = np.uint64(first[lane] + b * 64)
                         rest = n - b * 64  # bytes in the block, 1 .. 63
                         nd = rest // 4  # whole data words
@@ -459,4 +751,18 @@ def hash_rows(values, starts, lengths, rows, iv, out):
                             buf[304 + 2 * lane] = np.uint32((n + pre) << 3)
         if busy == 0:
             break
-        _block(buf)
+        if uni >= 0:  # one message schedule for all lanes
+            if uni != kwn:
+                _pad_schedule(buf, 336, uni + pre)
+                kwn = uni
+            _block_kw(buf)
+        else:
+            for lane in range(16):
+                if late[lane] >= 0:
+                    for j in range(14):
+                        buf[80 + (j >> 1) * 32 + 2 * lane + 1 - (j & 1)] = 0
+                    if late[lane] % 64 == 0:
+                        buf[81 + 2 * lane] = np.uint32(0x80000000)
+                    buf[305 + 2 * lane] = np.uint32((late[lane] + pre) >> 29)
+                    buf[304 + 2 * lane] = np.uint32((late[lane] + pre) << 3)
+            _block(buf)
