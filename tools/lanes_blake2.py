@@ -2,7 +2,7 @@
 family table (``Blake2``), the round statements, the kernel (``blake2_kernel``) and the
 variants generated (``BLAKE2``)."""
 from lanes_common import (W32, W64, block_function, finish, preamble, prefetch_ahead,
-                          prefetch_next_row, wrap)
+                          prefetch_next_row, store_bytes, wrap)
 
 # The IVs and SIGMA from the tables that own them (lanes_common, imported first, put the
 # repository on sys.path).
@@ -89,8 +89,7 @@ def blake2_kernel(alg, prefix, lw, wide):
     add(4, "if r >= 0:  # finished: write the digest, free the lane")
     add(5, "for i in range(nout // %d):" % wb)
     add(6, "v = buf[i * %d + lane]" % nl)
-    for k in range(wb):
-        add(6, "out[r, %d * i + %d] = np.uint8((v >> %d) & %s)" % (wb, k, 8 * k, W.c(0xFF)))
+    store_bytes(add, 6, "%d * i" % wb, "v", [8 * k for k in range(wb)], W.c(0xFF))
     add(5, "for i in range(nout - nout %% %d, nout):" % wb)
     add(6, "out[r, i] = np.uint8((buf[(i // %d) * %d + lane] >> (8 * (i %% %d))) & %s)"
         % (wb, nl, wb, W.c(0xFF)))

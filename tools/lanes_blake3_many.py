@@ -9,7 +9,7 @@ messages go through the chunk-parallel lanes' one-shot tree path (``b3_message``
 ``lanes16``/``lanes8``), one message at a time. The batch driver sorts rows by block count, so
 the lanes of a group step through about the same number of blocks."""
 from lanes_blake3 import BLAKE3, lane_loop
-from lanes_common import HEADER, NEEDS, prefetch_ahead, prefetch_next_row, wrap
+from lanes_common import HEADER, NEEDS, prefetch_ahead, prefetch_next_row, store_bytes, wrap
 
 # buf (uint32), lanes innermost: the chaining values (8 words), block lengths, flags, the 16
 # message words in pairs (words 2j, 2j + 1 of lane l side by side).
@@ -54,8 +54,7 @@ def many_kernel(lw, wide):
     add(4, "if r >= 0:  # finished: write the output, free the lane")
     add(5, "for i in range(nhead // 4):")
     add(6, "v = buf[i * %d + lane]" % lw)
-    for k in range(4):
-        add(6, "out[r, 4 * i + %d] = np.uint8((v >> %d) & np.uint32(0xFF))" % (k, 8 * k))
+    store_bytes(add, 6, "4 * i", "v", [8 * k for k in range(4)], "np.uint32(0xFF)")
     add(5, "for i in range(nhead - nhead % 4, nhead):")
     add(6, "v = buf[(i // 4) * %d + lane]" % lw)
     add(6, "out[r, i] = np.uint8((v >> np.uint32(8 * (i % 4))) & np.uint32(0xFF))")

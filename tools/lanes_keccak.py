@@ -1,7 +1,7 @@
 """Keccak (SHA-3, SHAKE) for the lanes-kernel generator (tools/gen_lanes.py): the round
 statements, the kernel (``keccak_kernel``) and the variants generated (``KECCAK``)."""
 from lanes_common import (W64, block_function, finish, preamble, prefetch_ahead, prefetch_next_row,
-                          wrap)
+                          store_bytes, wrap)
 
 # Rotations and round constants from the kernel that owns them (lanes_common, imported first,
 # put the repository on sys.path).
@@ -85,8 +85,7 @@ def keccak_kernel(prefix, lw, wide, per_pass):
     add(4, "cnt = min(rate, nout - o)")
     add(4, "for i in range(cnt >> 3):")
     add(5, "v = buf[i * %d + lane]" % nl)
-    for k in range(8):
-        add(5, "out[r, o + 8 * i + %d] = np.uint8((v >> %d) & M8)" % (k, 8 * k))
+    store_bytes(add, 5, "o + 8 * i", "v", [8 * k for k in range(8)], "M8")
     add(4, "for i in range(cnt & -8, cnt):")
     add(5, "out[r, o + i] = np.uint8((buf[(i >> 3) * %d + lane] >> np.uint64(8 * (i & 7))) & M8)"
         % nl)

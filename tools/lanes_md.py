@@ -3,7 +3,7 @@ statements, the Merkle-Damgard family table (``MD``), the kernel (``md_kernel``)
 pad-block schedule SHA-256's and SHA-1's lanes share (``pad_schedule``), and the variants
 generated (``FAMILIES``, ``UNIFORM``)."""
 from lanes_common import (W32, W64, block_function, finish, interleave, preamble,
-                          prefetch_ahead, prefetch_next_row, wrap)
+                          prefetch_ahead, prefetch_next_row, store_bytes, wrap)
 
 # Round constants from the kernels that own them (one table each, as gen_keccak reads keccak.py);
 # lanes_common, imported first, put the repository on sys.path.
@@ -307,8 +307,7 @@ def md_kernel(alg, prefix, lw, groups, wide, uniform=False):
     add(4, "if r >= 0:  # finished: write the digest, free the lane")
     add(5, "for i in range(nout // %d):" % wb)
     add(6, "v = buf[i * %d + lane]" % nl)
-    for k in range(wb):
-        add(6, "out[r, %d * i + %d] = np.uint8((v >> %d) & %s)" % (wb, k, shift_of(k), W.c(0xFF)))
+    store_bytes(add, 6, "%d * i" % wb, "v", [shift_of(k) for k in range(wb)], W.c(0xFF))
     add(5, "for i in range(nout - nout %% %d, nout):" % wb)
     add(6, "v = buf[(i // %d) * %d + lane]" % (wb, nl))
     add(6, "out[r, i] = np.uint8((v >> (%s)) & %s)"

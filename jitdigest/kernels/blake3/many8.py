@@ -551,10 +551,11 @@ def hash_rows(values, starts, lengths, rows, iv, out):
                 if r >= 0:  # finished: write the output, free the lane
                     for i in range(nhead // 4):
                         v = buf[i * 8 + lane]
-                        out[r, 4 * i + 0] = np.uint8((v >> 0) & np.uint32(0xFF))
-                        out[r, 4 * i + 1] = np.uint8((v >> 8) & np.uint32(0xFF))
-                        out[r, 4 * i + 2] = np.uint8((v >> 16) & np.uint32(0xFF))
-                        out[r, 4 * i + 3] = np.uint8((v >> 24) & np.uint32(0xFF))
+                        ob = np.uint64(4 * i)  # unsigned: the byte stores merge
+                        out[r, ob] = np.uint8((v >> 0) & np.uint32(0xFF))
+                        out[r, ob + np.uint64(1)] = np.uint8((v >> 8) & np.uint32(0xFF))
+                        out[r, ob + np.uint64(2)] = np.uint8((v >> 16) & np.uint32(0xFF))
+                        out[r, ob + np.uint64(3)] = np.uint8((v >> 24) & np.uint32(0xFF))
                     for i in range(nhead - nhead % 4, nhead):
                         v = buf[(i // 4) * 8 + lane]
                         out[r, i] = np.uint8((v >> np.uint32(8 * (i % 4))) & np.uint32(0xFF))

@@ -289,14 +289,15 @@ def hash_rows(values, starts, lengths, rows, iv, out):
                 cnt = min(rate, nout - o)
                 for i in range(cnt >> 3):
                     v = buf[i * 8 + lane]
-                    out[r, o + 8 * i + 0] = np.uint8((v >> 0) & M8)
-                    out[r, o + 8 * i + 1] = np.uint8((v >> 8) & M8)
-                    out[r, o + 8 * i + 2] = np.uint8((v >> 16) & M8)
-                    out[r, o + 8 * i + 3] = np.uint8((v >> 24) & M8)
-                    out[r, o + 8 * i + 4] = np.uint8((v >> 32) & M8)
-                    out[r, o + 8 * i + 5] = np.uint8((v >> 40) & M8)
-                    out[r, o + 8 * i + 6] = np.uint8((v >> 48) & M8)
-                    out[r, o + 8 * i + 7] = np.uint8((v >> 56) & M8)
+                    ob = np.uint64(o + 8 * i)  # unsigned: the byte stores merge
+                    out[r, ob] = np.uint8((v >> 0) & M8)
+                    out[r, ob + np.uint64(1)] = np.uint8((v >> 8) & M8)
+                    out[r, ob + np.uint64(2)] = np.uint8((v >> 16) & M8)
+                    out[r, ob + np.uint64(3)] = np.uint8((v >> 24) & M8)
+                    out[r, ob + np.uint64(4)] = np.uint8((v >> 32) & M8)
+                    out[r, ob + np.uint64(5)] = np.uint8((v >> 40) & M8)
+                    out[r, ob + np.uint64(6)] = np.uint8((v >> 48) & M8)
+                    out[r, ob + np.uint64(7)] = np.uint8((v >> 56) & M8)
                 for i in range(cnt & -8, cnt):
                     out[r, o +
                         i] = np.uint8((buf[(i >> 3) * 8 + lane] >> np.uint64(8 * (i & 7))) & M8)

@@ -996,10 +996,11 @@ def hash_rows(values, starts, lengths, rows, iv, out):
                 if r >= 0:  # finished: write the digest, free the lane
                     for i in range(nout // 4):
                         v = buf[i * 16 + lane]
-                        out[r, 4 * i + 0] = np.uint8((v >> 24) & np.uint32(0x000000ff))
-                        out[r, 4 * i + 1] = np.uint8((v >> 16) & np.uint32(0x000000ff))
-                        out[r, 4 * i + 2] = np.uint8((v >> 8) & np.uint32(0x000000ff))
-                        out[r, 4 * i + 3] = np.uint8((v >> 0) & np.uint32(0x000000ff))
+                        ob = np.uint64(4 * i)  # unsigned: the byte stores merge
+                        out[r, ob] = np.uint8((v >> 24) & np.uint32(0x000000ff))
+                        out[r, ob + np.uint64(1)] = np.uint8((v >> 16) & np.uint32(0x000000ff))
+                        out[r, ob + np.uint64(2)] = np.uint8((v >> 8) & np.uint32(0x000000ff))
+                        out[r, ob + np.uint64(3)] = np.uint8((v >> 0) & np.uint32(0x000000ff))
                     for i in range(nout - nout % 4, nout):
                         v = buf[(i // 4) * 16 + lane]
                         out[r, i] = np.uint8((v >> (8 * (3 - i % 4))) & np.uint32(0x000000ff))

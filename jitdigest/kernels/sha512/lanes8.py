@@ -680,14 +680,22 @@ def hash_rows(values, starts, lengths, rows, iv, out):
                 if r >= 0:  # finished: write the digest, free the lane
                     for i in range(nout // 8):
                         v = buf[i * 8 + lane]
-                        out[r, 8 * i + 0] = np.uint8((v >> 56) & np.uint64(0x00000000000000ff))
-                        out[r, 8 * i + 1] = np.uint8((v >> 48) & np.uint64(0x00000000000000ff))
-                        out[r, 8 * i + 2] = np.uint8((v >> 40) & np.uint64(0x00000000000000ff))
-                        out[r, 8 * i + 3] = np.uint8((v >> 32) & np.uint64(0x00000000000000ff))
-                        out[r, 8 * i + 4] = np.uint8((v >> 24) & np.uint64(0x00000000000000ff))
-                        out[r, 8 * i + 5] = np.uint8((v >> 16) & np.uint64(0x00000000000000ff))
-                        out[r, 8 * i + 6] = np.uint8((v >> 8) & np.uint64(0x00000000000000ff))
-                        out[r, 8 * i + 7] = np.uint8((v >> 0) & np.uint64(0x00000000000000ff))
+                        ob = np.uint64(8 * i)  # unsigned: the byte stores merge
+                        out[r, ob] = np.uint8((v >> 56) & np.uint64(0x00000000000000ff))
+                        out[r, ob + np.uint64(1)] = np.uint8((v >> 48) &
+                            np.uint64(0x00000000000000ff))
+                        out[r, ob + np.uint64(2)] = np.uint8((v >> 40) &
+                            np.uint64(0x00000000000000ff))
+                        out[r, ob + np.uint64(3)] = np.uint8((v >> 32) &
+                            np.uint64(0x00000000000000ff))
+                        out[r, ob + np.uint64(4)] = np.uint8((v >> 24) &
+                            np.uint64(0x00000000000000ff))
+                        out[r, ob + np.uint64(5)] = np.uint8((v >> 16) &
+                            np.uint64(0x00000000000000ff))
+                        out[r, ob + np.uint64(6)] = np.uint8((v >> 8) &
+                            np.uint64(0x00000000000000ff))
+                        out[r, ob + np.uint64(7)] = np.uint8((v >> 0) &
+                            np.uint64(0x00000000000000ff))
                     for i in range(nout - nout % 8, nout):
                         v = buf[(i // 8) * 8 + lane]
                         out[r, i] = np.uint8((v >> (8 * (7 - i % 8))) &
