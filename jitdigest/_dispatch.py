@@ -109,6 +109,9 @@ def chunks_entry(driver, rows_function, rows_signature):
     if not _cpu.jit_enabled():
         return functools.partial(driver, rows_function)
     from .kernels._internals import KernelAddress
+    from . import _parallel
+    _parallel.layer()   # first: lowering a prange loop starts Numba's layer, and TBB must be
+    # loadable by then (with NUMBA_THREADING_LAYER=tbb Numba otherwise finds none and raises)
     signature = chunks_signature(rows_signature)
     return functools.partial(driver.compile(signature),
                              KernelAddress(rows_function, signature[0].signature))
