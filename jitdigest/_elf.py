@@ -187,11 +187,11 @@ def _link(objects, symbol, resolve):
 
 
 def _address(obj, k, sym, where, base):
+    """A symbol's address where its object defines it (a loaded section, or absolute); the
+    callers look common and undefined names up by name."""
     shndx, value = sym[3], sym[4]
     if shndx == SHN_ABS:
         return value
-    if shndx == SHN_COMMON:
-        return base + where[obj.name(sym)]
     if shndx >= SHN_LORESERVE or (k, shndx) not in where:
         raise ValueError("a symbol in a section that is not loaded")
     return base + where[k, shndx] + value

@@ -321,21 +321,6 @@ def _process_symbols():
     return lambda name: dlsym(process._handle, name.encode()) or None
 
 
-def resolvable(names):
-    """Whether an object using ``names`` can run in a process without Numba (see the module's
-    docstring); if so, LLVM is told their addresses (``abort`` for the error-path helpers)
-    where it does not know them yet."""
-    import llvmlite.binding as ll
-    found = _addresses(names)
-    if found is None:
-        return False
-    resolve = _resolver()
-    for name in found:
-        if not ll.address_of_symbol(name):
-            ll.add_symbol(name, resolve(name))
-    return True
-
-
 def _resolver():
     """A function of a name giving its address in this process, ``abort``'s for the
     ERROR_PATH_HELPERS and PYTHON_WRAPPER_HELPERS it lacks, else None."""
@@ -384,8 +369,10 @@ def _link_mcjit(parts, meta):
     import llvmlite.binding as ll
     ll.initialize_native_target()
     ll.initialize_native_asmprinter()
-    if not resolvable(meta["uses"]):
-        return None
+    resolve = _resolver()           # every name was found by _link (_addresses) already
+    for name in meta["uses"]:
+        if not name.startswith("llvm.") and not ll.address_of_symbol(name):
+            ll.add_symbol(name, resolve(name))
     machine = ll.Target.from_default_triple().create_target_machine()
     engine = ll.create_mcjit_compiler(ll.parse_assembly(""), machine)
     for part in parts:
