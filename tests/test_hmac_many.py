@@ -69,14 +69,17 @@ def test_every_batch_backend(name, backend):
     the length the padding ends with (the interleaved SHA-NI kernels did not, and every row came
     out wrong once a calibration table picked them)."""
     messages = _messages(200, seed=5)
-    grid = np.frombuffer(os.urandom(130 * 64), np.uint8).reshape(130, 64)
+    # rows of one width: a whole block, a short last block, one leaving no room for the length
+    grids = [np.frombuffer(os.urandom(130 * w), np.uint8).reshape(130, w) for w in (64, 20, 120)]
     checked = 0
     with jitdigest.backend(backend):
         for key in (b"", b"key", bytes(range(200))):
             checked += _check(jitdigest.hmac_many(name, key, messages, threads=1),
                               _expected(name, key, messages))
-            checked += _check(jitdigest.hmac_many(name, key, grid), _expected(name, key, grid))
-    assert checked == 3 * (200 + 130)
+            for grid in grids:
+                checked += _check(jitdigest.hmac_many(name, key, grid),
+                                  _expected(name, key, grid))
+    assert checked == 3 * (200 + 3 * 130)
 
 
 def test_every_batch_backend_is_checked():

@@ -162,6 +162,33 @@ def test_equal_lengths_and_shared_pad_blocks(name, backend):
 
 
 @pytest.mark.parametrize("name,backend", _params())
+def test_whole_groups_of_one_length(name, backend):
+    """Where every row of a full group has one length, MD5's and SHA-1's kernels hash the group
+    in phase (``lanes_md.IN_PHASE``): each length up to two blocks and past, as two whole groups
+    and a partial one left to the lanes on their own; a group in phase, then mixed rows; rows
+    of one length in shuffled order; a buffer over 1 MiB (prefetching)."""
+    lanes = _lanes(backend)
+    bs = _algorithms.SPECS[name].block_size
+    n = 2 * lanes + 3
+    lengths = list(range(2 * bs + 2)) + [5 * bs + 7]
+    checked = 0
+    for k in lengths:
+        out, msgs = run(name, backend, [k] * n, gap=k % 3, seed=k)
+        check(name, out, msgs)
+        checked += n
+    rng = np.random.default_rng(11)
+    mixed = [bs + 3] * lanes + [int(k) for k in rng.integers(0, 3 * bs, lanes + 1)]
+    out, msgs = run(name, backend, mixed, seed=4)
+    check(name, out, msgs)
+    out, msgs = run(name, backend, [bs + 5] * n, rows=rng.permutation(n), seed=6)
+    check(name, out, msgs)
+    out, msgs = run(name, backend, [3 * bs + 5] * n, gap=(1 << 21) // n, seed=8)
+    check(name, out, msgs)
+    checked += len(mixed) + 2 * n
+    assert checked == (len(lengths) + 2) * n + 2 * lanes + 1
+
+
+@pytest.mark.parametrize("name,backend", _params())
 def test_ragged_shuffled_and_subset(name, backend):
     lanes = _lanes(backend)
     bs = _algorithms.SPECS[name].block_size

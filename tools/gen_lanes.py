@@ -56,6 +56,13 @@ schedule is the same for all lanes; it is computed once per length (``_pad_sched
 lanes' pad words are not even copied, and the rounds add K + W from locals (64-byte rows:
 SHA-256 +18%, SHA-1 +15-22%; each costs seconds of compile; ``lanes_md.UNIFORM``).
 
+MD5's and SHA-1's lane kernels also hash whole groups of rows of one length in phase (rows
+of a 2-D array, or any run of NL rows of one length; ``lanes_md.IN_PHASE``): with no lane
+busy and the next NL rows of one length, the lanes start together, load each whole block
+with no test per lane, write the words every lane shares (zeros, the 0x80 byte, the length)
+once for all of them and store their digests together; any other group goes to the lanes on
+their own, which then keep it to the end (MD5 64-byte rows 12-14% less time on Zen 3).
+
 This file is the command; the parts it renders sit beside it (tools/ is not a package, so it
 puts its own folder on sys.path): ``lanes_common.py`` (word expressions, line wrapping, the
 prefetch statements, each file's preamble), ``lanes_md.py`` (MD5, SHA-1, SHA-2),

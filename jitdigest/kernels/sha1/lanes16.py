@@ -675,83 +675,160 @@ def hash_rows(values, starts, lengths, rows, iv, out):
     pre = np.int64(iv[5]) if iv.shape[0] > 5 else 0
     nxt = 0
     busy = 0
+    pnb = 0  # blocks of the rows in phase (0: none in phase)
+    pb = 0  # their blocks loaded so far
+    pn = pnf = prest = 0  # their length, whole blocks, bytes in the last with data
     while True:
-        uni = -2  # every busy lane's block: the pad-only block of a uni-byte message
-        late[:] = -1
-        for lane in range(16):
-            if blk[lane] == nblk[lane]:
-                r = row[lane]
-                if r >= 0:  # finished: write the digest, free the lane
-                    for i in range(nout // 4):
-                        v = buf[i * 16 + lane]
-                        ob = np.uint64(4 * i)  # unsigned: the byte stores merge
-                        out[r, ob] = np.uint8((v >> 24) & np.uint32(0x000000ff))
-                        out[r, ob + np.uint64(1)] = np.uint8((v >> 16) & np.uint32(0x000000ff))
-                        out[r, ob + np.uint64(2)] = np.uint8((v >> 8) & np.uint32(0x000000ff))
-                        out[r, ob + np.uint64(3)] = np.uint8((v >> 0) & np.uint32(0x000000ff))
-                    for i in range(nout - nout % 4, nout):
-                        v = buf[(i // 4) * 16 + lane]
-                        out[r, i] = np.uint8((v >> (8 * (3 - i % 4))) & np.uint32(0x000000ff))
-                    row[lane] = -1
-                    busy -= 1
-                if nxt < nrows:  # start the next row: initial state, padded tail
-                    r = row_at(rows, nxt)
-                    nxt += 1
-                    busy += 1
-                    row[lane] = r
-                    n = length_of(lengths, r)
-                    nf = n // 64
-                    rest = n - nf * 64  # bytes in the tail
-                    nt = 16 if rest < 56 else 32  # tail words: 1 or 2 blocks
-                    first[lane] = start_of(starts, r)
-                    if pf and nxt + 15 < nrows:  # the first block of the row 16 rows on
-                        p = start_of(starts, row_at(rows, nxt + 15))
+        if pnb > 0 and pb == pnb:  # the rows in phase are hashed
+            for lane in range(16):
+                r = row_at(rows, nxt - 16 + lane)
+                for i in range(nout // 4):
+                    v = buf[i * 16 + lane]
+                    ob = np.uint64(4 * i)  # unsigned: the byte stores merge
+                    out[r, ob] = np.uint8((v >> 24) & np.uint32(0x000000ff))
+                    out[r, ob + np.uint64(1)] = np.uint8((v >> 16) & np.uint32(0x000000ff))
+                    out[r, ob + np.uint64(2)] = np.uint8((v >> 8) & np.uint32(0x000000ff))
+                    out[r, ob + np.uint64(3)] = np.uint8((v >> 0) & np.uint32(0x000000ff))
+                for i in range(nout - nout % 4, nout):
+                    v = buf[(i // 4) * 16 + lane]
+                    out[r, i] = np.uint8((v >> (8 * (3 - i % 4))) & np.uint32(0x000000ff))
+            pnb = 0
+        if pnb == 0 and busy == 0 and nxt + 16 <= nrows:
+            n = length_of(lengths, row_at(rows, nxt))
+            same = True
+            for lane in range(1, 16):
+                if length_of(lengths, row_at(rows, nxt + lane)) != n:
+                    same = False
+            if same:  # 16 rows of one length: in phase
+                for lane in range(16):
+                    first[lane] = start_of(starts, row_at(rows, nxt + lane))
+                    if pf and nxt + 16 + lane < nrows:  # this lane's next row
+                        p = start_of(starts, row_at(rows, nxt + 16 + lane))
                         _prefetch(values, p)
-                    nfull[lane] = nf
-                    nblk[lane] = nf + nt // 16
-                    blk[lane] = 0
-                    for i in range(5):
-                        buf[i * 16 + lane] = iv[i]
-            if row[lane] >= 0:  # load the lane's next block into its column
-                b = blk[lane]
-                blk[lane] = b + 1
-                if b < nfull[lane]:
-                    uni = -1
+                for i in range(5):
+                    v = iv[i]
+                    for lane in range(16):
+                        buf[i * 16 + lane] = v
+                pn = n
+                pnf = n // 64  # whole blocks
+                prest = n - pnf * 64  # bytes in the last block with data
+                pnb = pnf + (prest > 0) + (prest == 0 or prest >= 56)  # blocks in all
+                pb = 0
+                nxt += 16
+        if pnb > 0:
+            b = pb
+            pb = b + 1
+            uni = -1
+            if b < pnf:
+                for lane in range(16):
                     q = np.uint64(first[lane] + b * 64)
-                    if pf and b + 4 < nfull[lane]:  # the block 4 ahead
+                    if pf and b + 4 < pnf:  # the block 4 ahead
                         _prefetch(values, q + np.uint64(256))
                     if pf and b == 0:  # a new row: the blocks up to there too
-                        for k in range(64, min(4, nfull[lane]) * 64, 64):
+                        for k in range(64, min(4, pnf) * 64, 64):
                             _prefetch(values, q + np.uint64(k))
                     for j in range(8):
                         buf64[40 + j * 16 + lane] = _dword(values, q + np.uint64(8 * j))
-                else:
-                    n = length_of(lengths, row[lane])
-                    if b > nfull[lane] or n == nfull[lane] * 64:  # a pad-only block
-                        uni = n if uni == -2 or uni == n else -1
-                        late[lane] = n  # written below only if the lanes' blocks differ
-                    else:
+            elif b == pnf and prest > 0:  # the last block with data
+                for lane in range(16):
+                    q = np.uint64(first[lane] + b * 64)
+                    rest = pn - b * 64  # bytes in the block, 1 .. 63
+                    nd = rest // 4  # whole data words
+                    for j in range(8):
+                        buf64[40 + j * 16 + lane] = 0
+                    for j in range(nd >> 1):
+                        buf64[40 + j * 16 + lane] = _dword(values, q + np.uint64(8 * j))
+                    if nd & 1:
+                        buf[80 + ((nd - 1) >> 1) * 32 + 2 * lane +
+                            1 - ((nd - 1) & 1)] = _word(values, q + np.uint64(4 * (nd - 1)))
+                    q += np.uint64(nd * 4)
+                    v = np.uint32(0x80) << np.uint32(24 - 8 * (rest - nd * 4))
+                    for k in range(rest - nd * 4):  # the word with the 0x80 byte
+                        v |= np.uint32(values[q + np.uint64(k)]) << np.uint32(24 - 8 * k)
+                    buf[80 + (nd >> 1) * 32 + 2 * lane + 1 - (nd & 1)] = v
+                    if rest < 56:  # room for the length
+                        buf[305 + 2 * lane] = np.uint32((pn + pre) >> 29)
+                        buf[304 + 2 * lane] = np.uint32((pn + pre) << 3)
+            else:  # the pad-only block
+                uni = pn
+        else:  # the lanes on their own
+            uni = -2  # every busy lane's block: the pad-only block of a uni-byte message
+            late[:] = -1
+            for lane in range(16):
+                if blk[lane] == nblk[lane]:
+                    r = row[lane]
+                    if r >= 0:  # finished: write the digest, free the lane
+                        for i in range(nout // 4):
+                            v = buf[i * 16 + lane]
+                            ob = np.uint64(4 * i)  # unsigned: the byte stores merge
+                            out[r, ob] = np.uint8((v >> 24) & np.uint32(0x000000ff))
+                            out[r, ob + np.uint64(1)] = np.uint8((v >> 16) & np.uint32(0x000000ff))
+                            out[r, ob + np.uint64(2)] = np.uint8((v >> 8) & np.uint32(0x000000ff))
+                            out[r, ob + np.uint64(3)] = np.uint8((v >> 0) & np.uint32(0x000000ff))
+                        for i in range(nout - nout % 4, nout):
+                            v = buf[(i // 4) * 16 + lane]
+                            out[r, i] = np.uint8((v >> (8 * (3 - i % 4))) & np.uint32(0x000000ff))
+                        row[lane] = -1
+                        busy -= 1
+                    if nxt < nrows:  # start the next row: initial state, padded tail
+                        r = row_at(rows, nxt)
+                        nxt += 1
+                        busy += 1
+                        row[lane] = r
+                        n = length_of(lengths, r)
+                        nf = n // 64
+                        rest = n - nf * 64  # bytes in the tail
+                        nt = 16 if rest < 56 else 32  # tail words: 1 or 2 blocks
+                        first[lane] = start_of(starts, r)
+                        if pf and nxt + 15 < nrows:  # the first block of the row 16 rows on
+                            p = start_of(starts, row_at(rows, nxt + 15))
+                            _prefetch(values, p)
+                        nfull[lane] = nf
+                        nblk[lane] = nf + nt // 16
+                        blk[lane] = 0
+                        for i in range(5):
+                            buf[i * 16 + lane] = iv[i]
+                if row[lane] >= 0:  # load the lane's next block into its column
+                    b = blk[lane]
+                    blk[lane] = b + 1
+                    if b < nfull[lane]:
                         uni = -1
                         q = np.uint64(first[lane] + b * 64)
-                        rest = n - b * 64  # bytes in the block, 1 .. 63
-                        nd = rest // 4  # whole data words
+                        if pf and b + 4 < nfull[lane]:  # the block 4 ahead
+                            _prefetch(values, q + np.uint64(256))
+                        if pf and b == 0:  # a new row: the blocks up to there too
+                            for k in range(64, min(4, nfull[lane]) * 64, 64):
+                                _prefetch(values, q + np.uint64(k))
                         for j in range(8):
-                            buf64[40 + j * 16 + lane] = 0
-                        for j in range(nd >> 1):
                             buf64[40 + j * 16 + lane] = _dword(values, q + np.uint64(8 * j))
-                        if nd & 1:
-                            buf[80 + ((nd - 1) >> 1) * 32 + 2 * lane +
-                                1 - ((nd - 1) & 1)] = _word(values, q + np.uint64(4 * (nd - 1)))
-                        q += np.uint64(nd * 4)
-                        v = np.uint32(0x80) << np.uint32(24 - 8 * (rest - nd * 4))
-                        for k in range(rest - nd * 4):  # the word with the 0x80 byte
-                            v |= np.uint32(values[q + np.uint64(k)]) << np.uint32(24 - 8 * k)
-                        buf[80 + (nd >> 1) * 32 + 2 * lane + 1 - (nd & 1)] = v
-                        if rest < 56:  # room for the length
-                            buf[305 + 2 * lane] = np.uint32((n + pre) >> 29)
-                            buf[304 + 2 * lane] = np.uint32((n + pre) << 3)
-        if busy == 0:
-            break
+                    else:
+                        n = length_of(lengths, row[lane])
+                        if b > nfull[lane] or n == nfull[lane] * 64:  # a pad-only block
+                            uni = n if uni == -2 or uni == n else -1
+                            late[lane] = n  # written below only if the lanes' blocks differ
+                        else:
+                            uni = -1
+                            q = np.uint64(first[lane] + b * 64)
+                            rest = n - b * 64  # bytes in the block, 1 .. 63
+                            nd = rest // 4  # whole data words
+                            for j in range(8):
+                                buf64[40 + j * 16 + lane] = 0
+                            for j in range(nd >> 1):
+                                buf64[40 + j * 16 + lane] = _dword(values, q + np.uint64(8 * j))
+                            if nd & 1:
+                                buf[80 + ((nd - 1) >> 1) * 32 + 2 * lane +
+                                    1 - ((nd - 1) & 1)] = _word(values, q +
+                                    np.uint64(4 * (nd - 1)))
+                            q += np.uint64(nd * 4)
+                            v = np.uint32(0x80) << np.uint32(24 - 8 * (rest - nd * 4))
+                            for k in range(rest - nd * 4):  # the word with the 0x80 byte
+                                v |= np.uint32(values[q + np.uint64(k)]) << np.uint32(24 - 8 * k)
+                            buf[80 + (nd >> 1) * 32 + 2 * lane + 1 - (nd & 1)] = v
+                            if rest < 56:  # room for the length
+                                buf[305 + 2 * lane] = np.uint32((n + pre) >> 29)
+                                buf[304 + 2 * lane] = np.uint32((n + pre) << 3)
+            if busy == 0:
+                break
         if uni >= 0:  # one message schedule for all lanes
             if uni != kwn:
                 _pad_schedule(buf, 336, uni + pre)
@@ -759,7 +836,7 @@ def hash_rows(values, starts, lengths, rows, iv, out):
             _block_kw(buf)
         else:
             for lane in range(16):
-                if late[lane] >= 0:
+                if late[lane] >= 0:  # (only ever set by the lanes on their own)
                     for j in range(14):
                         buf[80 + (j >> 1) * 32 + 2 * lane + 1 - (j & 1)] = 0
                     if late[lane] % 64 == 0:
