@@ -188,6 +188,38 @@ def test_whole_groups_of_one_length(name, backend):
     assert checked == (len(lengths) + 2) * n + 2 * lanes + 1
 
 
+@pytest.mark.skipif(not _cpu.jit_enabled(), reason="an intrinsic: compiled code only")
+@pytest.mark.parametrize("n,dtype", [(8, np.uint32), (4, np.uint64), (8, np.uint64),
+                                     (4, np.uint32)])
+@pytest.mark.parametrize("swap", [False, True])
+def test_load_transposed(n, dtype, swap):
+    """``_lanes.load_transposed``: n words of n lanes (rows at odd offsets, past an offset)
+    transposed into a buffer at a stride, in either byte order, nothing else written."""
+    import numba
+
+    from jitdigest.kernels._lanes import load_transposed
+
+    @numba.njit
+    def load(values, first, lane0, off, buf, dst, stride):
+        load_transposed(values, first, lane0, off, buf, dst, stride, n, swap)
+
+    rng = np.random.default_rng(n)
+    values = rng.integers(0, 256, 5000, dtype=np.uint8)
+    values.setflags(write=False)
+    first = rng.integers(0, 4000, 2 * n).astype(np.int64)
+    size = np.dtype(dtype).itemsize
+    stride, dst, lane0, off = n + 5, 7, n, 3
+    buf = np.zeros(dst + n * stride + 3, dtype)
+    load(values, first, lane0, off, buf, dst, stride)
+    expected = np.zeros_like(buf)
+    for lane in range(n):
+        for j in range(n):
+            at = first[lane0 + lane] + off + size * j
+            expected[dst + j * stride + lane] = int.from_bytes(
+                values[at:at + size].tobytes(), "big" if swap else "little")
+    assert (buf == expected).all()
+
+
 @pytest.mark.parametrize("name,backend", _params())
 def test_ragged_shuffled_and_subset(name, backend):
     lanes = _lanes(backend)

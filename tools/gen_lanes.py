@@ -36,9 +36,10 @@ each block is loaded (bytes -> words, one merged load per word) into the lane's 
 1 KiB about a fifth of the time), so the 512-bit variants of the 32-bit families store words
 in pairs (one 64-bit load and store per two words, deinterleaved by the vectoriser). An
 explicit transpose, gathers, lane-major layouts and a byte swap in the vector code were all
-slower. A message's last block with data (its last bytes, the 0x80 byte, zeros, maybe the
-length) is written by those paired variants straight into the lane's column when it is loaded
-(zeros as a fixed run of 64-bit stores, then the data words in pairs): rows of up to a block
+slower in this loop (rows in phase do load through a transpose: see below). A message's last
+block with data (its last bytes, the 0x80 byte, zeros, maybe the length) is written by those
+paired variants straight into the lane's column when it is loaded (zeros as a fixed run of
+64-bit stores, then the data words in pairs): rows of up to a block
 or two pay one set of stores instead of a staging and a copy (16-55 B rows 2-17% faster). The
 word-by-word variants stage it when the row starts, in a per-lane buffer zeroed by vector
 stores, and copy it when loaded: built at load time, SHA-512 was 5-8% slower there.
@@ -61,7 +62,11 @@ of a 2-D array, or any run of NL rows of one length; ``lanes_md.IN_PHASE``): wit
 busy and the next NL rows of one length, the lanes start together, load each whole block
 with no test per lane, write the words every lane shares (zeros, the 0x80 byte, the length)
 once for all of them and store their digests together; any other group goes to the lanes on
-their own, which then keep it to the end (MD5 64-byte rows 12-14% less time on Zen 3).
+their own, which then keep it to the end (MD5 64-byte rows 12-14% less time on Zen 3). In
+the 256-bit variants those whole blocks come 8 words of 8 lanes (4 of 4 for 64-bit words) at
+a time, transposed in vector registers by LLVM shuffles (``_lanes.load_transposed``): on
+Zen 3 a further 15% off MD5's 64-byte rows and 13% off 1 KiB, SHA-1 6% and 10%. (SHA-256 and
+SHA-512, compute-bound there, gained 0-2% with both, for 2-3 s more compile each: not done.)
 
 This file is the command; the parts it renders sit beside it (tools/ is not a package, so it
 puts its own folder on sys.path): ``lanes_common.py`` (word expressions, line wrapping, the

@@ -307,10 +307,21 @@ def md_kernel(alg, prefix, lw, groups, wide, uniform=False, phase=False):
         if uniform:
             add(indent, "uni = -1")
         add(indent, "if b < pnf:")
-        add(indent + 1, "for lane in range(%d):" % nl)
-        add(indent + 2, "q = np.uint64(first[lane] + b * %d)" % bs)
-        prefetch_ahead(add, indent + 2, bs, nfull="pnf")
-        load_block(indent + 2, "lane")
+        if transposed(alg, lw, wide):
+            add(indent + 1, "if pf:")
+            add(indent + 2, "for lane in range(%d):" % nl)
+            add(indent + 3, "q = np.uint64(first[lane] + b * %d)" % bs)
+            prefetch_ahead(add, indent + 3, bs, nfull="pnf")
+            for gi in range(groups):        # lw words of lw lanes at a time
+                for h in range(nw // lw):
+                    add(indent + 1, "_load_transposed(values, first, %d, b * %d + %d, buf, %d, %d, "
+                        "%d, %s)" % (gi * lw, bs, lw * wb * h, (ns + lw * h) * nl + gi * lw, nl,
+                                     lw, not alg.little))
+        else:
+            add(indent + 1, "for lane in range(%d):" % nl)
+            add(indent + 2, "q = np.uint64(first[lane] + b * %d)" % bs)
+            prefetch_ahead(add, indent + 2, bs, nfull="pnf")
+            load_block(indent + 2, "lane")
         add(indent, "elif b == pnf and prest > 0:  # the last block with data")
         i = indent + 1
         if pair:
@@ -586,6 +597,13 @@ UNIFORM = {"sha256": (16,), "sha1": (16, 8)}
 IN_PHASE = {"md5": (16, 8), "sha1": (16, 8)}
 
 
+def transposed(alg, lw, wide):
+    """Whether rows in phase load whole blocks a vector of words per lane, transposed in
+    vector registers (``_lanes.load_transposed``): the 256-bit variants (8 lanes of 32-bit
+    words, 4 of 64-bit)."""
+    return not wide and lw * alg.W.bits == 256
+
+
 def render_md(family):
     alg, variants = FAMILIES[family]
     files = {}
@@ -594,6 +612,8 @@ def render_md(family):
         loaders = {"_word": "%s%d" % (order, alg.W.bits)}
         if alg.wb == 4 and wide:
             loaders["_dword"] = "%s64" % order
+        if lw in IN_PHASE.get(family, ()) and transposed(alg, lw, wide):
+            loaders["_load_transposed"] = "load_transposed"
         L = preamble(alg.doc, lw, g, wide, "uint%d" % alg.W.bits, loaders)
         uniform = lw in UNIFORM.get(family, ())
         phase = lw in IN_PHASE.get(family, ())

@@ -122,3 +122,87 @@ def be64(a, p):
     return np.uint64(np.uint64(a[p]) << 56 | np.uint64(a[p + _U1]) << 48 |
         np.uint64(a[p + _U2]) << 40 | np.uint64(a[p + _U3]) << 32 | np.uint64(a[p + _U4]) << 24 |
         np.uint64(a[p + _U5]) << 16 | np.uint64(a[p + _U6]) << 8 | np.uint64(a[p + _U7]))
+
+
+# ``load_transposed(values, first, lane0, off, buf, dst, n, swap)``: for the n lanes lane0 ..
+# lane0 + n - 1, the n words (of ``buf``'s width) at ``values[first[lane] + off:]``, transposed
+# into ``buf``: word j of lane lane0 + l at ``buf[dst + j * stride + l]``, ``stride`` a run-time
+# word count (``n``, a literal: 4 or 8; ``swap``, a bool literal: big-endian words). n vector
+# loads, shuffles and stores where word-by-word copying takes n * n loads and n * n stores.
+# The caller proves every read lies in a row.
+_UNPACK32 = ([0, 8, 1, 9, 4, 12, 5, 13], [2, 10, 3, 11, 6, 14, 7, 15])
+_UNPACK64 = ([0, 1, 8, 9, 4, 5, 12, 13], [2, 3, 10, 11, 6, 7, 14, 15])
+_HALVES = ([0, 1, 2, 3, 8, 9, 10, 11], [4, 5, 6, 7, 12, 13, 14, 15])
+
+
+def _transpose8x32(shuffle, rows):
+    """8 rows of 8 32-bit words transposed by 24 shuffles that are each one AVX2 instruction:
+    pairs of rows interleaved by words, then by word pairs, then 128-bit halves exchanged."""
+    a = []
+    for k in range(0, 8, 2):
+        a += [shuffle(rows[k], rows[k + 1], m) for m in _UNPACK32]
+    b = []
+    for p in range(2):      # a[4p]: words 0,1 | 4,5 of rows 2p, 2p + 1; a[4p + 1]: 2,3 | 6,7
+        lo0, hi0, lo1, hi1 = a[4 * p:4 * p + 4]
+        b += [shuffle(lo0, lo1, _UNPACK64[0]), shuffle(lo0, lo1, _UNPACK64[1]),
+              shuffle(hi0, hi1, _UNPACK64[0]), shuffle(hi0, hi1, _UNPACK64[1])]
+    words = [None] * 8      # b[4p + k]: word k | word k + 4 of rows 4p .. 4p + 3
+    for k in range(4):
+        words[k] = shuffle(b[k], b[4 + k], _HALVES[0])
+        words[k + 4] = shuffle(b[k], b[4 + k], _HALVES[1])
+    return words
+
+
+def _transpose(shuffle, rows):
+    """n rows of n words transposed by exchanging off-diagonal blocks, halving their size:
+    for 4 64-bit words, unpacks and 128-bit exchanges (one AVX2 instruction each)."""
+    n = len(rows)
+    rows = list(rows)
+    s = n // 2
+    while s:
+        lo = [e if (e // s) % 2 == 0 else n + e - s for e in range(n)]
+        hi = [e + s if (e // s) % 2 == 0 else n + e for e in range(n)]
+        for i in range(n):
+            if (i // s) % 2 == 0:
+                rows[i], rows[i + s] = (shuffle(rows[i], rows[i + s], lo),
+                                        shuffle(rows[i], rows[i + s], hi))
+        s //= 2
+    return rows
+
+
+@intrinsic
+def load_transposed(typingctx, values, first, lane0, off, buf, dst, stride, n, swap):
+    if not (isinstance(n, types.IntegerLiteral) and n.literal_value in (4, 8)
+            and isinstance(swap, types.BooleanLiteral)):
+        return None
+    count, big = n.literal_value, swap.literal_value
+    bits = buf.dtype.bitwidth
+
+    def codegen(context, builder, signature, args):
+        vals = context.make_array(signature.args[0])(context, builder, value=args[0])
+        fst = context.make_array(signature.args[1])(context, builder, value=args[1])
+        out = context.make_array(signature.args[4])(context, builder, value=args[4])
+        i64 = ir.IntType(64)
+        vec = ir.VectorType(ir.IntType(bits), count)
+        lane0_, off_, dst_, stride_ = (context.cast(builder, args[k], signature.args[k],
+                                                    types.int64) for k in (2, 3, 5, 6))
+        bswap = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(vec, [vec]), "llvm.bswap.v%di%d" % (count, bits))
+        rows = []
+        for lane in range(count):
+            at = builder.add(lane0_, ir.Constant(i64, lane))
+            ptr = builder.gep(vals.data, [builder.add(builder.load(builder.gep(fst.data, [at])),
+                                                      off_)])
+            v = builder.load(builder.bitcast(ptr, vec.as_pointer()), align=1)
+            rows.append(builder.call(bswap, [v]) if big else v)
+
+        def shuffle(a, b, mask):
+            return builder.shuffle_vector(a, b, ir.Constant(ir.VectorType(ir.IntType(32), count),
+                                                            mask))
+        words = (_transpose8x32 if (count, bits) == (8, 32) else _transpose)(shuffle, rows)
+        for j in range(count):
+            ptr = builder.gep(out.data, [builder.add(dst_, builder.mul(stride_,
+                                                                       ir.Constant(i64, j)))])
+            builder.store(words[j], builder.bitcast(ptr, vec.as_pointer()), align=bits // 8)
+        return context.get_dummy_value()
+    return types.none(values, first, lane0, off, buf, dst, stride, n, swap), codegen

@@ -9,8 +9,8 @@ tools/gen_lanes.py, not this file.
 import numpy as np
 
 from .._jit import inline_kernel, kernel
-from .._lanes import (PF_MIN, le32 as _word, inline_in_callers as _inline_in_callers, lane_words,
-    prefetch as _prefetch)
+from .._lanes import (PF_MIN, load_transposed as _load_transposed, le32 as _word,
+    inline_in_callers as _inline_in_callers, lane_words, prefetch as _prefetch)
 from .._rows import length_of, row_at, row_count, start_of
 
 NAME = "lanes8"
@@ -396,15 +396,18 @@ def hash_rows(values, starts, lengths, rows, iv, out):
             b = pb
             pb = b + 1
             if b < pnf:
-                for lane in range(16):
-                    q = np.uint64(first[lane] + b * 64)
-                    if pf and b + 4 < pnf:  # the block 4 ahead
-                        _prefetch(values, q + np.uint64(256))
-                    if pf and b == 0:  # a new row: the blocks up to there too
-                        for k in range(64, min(4, pnf) * 64, 64):
-                            _prefetch(values, q + np.uint64(k))
-                    for j in range(16):
-                        buf[64 + j * 16 + lane] = _word(values, q + np.uint64(4 * j))
+                if pf:
+                    for lane in range(16):
+                        q = np.uint64(first[lane] + b * 64)
+                        if pf and b + 4 < pnf:  # the block 4 ahead
+                            _prefetch(values, q + np.uint64(256))
+                        if pf and b == 0:  # a new row: the blocks up to there too
+                            for k in range(64, min(4, pnf) * 64, 64):
+                                _prefetch(values, q + np.uint64(k))
+                _load_transposed(values, first, 0, b * 64 + 0, buf, 64, 16, 8, False)
+                _load_transposed(values, first, 0, b * 64 + 32, buf, 192, 16, 8, False)
+                _load_transposed(values, first, 8, b * 64 + 0, buf, 72, 16, 8, False)
+                _load_transposed(values, first, 8, b * 64 + 32, buf, 200, 16, 8, False)
             elif b == pnf and prest > 0:  # the last block with data
                 rest = prest
                 for lane in range(16):

@@ -9,8 +9,8 @@ tools/gen_lanes.py, not this file.
 import numpy as np
 
 from .._jit import inline_kernel, kernel
-from .._lanes import (PF_MIN, be32 as _word, inline_in_callers as _inline_in_callers, lane_words,
-    prefetch as _prefetch)
+from .._lanes import (PF_MIN, load_transposed as _load_transposed, be32 as _word,
+    inline_in_callers as _inline_in_callers, lane_words, prefetch as _prefetch)
 from .._rows import length_of, row_at, row_count, start_of
 
 NAME = "lanes8"
@@ -717,15 +717,16 @@ def hash_rows(values, starts, lengths, rows, iv, out):
             pb = b + 1
             uni = -1
             if b < pnf:
-                for lane in range(8):
-                    q = np.uint64(first[lane] + b * 64)
-                    if pf and b + 4 < pnf:  # the block 4 ahead
-                        _prefetch(values, q + np.uint64(256))
-                    if pf and b == 0:  # a new row: the blocks up to there too
-                        for k in range(64, min(4, pnf) * 64, 64):
-                            _prefetch(values, q + np.uint64(k))
-                    for j in range(16):
-                        buf[40 + j * 8 + lane] = _word(values, q + np.uint64(4 * j))
+                if pf:
+                    for lane in range(8):
+                        q = np.uint64(first[lane] + b * 64)
+                        if pf and b + 4 < pnf:  # the block 4 ahead
+                            _prefetch(values, q + np.uint64(256))
+                        if pf and b == 0:  # a new row: the blocks up to there too
+                            for k in range(64, min(4, pnf) * 64, 64):
+                                _prefetch(values, q + np.uint64(k))
+                _load_transposed(values, first, 0, b * 64 + 0, buf, 40, 8, 8, True)
+                _load_transposed(values, first, 0, b * 64 + 32, buf, 104, 8, 8, True)
             elif b == pnf and prest > 0:  # the last block with data
                 rest = prest
                 for lane in range(8):
