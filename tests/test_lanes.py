@@ -163,8 +163,8 @@ def test_equal_lengths_and_shared_pad_blocks(name, backend):
 
 @pytest.mark.parametrize("name,backend", _params())
 def test_whole_groups_of_one_length(name, backend):
-    """Where every row of a full group has one length, MD5's and SHA-1's kernels hash the group
-    in phase (``lanes_md.IN_PHASE``): each length up to two blocks and past, as two whole groups
+    """Where every row of a full group has one length, MD5's, SHA-1's and BLAKE2s's kernels hash
+    the group in phase (``IN_PHASE``): each length up to two blocks and past, as two whole groups
     and a partial one left to the lanes on their own; a group in phase, then mixed rows; rows
     of one length in shuffled order; a buffer over 1 MiB (prefetching)."""
     lanes = _lanes(backend)
@@ -389,13 +389,19 @@ def test_blake2_parameters_through_iv(backend):
                   fanout=2, depth=3, leaf_size=4096, node_offset=7, node_depth=1,
                   inner_size=spec.digest_size, last_node=True)
     iv = getattr(jitdigest, name)(**params)._iv
-    lengths = np.array([0, 1, spec.block_size, spec.block_size + 1, 3 * spec.block_size],
-                       np.int64)
-    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
-    values = np.random.default_rng(3).integers(0, 256, int(lengths.sum()) + 1, dtype=np.uint8)
-    out = np.zeros((len(lengths), params["digest_size"]), np.uint8)
     kernel = _dispatch._kernel_set(backend, spec.word).hash_rows
-    kernel(values, starts, lengths, np.arange(len(lengths), dtype=np.int64), iv, out)
-    for i, (s, k) in enumerate(zip(starts, lengths)):
-        want = getattr(hashlib, name)(values[s:s + k].tobytes(), **params).digest()
-        assert out[i].tobytes() == want, (name, int(k))
+    bs, group = spec.block_size, 2 * _lanes(backend) + 1
+    checked = 0
+    # mixed lengths (lanes on their own), then whole groups of one length (in phase)
+    for lengths in ([0, 1, bs, bs + 1, 3 * bs], [20] * group, [2 * bs + 7] * group):
+        lengths = np.array(lengths, np.int64)
+        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+        values = np.random.default_rng(3).integers(0, 256, int(lengths.sum()) + 1,
+                                                   dtype=np.uint8)
+        out = np.zeros((len(lengths), params["digest_size"]), np.uint8)
+        kernel(values, starts, lengths, np.arange(len(lengths), dtype=np.int64), iv, out)
+        for i, (s, k) in enumerate(zip(starts, lengths)):
+            want = getattr(hashlib, name)(values[s:s + k].tobytes(), **params).digest()
+            assert out[i].tobytes() == want, (name, int(k))
+            checked += 1
+    assert checked == 5 + 2 * group

@@ -9,7 +9,7 @@ tools/gen_lanes.py, not this file.
 import numpy as np
 
 from .._jit import inline_kernel, kernel
-from .._lanes import (PF_MIN, le64 as _word, le32 as _word32,
+from .._lanes import (PF_MIN, load_transposed as _load_transposed, le64 as _word, le32 as _word32,
     inline_in_callers as _inline_in_callers, lane_words, prefetch as _prefetch)
 from .._rows import length_of, row_at, row_count, start_of
 
@@ -1046,59 +1046,87 @@ def hash_rows(values, starts, lengths, rows, iv, out):
     count0 = np.uint64(iv[9]) << np.uint64(32) | np.uint64(iv[8])  # 64-bit counter
     nxt = 0
     busy = 0
+    first = lane_words(8, np.int64, 0)  # rows in phase: their first bytes
+    pnb = 0  # blocks of the rows in phase (0: none in phase)
+    pb = 0  # their blocks loaded so far
+    pn = 0  # their length
     while True:
-        for lane in range(8):
-            if blk[lane] == nfull[lane] + 1:
-                r = row[lane]
-                if r >= 0:  # finished: write the digest, free the lane
-                    for i in range(nout // 4):
-                        v = buf[i * 8 + lane]
-                        ob = np.uint64(4 * i)  # unsigned: the byte stores merge
-                        out[r, ob] = np.uint8((v >> 0) & np.uint32(0x000000ff))
-                        out[r, ob + np.uint64(1)] = np.uint8((v >> 8) & np.uint32(0x000000ff))
-                        out[r, ob + np.uint64(2)] = np.uint8((v >> 16) & np.uint32(0x000000ff))
-                        out[r, ob + np.uint64(3)] = np.uint8((v >> 24) & np.uint32(0x000000ff))
-                    for i in range(nout - nout % 4, nout):
-                        out[r, i] = np.uint8((buf[(i // 4) * 8 + lane] >> (8 * (i % 4))) &
-                            np.uint32(0x000000ff))
-                    row[lane] = -1
-                    busy -= 1
-                if nxt < nrows:  # start the next row
-                    r = row_at(rows, nxt)
-                    nxt += 1
-                    busy += 1
-                    row[lane] = r
-                    if pf and nxt + 7 < nrows:  # the first block of the row 8 rows on
-                        p = start_of(starts, row_at(rows, nxt + 7))
+        if pnb > 0 and pb == pnb:  # the rows in phase are hashed
+            for lane in range(8):
+                r = row_at(rows, nxt - 8 + lane)
+                for i in range(nout // 4):
+                    v = buf[i * 8 + lane]
+                    ob = np.uint64(4 * i)  # unsigned: the byte stores merge
+                    out[r, ob] = np.uint8((v >> 0) & np.uint32(0x000000ff))
+                    out[r, ob + np.uint64(1)] = np.uint8((v >> 8) & np.uint32(0x000000ff))
+                    out[r, ob + np.uint64(2)] = np.uint8((v >> 16) & np.uint32(0x000000ff))
+                    out[r, ob + np.uint64(3)] = np.uint8((v >> 24) & np.uint32(0x000000ff))
+                for i in range(nout - nout % 4, nout):
+                    out[r, i] = np.uint8((buf[(i // 4) * 8 + lane] >> (8 * (i % 4))) &
+                        np.uint32(0x000000ff))
+            pnb = 0
+        if pnb == 0 and busy == 0 and nxt + 8 <= nrows:
+            n = length_of(lengths, row_at(rows, nxt))
+            same = True
+            for lane in range(1, 8):
+                if length_of(lengths, row_at(rows, nxt + lane)) != n:
+                    same = False
+            if same:  # 8 rows of one length: in phase
+                for lane in range(8):
+                    first[lane] = start_of(starts, row_at(rows, nxt + lane))
+                    if pf and nxt + 8 + lane < nrows:  # this lane's next row
+                        p = start_of(starts, row_at(rows, nxt + 8 + lane))
                         _prefetch(values, p)
-                    nfull[lane] = max(length_of(lengths, r) - 1,
-                        0) // 64  # the last 1..64 bytes: final block
-                    blk[lane] = 0
-                    for i in range(8):
-                        buf[i * 8 + lane] = iv[i]
-            r = row[lane]
-            if r >= 0:  # load the lane's next block, its counter and flags
-                b = blk[lane]
-                blk[lane] = b + 1
-                q = np.uint64(start_of(starts, r) + b * 64)
-                if b < nfull[lane]:
-                    if pf and b + 4 < nfull[lane]:  # the block 4 ahead
-                        _prefetch(values, q + np.uint64(256))
-                    if pf and b == 0:  # a new row: the blocks up to there too
-                        for k in range(64, min(4, nfull[lane]) * 64, 64):
-                            _prefetch(values, q + np.uint64(k))
-                    t = (b + 1) * 64
-                    for j in range(16):
-                        buf[96 + j * 8 + lane] = _word32(values, q + np.uint64(4 * j))
-                    f0 = np.uint32(0x00000000)
-                    f1 = np.uint32(0x00000000)
-                else:  # the final block: 0..64 bytes, zero-padded
-                    t = length_of(lengths, r)
-                    count = t - b * 64
-                    nd = count // 4
-                    for j in range(16):
+                for i in range(8):
+                    v = iv[i]
+                    for lane in range(8):
+                        buf[i * 8 + lane] = v
+                pn = n
+                pnb = max(n - 1, 0) // 64 + 1  # blocks in all, the last the final one
+                pb = 0
+                nxt += 8
+        if pnb > 0:
+            b = pb
+            pb = b + 1
+            if b < pnb - 1:
+                if pf:
+                    for lane in range(8):
+                        q = np.uint64(first[lane] + b * 64)
+                        if pf and b + 4 < pnb - 1:  # the block 4 ahead
+                            _prefetch(values, q + np.uint64(256))
+                        if pf and b == 0:  # a new row: the blocks up to there too
+                            for k in range(64, min(4, pnb - 1) * 64, 64):
+                                _prefetch(values, q + np.uint64(k))
+                for h in range(2):
+                    _load_transposed(values, first, 0, b * 64 + h * 32, buf, 96 + h * 64, 8, 8,
+                        False)
+                count = count0 + np.uint64((b + 1) * 64)
+                t0 = np.uint32(count & np.uint64(0xffffffff))
+                t1 = np.uint32(count >> np.uint64(32))
+                v = np.uint32(0x510e527f) ^ t0
+                for lane in range(8):
+                    buf[64 + lane] = v
+                v = np.uint32(0x9b05688c) ^ t1
+                for lane in range(8):
+                    buf[72 + lane] = v
+                v = np.uint32(0x1f83d9ab) ^ np.uint32(0x00000000)
+                for lane in range(8):
+                    buf[80 + lane] = v
+                v = np.uint32(0x5be0cd19) ^ np.uint32(0x00000000)
+                for lane in range(8):
+                    buf[88 + lane] = v
+            else:  # the final block: 0..64 bytes, zero-padded
+                count = pn - b * 64
+                nd = count // 4
+                for j in range(16):
+                    for lane in range(8):
                         buf[96 + j * 8 + lane] = 0
-                    for j in range(nd):
+                for h in range(nd // 8):
+                    _load_transposed(values, first, 0, b * 64 + h * 32, buf, 96 + h * 64, 8, 8,
+                        False)
+                for lane in range(8):
+                    q = np.uint64(first[lane] + b * 64)
+                    for j in range(nd - nd % 8, nd):
                         buf[96 + j * 8 + lane] = _word32(values, q + np.uint64(4 * j))
                     q += np.uint64(4 * nd)
                     v = np.uint32(0x00000000)
@@ -1106,15 +1134,90 @@ def hash_rows(values, starts, lengths, rows, iv, out):
                         v |= np.uint32(values[q + np.uint64(k)]) << np.uint32(8 * k)
                     if nd < 16:
                         buf[96 + nd * 8 + lane] = v
-                    f0 = np.uint32(0xffffffff)
-                    f1 = iv[10]
-                count = count0 + np.uint64(t)
+                count = count0 + np.uint64(pn)
                 t0 = np.uint32(count & np.uint64(0xffffffff))
                 t1 = np.uint32(count >> np.uint64(32))
-                buf[64 + lane] = np.uint32(0x510e527f) ^ t0
-                buf[72 + lane] = np.uint32(0x9b05688c) ^ t1
-                buf[80 + lane] = np.uint32(0x1f83d9ab) ^ f0
-                buf[88 + lane] = np.uint32(0x5be0cd19) ^ f1
-        if busy == 0:
-            break
+                v = np.uint32(0x510e527f) ^ t0
+                for lane in range(8):
+                    buf[64 + lane] = v
+                v = np.uint32(0x9b05688c) ^ t1
+                for lane in range(8):
+                    buf[72 + lane] = v
+                v = np.uint32(0x1f83d9ab) ^ np.uint32(0xffffffff)
+                for lane in range(8):
+                    buf[80 + lane] = v
+                v = np.uint32(0x5be0cd19) ^ iv[10]
+                for lane in range(8):
+                    buf[88 + lane] = v
+        else:  # the lanes on their own
+            for lane in range(8):
+                if blk[lane] == nfull[lane] + 1:
+                    r = row[lane]
+                    if r >= 0:  # finished: write the digest, free the lane
+                        for i in range(nout // 4):
+                            v = buf[i * 8 + lane]
+                            ob = np.uint64(4 * i)  # unsigned: the byte stores merge
+                            out[r, ob] = np.uint8((v >> 0) & np.uint32(0x000000ff))
+                            out[r, ob + np.uint64(1)] = np.uint8((v >> 8) & np.uint32(0x000000ff))
+                            out[r, ob + np.uint64(2)] = np.uint8((v >> 16) & np.uint32(0x000000ff))
+                            out[r, ob + np.uint64(3)] = np.uint8((v >> 24) & np.uint32(0x000000ff))
+                        for i in range(nout - nout % 4, nout):
+                            out[r, i] = np.uint8((buf[(i // 4) * 8 + lane] >> (8 * (i % 4))) &
+                                np.uint32(0x000000ff))
+                        row[lane] = -1
+                        busy -= 1
+                    if nxt < nrows:  # start the next row
+                        r = row_at(rows, nxt)
+                        nxt += 1
+                        busy += 1
+                        row[lane] = r
+                        if pf and nxt + 7 < nrows:  # the first block of the row 8 rows on
+                            p = start_of(starts, row_at(rows, nxt + 7))
+                            _prefetch(values, p)
+                        nfull[lane] = max(length_of(lengths, r) - 1,
+                            0) // 64  # the last 1..64 bytes: final block
+                        blk[lane] = 0
+                        for i in range(8):
+                            buf[i * 8 + lane] = iv[i]
+                r = row[lane]
+                if r >= 0:  # load the lane's next block, its counter and flags
+                    b = blk[lane]
+                    blk[lane] = b + 1
+                    q = np.uint64(start_of(starts, r) + b * 64)
+                    if b < nfull[lane]:
+                        if pf and b + 4 < nfull[lane]:  # the block 4 ahead
+                            _prefetch(values, q + np.uint64(256))
+                        if pf and b == 0:  # a new row: the blocks up to there too
+                            for k in range(64, min(4, nfull[lane]) * 64, 64):
+                                _prefetch(values, q + np.uint64(k))
+                        t = (b + 1) * 64
+                        for j in range(16):
+                            buf[96 + j * 8 + lane] = _word32(values, q + np.uint64(4 * j))
+                        f0 = np.uint32(0x00000000)
+                        f1 = np.uint32(0x00000000)
+                    else:  # the final block: 0..64 bytes, zero-padded
+                        t = length_of(lengths, r)
+                        count = t - b * 64
+                        nd = count // 4
+                        for j in range(16):
+                            buf[96 + j * 8 + lane] = 0
+                        for j in range(nd):
+                            buf[96 + j * 8 + lane] = _word32(values, q + np.uint64(4 * j))
+                        q += np.uint64(4 * nd)
+                        v = np.uint32(0x00000000)
+                        for k in range(count - 4 * nd):
+                            v |= np.uint32(values[q + np.uint64(k)]) << np.uint32(8 * k)
+                        if nd < 16:
+                            buf[96 + nd * 8 + lane] = v
+                        f0 = np.uint32(0xffffffff)
+                        f1 = iv[10]
+                    count = count0 + np.uint64(t)
+                    t0 = np.uint32(count & np.uint64(0xffffffff))
+                    t1 = np.uint32(count >> np.uint64(32))
+                    buf[64 + lane] = np.uint32(0x510e527f) ^ t0
+                    buf[72 + lane] = np.uint32(0x9b05688c) ^ t1
+                    buf[80 + lane] = np.uint32(0x1f83d9ab) ^ f0
+                    buf[88 + lane] = np.uint32(0x5be0cd19) ^ f1
+            if busy == 0:
+                break
         _block(buf)
