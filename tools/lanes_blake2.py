@@ -1,8 +1,8 @@
 """BLAKE2b and BLAKE2s (unkeyed) for the lanes-kernel generator (tools/gen_lanes.py): the
 family table (``Blake2``), the round statements, the kernel (``blake2_kernel``) and the
 variants generated (``BLAKE2``)."""
-from lanes_common import (W32, W64, block_function, finish, preamble, prefetch_ahead,
-                          prefetch_next_row, store_bytes, wrap)
+from lanes_common import (W32, W64, block_function, finish, loop_head, phase_start,
+                          preamble, prefetch_ahead, prefetch_next_row, store_bytes, wrap)
 
 # The IVs and SIGMA from the tables that own them (lanes_common, imported first, put the
 # repository on sys.path).
@@ -68,8 +68,8 @@ def blake2_kernel(alg, prefix, lw, wide, phase=False):
         add(indent + 1, "v = buf[i * %d + lane]" % nl)
         store_bytes(add, indent + 1, "%d * i" % wb, "v", [8 * k for k in range(wb)], W.c(0xFF))
         add(indent, "for i in range(nout - nout %% %d, nout):" % wb)
-        add(indent + 1, "out[r, i] = np.uint8((buf[(i // %d) * %d + lane] >> (8 * (i %% %d))) & %s)"
-            % (wb, nl, wb, W.c(0xFF)))
+        add(indent + 1, "out[r, i] = np.uint8((buf[(i // %d) * %d + lane] >> (8 * (i %% %d)))"
+            " & %s)" % (wb, nl, wb, W.c(0xFF)))
 
     def counter_words(indent, t, f0, f1, lane=None):
         """v12..v15 at a block's start: the IV's last words ^ the byte counter ``t`` and the
@@ -99,36 +99,13 @@ def blake2_kernel(alg, prefix, lw, wide, phase=False):
             " False)" % (off, lw * wb, 12 * nl, lw * nl, nl, lw))
 
     def phase_top(indent):
-        """At the top of the loop: the digests of the rows in phase once their final block is
-        done; then, with no lane busy, the next NL rows start in phase if they all have one
-        length (anything else leaves them to the lanes on their own)."""
-        add(indent, "if pnb > 0 and pb == pnb:  # the rows in phase are hashed")
-        add(indent + 1, "for lane in range(%d):" % nl)
-        add(indent + 2, "r = row_at(rows, nxt - %d + lane)" % nl)
-        store_digest(indent + 2)
-        add(indent + 1, "pnb = 0")
-        add(indent, "if pnb == 0 and busy == 0 and nxt + %d <= nrows:" % nl)
-        i = indent + 1
-        add(i, "n = length_of(lengths, row_at(rows, nxt))")
-        add(i, "same = True")
-        add(i, "for lane in range(1, %d):" % nl)
-        add(i + 1, "if length_of(lengths, row_at(rows, nxt + lane)) != n:")
-        add(i + 2, "same = False")
-        add(i, "if same:  # %d rows of one length: in phase" % nl)
-        add(i + 1, "for lane in range(%d):" % nl)
-        add(i + 2, "first[lane] = start_of(starts, row_at(rows, nxt + lane))")
-        add(i + 2, "if pf and nxt + %d + lane < nrows:  # this lane's next row" % nl)
-        add(i + 3, "p = start_of(starts, row_at(rows, nxt + %d + lane))" % nl)
-        for k in range(0, bs, 64):
-            add(i + 3, "_prefetch(values, p%s)" % (" + %d" % k if k else ""))
-        add(i + 1, "for i in range(8):")
-        add(i + 2, "v = iv[i]")
-        add(i + 2, "for lane in range(%d):" % nl)
-        add(i + 3, "buf[i * %d + lane] = v" % nl)
-        add(i + 1, "pn = n")
-        add(i + 1, "pnb = max(n - 1, 0) // %d + 1  # blocks in all, the last the final one" % bs)
-        add(i + 1, "pb = 0")
-        add(i + 1, "nxt += %d" % nl)
+        """The loop's top (``lanes_common.phase_start``) and the block count of rows in
+        phase."""
+        phase_start(add, indent, nl, bs, 8, store_digest)
+        i = indent + 2     # under the test that the rows have one length
+        add(i, "pnb = max(n - 1, 0) // %d + 1  # blocks in all, the last the final one" % bs)
+        add(i, "pb = 0")
+        add(i, "nxt += %d" % nl)
 
     def phase_block(indent):
         """Block ``pb`` of the rows in phase into every lane's column, its counter and flags
@@ -187,16 +164,9 @@ def blake2_kernel(alg, prefix, lw, wide, phase=False):
     add(1, "busy = 0")
     if phase:
         add(1, "first = lane_words(%d, np.int64, 0)  # rows in phase: their first bytes" % nl)
-        add(1, "pnb = 0  # blocks of the rows in phase (0: none in phase)")
-        add(1, "pb = 0  # their blocks loaded so far")
-        add(1, "pn = 0  # their length")
-    add(1, "while True:")
-    if phase:
-        phase_top(2)
-        add(2, "if pnb > 0:")
-        phase_block(3)
-        add(2, "else:  # the lanes on their own")
-        shift[0] = 1
+        loop_head(add, shift, phase_top, phase_block, ["pn = 0  # their length"])
+    else:
+        loop_head(add, shift)
     add(2, "for lane in range(%d):" % nl)
     add(3, "if blk[lane] == nfull[lane] + 1:")
     add(4, "r = row[lane]")

@@ -120,6 +120,61 @@ def prefetch_ahead(add, indent, block, nfull="nfull[lane]"):
     add(indent + 2, "_prefetch(values, q + np.uint64(k))")
 
 
+def phase_start(add, indent, nl, block, nstate, store_digest):
+    """The top of a kernel's loop when it hashes whole groups of rows of one length in phase:
+    the digests of the rows in phase once their last block is done (``pnb`` blocks, ``pb``
+    loaded; ``store_digest(indent)`` writes ``lane``'s digest to ``out[r]``); then, with no
+    lane busy, whether the next ``nl`` rows have one length, and if so their first bytes
+    (``first``), the prefetch of the rows after them and the initial state (``nstate`` words of
+    ``iv``) in every lane, ``pn`` their length. The caller adds the block count (``pnb``),
+    ``pb = 0`` and ``nxt += nl`` under that last test; a group of mixed lengths is left to the
+    lanes on their own."""
+    add(indent, "if pnb > 0 and pb == pnb:  # the rows in phase are hashed")
+    add(indent + 1, "for lane in range(%d):" % nl)
+    add(indent + 2, "r = row_at(rows, nxt - %d + lane)" % nl)
+    store_digest(indent + 2)
+    add(indent + 1, "pnb = 0")
+    add(indent, "if pnb == 0 and busy == 0 and nxt + %d <= nrows:" % nl)
+    i = indent + 1
+    add(i, "n = length_of(lengths, row_at(rows, nxt))")
+    add(i, "same = True")
+    add(i, "for lane in range(1, %d):" % nl)
+    add(i + 1, "if length_of(lengths, row_at(rows, nxt + lane)) != n:")
+    add(i + 2, "same = False")
+    add(i, "if same:  # %d rows of one length: in phase" % nl)
+    add(i + 1, "for lane in range(%d):" % nl)
+    add(i + 2, "first[lane] = start_of(starts, row_at(rows, nxt + lane))")
+    add(i + 2, "if pf and nxt + %d + lane < nrows:  # this lane's next row" % nl)
+    add(i + 3, "p = start_of(starts, row_at(rows, nxt + %d + lane))" % nl)
+    for k in range(0, block, 64):
+        add(i + 3, "_prefetch(values, p%s)" % (" + %d" % k if k else ""))
+    add(i + 1, "for i in range(%d):" % nstate)
+    add(i + 2, "v = iv[i]")
+    add(i + 2, "for lane in range(%d):" % nl)
+    add(i + 3, "buf[i * %d + lane] = v" % nl)
+    add(i + 1, "pn = n")
+
+
+def loop_head(add, shift, top=None, block=None, init=()):
+    """``while True:`` of a kernel's loop; with ``top`` and ``block`` (a kernel hashing rows in
+    phase: ``top(indent)`` the loop's top, ``block(indent)`` the next block of the rows in
+    phase; ``init``, lines setting their other variables), then the branch between the rows in
+    phase and the lanes on their own, whose loop the caller writes one level deeper
+    (``shift[0]`` set to 1; it sets it back to 0 before the block function's call)."""
+    if top is not None:
+        add(1, "pnb = 0  # blocks of the rows in phase (0: none in phase)")
+        add(1, "pb = 0  # their blocks loaded so far")
+        for line in init:
+            add(1, line)
+    add(1, "while True:")
+    if top is not None:
+        top(2)
+        add(2, "if pnb > 0:")
+        block(3)
+        add(2, "else:  # the lanes on their own")
+        shift[0] = 1
+
+
 # What a variant needs: AVX-512 (F and BW: 512-bit integer vectors with byte ops) for the wide
 # ones, AVX2 for the others; each has a JITDIGEST_DISABLE switch of that name.
 NEEDS = {True: ('("avx512f", "avx512bw")', "avx512"), False: ('"avx2"', "avx2")}

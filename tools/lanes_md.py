@@ -2,8 +2,9 @@
 statements, the Merkle-Damgard family table (``MD``), the kernel (``md_kernel``), the
 pad-block schedule SHA-256's and SHA-1's lanes share (``pad_schedule``), and the variants
 generated (``FAMILIES``, ``UNIFORM``)."""
-from lanes_common import (W32, W64, block_function, finish, interleave, preamble,
-                          prefetch_ahead, prefetch_next_row, store_bytes, wrap)
+from lanes_common import (W32, W64, block_function, finish, interleave, loop_head,
+                          phase_start, preamble, prefetch_ahead, prefetch_next_row, store_bytes,
+                          wrap)
 
 # Round constants from the kernels that own them (one table each, as gen_keccak reads keccak.py);
 # lanes_common, imported first, put the repository on sys.path.
@@ -264,39 +265,16 @@ def md_kernel(alg, prefix, lw, groups, wide, uniform=False, phase=False):
                 % (ns * nl, nl, lane, wb))
 
     def phase_top(indent):
-        """At the top of the loop: the digests of rows hashed in phase once their last block is
-        done; then, with no lane busy, the next NL rows start in phase if they all have one
-        length (anything else leaves them to the lanes on their own)."""
-        add(indent, "if pnb > 0 and pb == pnb:  # the rows in phase are hashed")
-        add(indent + 1, "for lane in range(%d):" % nl)
-        add(indent + 2, "r = row_at(rows, nxt - %d + lane)" % nl)
-        store_digest(indent + 2)
-        add(indent + 1, "pnb = 0")
-        add(indent, "if pnb == 0 and busy == 0 and nxt + %d <= nrows:" % nl)
-        i = indent + 1
-        add(i, "n = length_of(lengths, row_at(rows, nxt))")
-        add(i, "same = True")
-        add(i, "for lane in range(1, %d):" % nl)
-        add(i + 1, "if length_of(lengths, row_at(rows, nxt + lane)) != n:")
-        add(i + 2, "same = False")
-        add(i, "if same:  # %d rows of one length: in phase" % nl)
-        add(i + 1, "for lane in range(%d):" % nl)
-        add(i + 2, "first[lane] = start_of(starts, row_at(rows, nxt + lane))")
-        add(i + 2, "if pf and nxt + %d + lane < nrows:  # this lane's next row" % nl)
-        add(i + 3, "p = start_of(starts, row_at(rows, nxt + %d + lane))" % nl)
-        for k in range(0, bs, 64):
-            add(i + 3, "_prefetch(values, p%s)" % (" + %d" % k if k else ""))
-        add(i + 1, "for i in range(%d):" % ns)
-        add(i + 2, "v = iv[i]")
-        add(i + 2, "for lane in range(%d):" % nl)
-        add(i + 3, "buf[i * %d + lane] = v" % nl)
-        add(i + 1, "pn = n")
-        add(i + 1, "pnf = n // %d  # whole blocks" % bs)
-        add(i + 1, "prest = n - pnf * %d  # bytes in the last block with data" % bs)
-        add(i + 1, "pnb = pnf + (prest > 0) + (prest == 0 or prest >= %d)  # blocks in all"
+        """The loop's top (``lanes_common.phase_start``) and the block count of rows in
+        phase."""
+        phase_start(add, indent, nl, bs, ns, store_digest)
+        i = indent + 2     # under the test that the rows have one length
+        add(i, "pnf = n // %d  # whole blocks" % bs)
+        add(i, "prest = n - pnf * %d  # bytes in the last block with data" % bs)
+        add(i, "pnb = pnf + (prest > 0) + (prest == 0 or prest >= %d)  # blocks in all"
             % (bs - alg.len_bytes))
-        add(i + 1, "pb = 0")
-        add(i + 1, "nxt += %d" % nl)
+        add(i, "pb = 0")
+        add(i, "nxt += %d" % nl)
 
     def phase_block(indent):
         """Block ``pb`` of the rows in phase into every lane's column: whole blocks with no
@@ -314,9 +292,9 @@ def md_kernel(alg, prefix, lw, groups, wide, uniform=False, phase=False):
             prefetch_ahead(add, indent + 3, bs, nfull="pnf")
             for gi in range(groups):        # lw words of lw lanes at a time
                 for h in range(nw // lw):
-                    add(indent + 1, "_load_transposed(values, first, %d, b * %d + %d, buf, %d, %d, "
-                        "%d, %s)" % (gi * lw, bs, lw * wb * h, (ns + lw * h) * nl + gi * lw, nl,
-                                     lw, not alg.little))
+                    add(indent + 1, "_load_transposed(values, first, %d, b * %d + %d, buf, %d, "
+                        "%d, %d, %s)" % (gi * lw, bs, lw * wb * h, (ns + lw * h) * nl + gi * lw,
+                                         nl, lw, not alg.little))
         else:
             add(indent + 1, "for lane in range(%d):" % nl)
             add(indent + 2, "q = np.uint64(first[lane] + b * %d)" % bs)
@@ -437,16 +415,10 @@ def md_kernel(alg, prefix, lw, groups, wide, uniform=False, phase=False):
     add(1, "nxt = 0")
     add(1, "busy = 0")
     if phase:
-        add(1, "pnb = 0  # blocks of the rows in phase (0: none in phase)")
-        add(1, "pb = 0  # their blocks loaded so far")
-        add(1, "pn = pnf = prest = 0  # their length, whole blocks, bytes in the last with data")
-    add(1, "while True:")
-    if phase:
-        phase_top(2)
-        add(2, "if pnb > 0:")
-        phase_block(3)
-        add(2, "else:  # the lanes on their own")
-        shift[0] = 1
+        loop_head(add, shift, phase_top, phase_block, [
+            "pn = pnf = prest = 0  # their length, whole blocks, bytes in the last with data"])
+    else:
+        loop_head(add, shift)
     if uniform:
         add(2, "uni = -2  # every busy lane's block: the pad-only block of a uni-byte message")
         add(2, "late[:] = -1")
