@@ -1,6 +1,6 @@
 """BLAKE2b and BLAKE2s (unkeyed) for the lanes-kernel generator (tools/gen_lanes.py): the
 family table (``Blake2``), the round statements, the kernel (``blake2_kernel``) and the
-variants generated (``BLAKE2``)."""
+variants generated (``BLAKE2``, ``IN_PHASE``)."""
 from lanes_common import (W32, W64, block_function, finish, loop_head, phase_start,
                           preamble, prefetch_ahead, prefetch_next_row, store_bytes, wrap)
 

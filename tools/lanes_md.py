@@ -1,7 +1,7 @@
 """MD5, SHA-1 and SHA-2 for the lanes-kernel generator (tools/gen_lanes.py): their round
 statements, the Merkle-Damgard family table (``MD``), the kernel (``md_kernel``), the
 pad-block schedule SHA-256's and SHA-1's lanes share (``pad_schedule``), and the variants
-generated (``FAMILIES``, ``UNIFORM``)."""
+generated (``FAMILIES``, ``UNIFORM``, ``IN_PHASE``)."""
 from lanes_common import (W32, W64, block_function, finish, interleave, loop_head,
                           phase_start, preamble, prefetch_ahead, prefetch_next_row, store_bytes,
                           wrap)
@@ -182,7 +182,8 @@ def pad_schedule(alg):
 
 def md_kernel(alg, prefix, lw, groups, wide, uniform=False, phase=False):
     """Source lines of ``<prefix>hash_rows`` for ``alg`` with ``groups`` x ``lw`` lanes, after
-    those of the block function(s) it calls."""
+    those of the block function(s) it calls (``uniform``: the shared pad-block schedule;
+    ``phase``: whole groups of rows of one length hashed in phase)."""
     W, ns, nw, bs, wb = alg.W, alg.nstate, alg.nwords, alg.block, alg.wb
     nl = lw * groups
     dt = W.np
