@@ -36,10 +36,10 @@ each block is loaded (bytes -> words, one merged load per word) into the lane's 
 1 KiB about a fifth of the time), so the 512-bit variants of the 32-bit families store words
 in pairs (one 64-bit load and store per two words, deinterleaved by the vectoriser). An
 explicit transpose, gathers, lane-major layouts and a byte swap in the vector code were all
-slower in this loop (rows in phase do load through a transpose: see below). A message's last
-block with data (its last bytes, the 0x80 byte, zeros, maybe the length) is written by those
-paired variants straight into the lane's column when it is loaded (zeros as a fixed run of
-64-bit stores, then the data words in pairs): rows of up to a block
+slower in this loop as it was then (whole groups now load through a transpose: see below). A
+message's last block with data (its last bytes, the 0x80 byte, zeros, maybe the length) is
+written by those paired variants straight into the lane's column when it is loaded (zeros as
+a fixed run of 64-bit stores, then the data words in pairs): rows of up to a block
 or two pay one set of stores instead of a staging and a copy (16-55 B rows 2-17% faster). The
 word-by-word variants stage it when the row starts, in a per-lane buffer zeroed by vector
 stores, and copy it when loaded: built at load time, SHA-512 was 5-8% slower there.
@@ -67,7 +67,10 @@ the 256-bit variants those whole blocks come 8 words of 8 lanes (4 of 4 for 64-b
 a time, transposed in vector registers by LLVM shuffles (``_lanes.load_transposed``): on
 Zen 3 a further 15% off MD5's 64-byte rows and 13% off 1 KiB, SHA-1 6% and 10%. (SHA-256 and
 SHA-512, compute-bound there, gained 0-2% with both, for 2-3 s more compile each: not done.)
-BLAKE2s's lanes8 does the same (64-byte rows -18%; ``lanes_blake2.IN_PHASE``).
+BLAKE2s's lanes8 does the same (64-byte rows -18%; ``lanes_blake2.IN_PHASE``). MD5's and
+SHA-1's lanes8 also load that way on their own: a lane at a whole block notes where it is, and
+after the lane loop a group whose lanes all are loads through the transpose, others word by
+word (ragged rows of 500-1500 B: MD5 -11%, SHA-1 -7%; 2.5-7.5 KB: MD5 -13%; 20-60 B even).
 
 This file is the command; the parts it renders sit beside it (tools/ is not a package, so it
 puts its own folder on sys.path): ``lanes_common.py`` (word expressions, line wrapping, the

@@ -415,6 +415,11 @@ def md_kernel(alg, prefix, lw, groups, wide, uniform=False, phase=False):
     add(1, "pre = np.int64(iv[%d]) if iv.shape[0] > %d else 0" % (ns, ns))
     add(1, "nxt = 0")
     add(1, "busy = 0")
+    # lanes8 of MD5 and SHA-1: whole blocks of the lanes on their own are loaded after the
+    # lane loop, a group's at once through the transpose when all its lanes load one
+    deferred = phase and transposed(alg, lw, wide)
+    if deferred:
+        add(1, "qoff = lane_words(%d, np.int64, -1)  # each lane's whole block (-1: none)" % nl)
     if phase:
         loop_head(add, shift, phase_top, phase_block, [
             "pn = pnf = prest = 0  # their length, whole blocks, bytes in the last with data"])
@@ -423,6 +428,8 @@ def md_kernel(alg, prefix, lw, groups, wide, uniform=False, phase=False):
     if uniform:
         add(2, "uni = -2  # every busy lane's block: the pad-only block of a uni-byte message")
         add(2, "late[:] = -1")
+    if deferred:
+        add(2, "qoff[:] = -1")
     add(2, "for lane in range(%d):" % nl)
     add(3, "if blk[lane] == nblk[lane]:")
     add(4, "r = row[lane]")
@@ -463,7 +470,10 @@ def md_kernel(alg, prefix, lw, groups, wide, uniform=False, phase=False):
         add(5, "uni = -1")
     add(5, "q = np.uint64(first[lane] + b * %d)" % bs)
     prefetch_ahead(add, 5, bs)
-    load_block(5, "lane")
+    if deferred:
+        add(5, "qoff[lane] = first[lane] + b * %d  # loaded below, with its group's" % bs)
+    else:
+        load_block(5, "lane")
     add(4, "else:")
     add(5, "n = length_of(lengths, row[lane])")
     add(5, "if b > nfull[lane] or n == nfull[lane] * %d:  # a pad-only block" % bs)
@@ -481,6 +491,22 @@ def md_kernel(alg, prefix, lw, groups, wide, uniform=False, phase=False):
         copy_tail(6)
     add(2, "if busy == 0:")
     add(3, "break")
+    if deferred:
+        for gi in range(groups):
+            lo = gi * lw
+            add(2, "whole = 0  # lanes of group %d at a whole block" % gi)
+            add(2, "for lane in range(%d, %d):" % (lo, lo + lw))
+            add(3, "if qoff[lane] >= 0:")
+            add(4, "whole += 1")
+            add(2, "if whole == %d:" % lw)
+            for h in range(nw // lw):
+                add(3, "_load_transposed(values, qoff, %d, %d, buf, %d, %d, %d, %s)"
+                    % (lo, lw * wb * h, (ns + lw * h) * nl + lo, nl, lw, not alg.little))
+            add(2, "elif whole > 0:")
+            add(3, "for lane in range(%d, %d):" % (lo, lo + lw))
+            add(4, "if qoff[lane] >= 0:")
+            add(5, "q = np.uint64(qoff[lane])")
+            load_block(5, "lane")
     shift[0] = 0
     ind = 2
     if uniform:

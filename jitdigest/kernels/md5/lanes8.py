@@ -352,6 +352,7 @@ def hash_rows(values, starts, lengths, rows, iv, out):
     pre = np.int64(iv[4]) if iv.shape[0] > 4 else 0
     nxt = 0
     busy = 0
+    qoff = lane_words(16, np.int64, -1)  # each lane's whole block (-1: none)
     pnb = 0  # blocks of the rows in phase (0: none in phase)
     pb = 0  # their blocks loaded so far
     pn = pnf = prest = 0  # their length, whole blocks, bytes in the last with data
@@ -442,6 +443,7 @@ def hash_rows(values, starts, lengths, rows, iv, out):
                 for lane in range(16):
                     buf[304 + lane] = v
         else:  # the lanes on their own
+            qoff[:] = -1
             for lane in range(16):
                 if blk[lane] == nblk[lane]:
                     r = row[lane]
@@ -502,8 +504,7 @@ def hash_rows(values, starts, lengths, rows, iv, out):
                         if pf and b == 0:  # a new row: the blocks up to there too
                             for k in range(64, min(4, nfull[lane]) * 64, 64):
                                 _prefetch(values, q + np.uint64(k))
-                        for j in range(16):
-                            buf[64 + j * 16 + lane] = _word(values, q + np.uint64(4 * j))
+                        qoff[lane] = first[lane] + b * 64  # loaded below, with its group's
                     else:
                         n = length_of(lengths, row[lane])
                         if b > nfull[lane] or n == nfull[lane] * 64:  # a pad-only block
@@ -518,4 +519,30 @@ def hash_rows(values, starts, lengths, rows, iv, out):
                                 buf[64 + j * 16 + lane] = tail[lane * 16 + j]
             if busy == 0:
                 break
+            whole = 0  # lanes of group 0 at a whole block
+            for lane in range(0, 8):
+                if qoff[lane] >= 0:
+                    whole += 1
+            if whole == 8:
+                _load_transposed(values, qoff, 0, 0, buf, 64, 16, 8, False)
+                _load_transposed(values, qoff, 0, 32, buf, 192, 16, 8, False)
+            elif whole > 0:
+                for lane in range(0, 8):
+                    if qoff[lane] >= 0:
+                        q = np.uint64(qoff[lane])
+                        for j in range(16):
+                            buf[64 + j * 16 + lane] = _word(values, q + np.uint64(4 * j))
+            whole = 0  # lanes of group 1 at a whole block
+            for lane in range(8, 16):
+                if qoff[lane] >= 0:
+                    whole += 1
+            if whole == 8:
+                _load_transposed(values, qoff, 8, 0, buf, 72, 16, 8, False)
+                _load_transposed(values, qoff, 8, 32, buf, 200, 16, 8, False)
+            elif whole > 0:
+                for lane in range(8, 16):
+                    if qoff[lane] >= 0:
+                        q = np.uint64(qoff[lane])
+                        for j in range(16):
+                            buf[64 + j * 16 + lane] = _word(values, q + np.uint64(4 * j))
         _block(buf)

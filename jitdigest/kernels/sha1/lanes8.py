@@ -672,6 +672,7 @@ def hash_rows(values, starts, lengths, rows, iv, out):
     pre = np.int64(iv[5]) if iv.shape[0] > 5 else 0
     nxt = 0
     busy = 0
+    qoff = lane_words(8, np.int64, -1)  # each lane's whole block (-1: none)
     pnb = 0  # blocks of the rows in phase (0: none in phase)
     pb = 0  # their blocks loaded so far
     pn = pnf = prest = 0  # their length, whole blocks, bytes in the last with data
@@ -752,6 +753,7 @@ def hash_rows(values, starts, lengths, rows, iv, out):
         else:  # the lanes on their own
             uni = -2  # every busy lane's block: the pad-only block of a uni-byte message
             late[:] = -1
+            qoff[:] = -1
             for lane in range(8):
                 if blk[lane] == nblk[lane]:
                     r = row[lane]
@@ -813,8 +815,7 @@ def hash_rows(values, starts, lengths, rows, iv, out):
                         if pf and b == 0:  # a new row: the blocks up to there too
                             for k in range(64, min(4, nfull[lane]) * 64, 64):
                                 _prefetch(values, q + np.uint64(k))
-                        for j in range(16):
-                            buf[40 + j * 8 + lane] = _word(values, q + np.uint64(4 * j))
+                        qoff[lane] = first[lane] + b * 64  # loaded below, with its group's
                     else:
                         n = length_of(lengths, row[lane])
                         if b > nfull[lane] or n == nfull[lane] * 64:  # a pad-only block
@@ -826,6 +827,19 @@ def hash_rows(values, starts, lengths, rows, iv, out):
                                 buf[40 + j * 8 + lane] = tail[lane * 16 + j]
             if busy == 0:
                 break
+            whole = 0  # lanes of group 0 at a whole block
+            for lane in range(0, 8):
+                if qoff[lane] >= 0:
+                    whole += 1
+            if whole == 8:
+                _load_transposed(values, qoff, 0, 0, buf, 40, 8, 8, True)
+                _load_transposed(values, qoff, 0, 32, buf, 104, 8, 8, True)
+            elif whole > 0:
+                for lane in range(0, 8):
+                    if qoff[lane] >= 0:
+                        q = np.uint64(qoff[lane])
+                        for j in range(16):
+                            buf[40 + j * 8 + lane] = _word(values, q + np.uint64(4 * j))
         if uni >= 0:  # one message schedule for all lanes
             if uni != kwn:
                 _pad_schedule(buf, 168, uni + pre)
