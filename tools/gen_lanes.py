@@ -67,10 +67,11 @@ the 256-bit variants those whole blocks come 8 words of 8 lanes (4 of 4 for 64-b
 a time, transposed in vector registers by LLVM shuffles (``_lanes.load_transposed``): on
 Zen 3 a further 15% off MD5's 64-byte rows and 13% off 1 KiB, SHA-1 6% and 10%. (SHA-256 and
 SHA-512, compute-bound there, gained 0-2% with both, for 2-3 s more compile each: not done.)
-BLAKE2s's lanes8 does the same (64-byte rows -18%; ``lanes_blake2.IN_PHASE``). MD5's and
-SHA-1's lanes8 also load that way on their own: a lane at a whole block notes where it is, and
-after the lane loop a group whose lanes all are loads through the transpose, others word by
-word (ragged rows of 500-1500 B: MD5 -11%, SHA-1 -7%; 2.5-7.5 KB: MD5 -13%; 20-60 B even).
+BLAKE2s's lanes8 does the same (64-byte rows -18%; ``lanes_blake2.IN_PHASE``). These three
+lanes8 kernels also load that way on their own: a lane at a whole block notes where it is,
+and after the lane loop a group whose lanes all are loads through the transpose, others word
+by word (ragged rows of 500-1500 B: MD5 -11%, SHA-1 -7%, BLAKE2s -6%; 2.5-7.5 KB: MD5 -13%;
+20-60 B even).
 
 This file is the command; the parts it renders sit beside it (tools/ is not a package, so it
 puts its own folder on sys.path): ``lanes_common.py`` (word expressions, line wrapping, the

@@ -91,12 +91,12 @@ def blake2_kernel(alg, prefix, lw, wide, phase=False):
             add(indent, "for lane in range(%d):" % nl)
             add(indent + 1, "buf[%d + lane] = v" % (i * nl))
 
-    def transposed_words(indent, off, count):
-        """The first ``count`` x ``lw`` words of every lane's block at byte ``off`` of its row,
-        ``lw`` words of the ``lw`` lanes at a time."""
+    def transposed_words(indent, off, count, at="first"):
+        """The first ``count`` x ``lw`` words of every lane's block at byte ``off`` past
+        ``at[lane]``, ``lw`` words of the ``lw`` lanes at a time."""
         add(indent, "for h in range(%s):" % count)
-        add(indent + 1, "_load_transposed(values, first, 0, %s + h * %d, buf, %d + h * %d, %d, %d,"
-            " False)" % (off, lw * wb, 12 * nl, lw * nl, nl, lw))
+        add(indent + 1, "_load_transposed(values, %s, 0, %s + h * %d, buf, %d + h * %d, %d, %d,"
+            " False)" % (at, off, lw * wb, 12 * nl, lw * nl, nl, lw))
 
     def phase_top(indent):
         """The loop's top (``lanes_common.phase_start``) and the block count of rows in
@@ -164,7 +164,9 @@ def blake2_kernel(alg, prefix, lw, wide, phase=False):
     add(1, "busy = 0")
     if phase:
         add(1, "first = lane_words(%d, np.int64, 0)  # rows in phase: their first bytes" % nl)
+        add(1, "qoff = lane_words(%d, np.int64, -1)  # each lane's whole block (-1: none)" % nl)
         loop_head(add, shift, phase_top, phase_block, ["pn = 0  # their length"])
+        add(2, "qoff[:] = -1")
     else:
         loop_head(add, shift)
     add(2, "for lane in range(%d):" % nl)
@@ -193,8 +195,12 @@ def blake2_kernel(alg, prefix, lw, wide, phase=False):
     add(4, "if b < nfull[lane]:")
     prefetch_ahead(add, 5, bs)
     add(5, "t = (b + 1) * %d" % bs)
-    add(5, "for j in range(16):")
-    add(6, "buf[%d + j * %d + lane] = _word(values, q + np.uint64(%d * j))" % (12 * nl, nl, wb))
+    if phase:
+        add(5, "qoff[lane] = q  # loaded below, with its group's")
+    else:
+        add(5, "for j in range(16):")
+        add(6, "buf[%d + j * %d + lane] = _word(values, q + np.uint64(%d * j))"
+            % (12 * nl, nl, wb))
     add(5, "f0 = %s" % W.c(0))
     add(5, "f1 = %s" % W.c(0))
     add(4, "else:  # the final block: 0..%d bytes, zero-padded" % bs)
@@ -216,6 +222,20 @@ def blake2_kernel(alg, prefix, lw, wide, phase=False):
     counter_words(4, "t", "f0", "f1", "lane")
     add(2, "if busy == 0:")
     add(3, "break")
+    if phase:       # the lanes' whole blocks: all through the transpose, or word by word
+        add(2, "whole = 0")
+        add(2, "for lane in range(%d):" % nl)
+        add(3, "if qoff[lane] >= 0:")
+        add(4, "whole += 1")
+        add(2, "if whole == %d:" % nl)
+        transposed_words(3, "0", 16 // lw, "qoff")
+        add(2, "elif whole > 0:")
+        add(3, "for lane in range(%d):" % nl)
+        add(4, "if qoff[lane] >= 0:")
+        add(5, "q = np.uint64(qoff[lane])")
+        add(5, "for j in range(16):")
+        add(6, "buf[%d + j * %d + lane] = _word(values, q + np.uint64(%d * j))"
+            % (12 * nl, nl, wb))
     shift[0] = 0
     add(2, "%s_block(buf)" % prefix)
     L.append("")
@@ -244,9 +264,11 @@ def blake2_kernel(alg, prefix, lw, wide, phase=False):
 # (algorithm, lanes): wide
 BLAKE2 = {(BLAKE2B, 8): True, (BLAKE2B, 4): False, (BLAKE2S, 16): True, (BLAKE2S, 8): False}
 # variants hashing whole groups of rows of one length in phase (as lanes_md.IN_PHASE), their
-# whole words loaded through the 256-bit transpose. Zen 3, medians of paired runs: BLAKE2s
-# lanes8 64-byte rows -18%, 1 KiB -7%, ragged rows 2-4% slower; BLAKE2b lanes4 5-7% slower at
-# 64 B with or without the transpose, so not there. The 512-bit variants were not measured.
+# whole words loaded through the 256-bit transpose, as are the whole blocks of the lanes on
+# their own when all of them load one. Zen 3, medians of paired runs: BLAKE2s lanes8 64-byte
+# rows -18%, 1 KiB -7%; ragged rows 2-4% slower with the first alone, then with the second
+# 100 B -3%, 300 B -5.5%, 1 KiB -6% against it. BLAKE2b lanes4 was 5-7% slower at 64 B with
+# or without the transpose, so not there. The 512-bit variants were not measured.
 IN_PHASE = {(BLAKE2S, 8)}
 
 

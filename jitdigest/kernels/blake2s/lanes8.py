@@ -1047,6 +1047,7 @@ def hash_rows(values, starts, lengths, rows, iv, out):
     nxt = 0
     busy = 0
     first = lane_words(8, np.int64, 0)  # rows in phase: their first bytes
+    qoff = lane_words(8, np.int64, -1)  # each lane's whole block (-1: none)
     pnb = 0  # blocks of the rows in phase (0: none in phase)
     pb = 0  # their blocks loaded so far
     pn = 0  # their length
@@ -1150,6 +1151,7 @@ def hash_rows(values, starts, lengths, rows, iv, out):
                 for lane in range(8):
                     buf[88 + lane] = v
         else:  # the lanes on their own
+            qoff[:] = -1
             for lane in range(8):
                 if blk[lane] == nfull[lane] + 1:
                     r = row[lane]
@@ -1191,8 +1193,7 @@ def hash_rows(values, starts, lengths, rows, iv, out):
                             for k in range(64, min(4, nfull[lane]) * 64, 64):
                                 _prefetch(values, q + np.uint64(k))
                         t = (b + 1) * 64
-                        for j in range(16):
-                            buf[96 + j * 8 + lane] = _word32(values, q + np.uint64(4 * j))
+                        qoff[lane] = q  # loaded below, with its group's
                         f0 = np.uint32(0x00000000)
                         f1 = np.uint32(0x00000000)
                     else:  # the final block: 0..64 bytes, zero-padded
@@ -1220,4 +1221,17 @@ def hash_rows(values, starts, lengths, rows, iv, out):
                     buf[88 + lane] = np.uint32(0x5be0cd19) ^ f1
             if busy == 0:
                 break
+            whole = 0
+            for lane in range(8):
+                if qoff[lane] >= 0:
+                    whole += 1
+            if whole == 8:
+                for h in range(2):
+                    _load_transposed(values, qoff, 0, 0 + h * 32, buf, 96 + h * 64, 8, 8, False)
+            elif whole > 0:
+                for lane in range(8):
+                    if qoff[lane] >= 0:
+                        q = np.uint64(qoff[lane])
+                        for j in range(16):
+                            buf[96 + j * 8 + lane] = _word32(values, q + np.uint64(4 * j))
         _block(buf)
