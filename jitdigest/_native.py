@@ -291,24 +291,21 @@ def _parts(meta, code):
     return [code[a:b] for a, b in zip(starts, starts[1:])]
 
 
-def _addresses(names):
-    """{name: address or None} for the names an object uses that LLVM does not know by itself:
-    symbols of the process (CPython's C API, found with ``dlsym``), None for
-    ERROR_PATH_HELPERS this process lacks; None if any other name is missing (the object
-    cannot run here). Numba's runtime is not looked for: a process that runs these objects has
-    not imported it."""
-    lookup = _process_symbols()
+def _addresses(names, resolve=None):
+    """{name: address} for the names an object uses that LLVM does not know by itself, as
+    ``resolve`` (default ``_resolver()``) finds them: symbols of the process (CPython's C API,
+    found with ``dlsym``), ``abort`` for ERROR_PATH_HELPERS this process lacks; None if any
+    other name is missing (the object cannot run here). Numba's runtime is not looked for: a
+    process that runs these objects has not imported it."""
+    resolve = _resolver() if resolve is None else resolve
     found = {}
     for name in names:
         if name.startswith("llvm."):
             continue
-        address = lookup(name)
-        if address:
-            found[name] = address
-        elif name in ERROR_PATH_HELPERS or name in PYTHON_WRAPPER_HELPERS:
-            found[name] = None
-        else:
+        address = resolve(name)
+        if address is None:
             return None
+        found[name] = address
     return found
 
 
@@ -344,11 +341,13 @@ def _link(code, meta):
     """The entry of the objects in ``code`` as a ctypes function (the GIL released during the
     call), or None."""
     parts = _parts(meta, code)
-    if parts is None or _addresses(meta["uses"]) is None:
+    resolve = _resolver()
+    found = None if parts is None else _addresses(meta["uses"], resolve)
+    if found is None:
         return None
-    address = _link_elf(parts, meta) if ELF_LOADER else None
+    address = _link_elf(parts, meta, found, resolve) if ELF_LOADER else None
     if address is None:
-        address = _link_mcjit(parts, meta)
+        address = _link_mcjit(parts, meta, found)
     if not address:
         return None
     p, i64 = ctypes.c_void_p, ctypes.c_int64
@@ -356,23 +355,23 @@ def _link(code, meta):
     return prototype(address)
 
 
-def _link_elf(parts, meta):
-    """The entry's address, the objects linked by ``_elf``, or None. The names they use are
-    resolved as for MCJIT (``abort`` for the error-path helpers), with ``memcpy`` and the like
-    that LLVM's intrinsics became."""
+def _link_elf(parts, meta, found, resolve):
+    """The entry's address, the objects linked by ``_elf``, or None. The names they use come
+    from ``found`` (``_addresses``); others, ``memcpy`` and the like that LLVM's intrinsics
+    became, from ``resolve``."""
     from . import _elf
-    return _elf.link(parts, meta["symbol"], _resolver())
+    return _elf.link(parts, meta["symbol"], lambda name: found.get(name) or resolve(name))
 
 
-def _link_mcjit(parts, meta):
-    """The entry's address, the objects loaded by llvmlite's MCJIT, or None."""
+def _link_mcjit(parts, meta, found):
+    """The entry's address, the objects loaded by llvmlite's MCJIT, or None; LLVM is told the
+    addresses in ``found`` (``_addresses``) it does not know yet."""
     import llvmlite.binding as ll
     ll.initialize_native_target()
     ll.initialize_native_asmprinter()
-    resolve = _resolver()           # every name was found by _link (_addresses) already
-    for name in meta["uses"]:
-        if not name.startswith("llvm.") and not ll.address_of_symbol(name):
-            ll.add_symbol(name, resolve(name))
+    for name, address in found.items():
+        if not ll.address_of_symbol(name):
+            ll.add_symbol(name, address)
     machine = ll.Target.from_default_triple().create_target_machine()
     engine = ll.create_mcjit_compiler(ll.parse_assembly(""), machine)
     for part in parts:

@@ -597,7 +597,7 @@ def test_a_batch_kernel_as_machine_code_runs_without_numba(loader, monkeypatch):
         if not _native.ELF_LOADER:
             pytest.skip("the ELF loader serves x86-64 Linux")
         # the MCJIT path must not be reached: the ELF loader links these objects itself
-        monkeypatch.setattr(_native, "_link_mcjit", lambda parts, meta: None)
+        monkeypatch.setattr(_native, "_link_mcjit", lambda parts, meta, found: None)
     else:
         monkeypatch.setattr(_native, "ELF_LOADER", False)
 
