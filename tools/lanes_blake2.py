@@ -1,8 +1,9 @@
 """BLAKE2b and BLAKE2s (unkeyed) for the lanes-kernel generator (tools/gen_lanes.py): the
 family table (``Blake2``), the round statements, the kernel (``blake2_kernel``) and the
 variants generated (``BLAKE2``, ``IN_PHASE``)."""
-from lanes_common import (W32, W64, block_function, finish, loop_head, phase_start,
-                          preamble, prefetch_ahead, prefetch_next_row, store_bytes, wrap)
+from lanes_common import (W32, W64, block_function, finish, group_loads, loop_head,
+                          phase_start, preamble, prefetch_ahead, prefetch_next_row,
+                          store_bytes, wrap)
 
 # The IVs and SIGMA from the tables that own them (lanes_common, imported first, put the
 # repository on sys.path).
@@ -90,6 +91,12 @@ def blake2_kernel(alg, prefix, lw, wide, phase=False):
             add(indent, "v = %s ^ %s" % (W.c(alg.iv[i - 4]), x))
             add(indent, "for lane in range(%d):" % nl)
             add(indent + 1, "buf[%d + lane] = v" % (i * nl))
+
+    def load_words(indent):
+        """``lane``'s whole block at byte ``q`` of values into its column, word by word."""
+        add(indent, "for j in range(16):")
+        add(indent + 1, "buf[%d + j * %d + lane] = _word(values, q + np.uint64(%d * j))"
+            % (12 * nl, nl, wb))
 
     def transposed_words(indent, off, count, at="first"):
         """The first ``count`` x ``lw`` words of every lane's block at byte ``off`` past
@@ -198,9 +205,7 @@ def blake2_kernel(alg, prefix, lw, wide, phase=False):
     if phase:
         add(5, "qoff[lane] = q  # loaded below, with its group's")
     else:
-        add(5, "for j in range(16):")
-        add(6, "buf[%d + j * %d + lane] = _word(values, q + np.uint64(%d * j))"
-            % (12 * nl, nl, wb))
+        load_words(5)
     add(5, "f0 = %s" % W.c(0))
     add(5, "f1 = %s" % W.c(0))
     add(4, "else:  # the final block: 0..%d bytes, zero-padded" % bs)
@@ -223,19 +228,8 @@ def blake2_kernel(alg, prefix, lw, wide, phase=False):
     add(2, "if busy == 0:")
     add(3, "break")
     if phase:       # the lanes' whole blocks: all through the transpose, or word by word
-        add(2, "whole = 0")
-        add(2, "for lane in range(%d):" % nl)
-        add(3, "if qoff[lane] >= 0:")
-        add(4, "whole += 1")
-        add(2, "if whole == %d:" % nl)
-        transposed_words(3, "0", 16 // lw, "qoff")
-        add(2, "elif whole > 0:")
-        add(3, "for lane in range(%d):" % nl)
-        add(4, "if qoff[lane] >= 0:")
-        add(5, "q = np.uint64(qoff[lane])")
-        add(5, "for j in range(16):")
-        add(6, "buf[%d + j * %d + lane] = _word(values, q + np.uint64(%d * j))"
-            % (12 * nl, nl, wb))
+        group_loads(add, 2, 0, nl, lambda i: transposed_words(i, "0", 16 // lw, "qoff"),
+                    load_words)
     shift[0] = 0
     add(2, "%s_block(buf)" % prefix)
     L.append("")

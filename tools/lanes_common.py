@@ -175,6 +175,24 @@ def loop_head(add, shift, top=None, block=None, init=()):
         shift[0] = 1
 
 
+def group_loads(add, indent, lo, lw, transposed, one_lane):
+    """After the lanes' loop, in which each lane at a whole block noted that block's byte
+    offset in ``qoff`` (-1: none): lanes ``lo`` .. ``lo + lw - 1`` load theirs through the
+    transpose (``transposed(indent)``) when all of them are at one; else those that are, word
+    by word (``one_lane(indent)``, ``q`` the lane's offset)."""
+    add(indent, "whole = 0  # lanes of group %d at a whole block" % (lo // lw))
+    add(indent, "for lane in range(%d, %d):" % (lo, lo + lw))
+    add(indent + 1, "if qoff[lane] >= 0:")
+    add(indent + 2, "whole += 1")
+    add(indent, "if whole == %d:" % lw)
+    transposed(indent + 1)
+    add(indent, "elif whole > 0:")
+    add(indent + 1, "for lane in range(%d, %d):" % (lo, lo + lw))
+    add(indent + 2, "if qoff[lane] >= 0:")
+    add(indent + 3, "q = np.uint64(qoff[lane])")
+    one_lane(indent + 3)
+
+
 # What a variant needs: AVX-512 (F and BW: 512-bit integer vectors with byte ops) for the wide
 # ones, AVX2 for the others; each has a JITDIGEST_DISABLE switch of that name.
 NEEDS = {True: ('("avx512f", "avx512bw")', "avx512"), False: ('"avx2"', "avx2")}

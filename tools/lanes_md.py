@@ -2,9 +2,9 @@
 statements, the Merkle-Damgard family table (``MD``), the kernel (``md_kernel``), the
 pad-block schedule SHA-256's and SHA-1's lanes share (``pad_schedule``), and the variants
 generated (``FAMILIES``, ``UNIFORM``, ``IN_PHASE``)."""
-from lanes_common import (W32, W64, block_function, finish, interleave, loop_head,
-                          phase_start, preamble, prefetch_ahead, prefetch_next_row, store_bytes,
-                          wrap)
+from lanes_common import (W32, W64, block_function, finish, group_loads, interleave,
+                          loop_head, phase_start, preamble, prefetch_ahead, prefetch_next_row,
+                          store_bytes, wrap)
 
 # Round constants from the kernels that own them (one table each, as gen_keccak reads keccak.py);
 # lanes_common, imported first, put the repository on sys.path.
@@ -291,11 +291,8 @@ def md_kernel(alg, prefix, lw, groups, wide, uniform=False, phase=False):
             add(indent + 2, "for lane in range(%d):" % nl)
             add(indent + 3, "q = np.uint64(first[lane] + b * %d)" % bs)
             prefetch_ahead(add, indent + 3, bs, nfull="pnf")
-            for gi in range(groups):        # lw words of lw lanes at a time
-                for h in range(nw // lw):
-                    add(indent + 1, "_load_transposed(values, first, %d, b * %d + %d, buf, %d, "
-                        "%d, %d, %s)" % (gi * lw, bs, lw * wb * h, (ns + lw * h) * nl + gi * lw,
-                                         nl, lw, not alg.little))
+            for lo in range(0, nl, lw):
+                transposed_block(indent + 1, "first", lo, "b * %d" % bs)
         else:
             add(indent + 1, "for lane in range(%d):" % nl)
             add(indent + 2, "q = np.uint64(first[lane] + b * %d)" % bs)
@@ -340,6 +337,14 @@ def md_kernel(alg, prefix, lw, groups, wide, uniform=False, phase=False):
         """``lane``'s staged last block into its column."""
         add(i, "for j in range(%d):" % nw)
         add(i + 1, "%s = tail[lane * %d + j]" % (msg_word("j", "lane"), nw))
+
+    def transposed_block(indent, at, lo, base=None):
+        """Lanes ``lo`` .. ``lo + lw - 1``'s whole block at byte ``base`` (None: 0) past
+        ``at[lane]`` into their columns, ``lw`` words of the ``lw`` lanes at a time."""
+        for h in range(nw // lw):
+            off = "%d" % (lw * wb * h) if base is None else "%s + %d" % (base, lw * wb * h)
+            add(indent, "_load_transposed(values, %s, %d, %s, buf, %d, %d, %d, %s)"
+                % (at, lo, off, (ns + lw * h) * nl + lo, nl, lw, not alg.little))
 
     def phase_tail(i):
         """The last block with data of the rows in phase, word by word: staged, as the lanes on
@@ -492,21 +497,9 @@ def md_kernel(alg, prefix, lw, groups, wide, uniform=False, phase=False):
     add(2, "if busy == 0:")
     add(3, "break")
     if deferred:
-        for gi in range(groups):
-            lo = gi * lw
-            add(2, "whole = 0  # lanes of group %d at a whole block" % gi)
-            add(2, "for lane in range(%d, %d):" % (lo, lo + lw))
-            add(3, "if qoff[lane] >= 0:")
-            add(4, "whole += 1")
-            add(2, "if whole == %d:" % lw)
-            for h in range(nw // lw):
-                add(3, "_load_transposed(values, qoff, %d, %d, buf, %d, %d, %d, %s)"
-                    % (lo, lw * wb * h, (ns + lw * h) * nl + lo, nl, lw, not alg.little))
-            add(2, "elif whole > 0:")
-            add(3, "for lane in range(%d, %d):" % (lo, lo + lw))
-            add(4, "if qoff[lane] >= 0:")
-            add(5, "q = np.uint64(qoff[lane])")
-            load_block(5, "lane")
+        for lo in range(0, nl, lw):
+            group_loads(add, 2, lo, lw, lambda i, lo=lo: transposed_block(i, "qoff", lo),
+                        lambda i: load_block(i, "lane"))
     shift[0] = 0
     ind = 2
     if uniform:

@@ -124,12 +124,12 @@ def be64(a, p):
         np.uint64(a[p + _U5]) << 16 | np.uint64(a[p + _U6]) << 8 | np.uint64(a[p + _U7]))
 
 
-# ``load_transposed(values, first, lane0, off, buf, dst, n, swap)``: for the n lanes lane0 ..
-# lane0 + n - 1, the n words (of ``buf``'s width) at ``values[first[lane] + off:]``, transposed
-# into ``buf``: word j of lane lane0 + l at ``buf[dst + j * stride + l]``, ``stride`` a run-time
-# word count (``n``, a literal: 4 or 8; ``swap``, a bool literal: big-endian words). n vector
-# loads, shuffles and stores where word-by-word copying takes n * n loads and n * n stores.
-# The caller proves every read lies in a row.
+# ``load_transposed(values, first, lane0, off, buf, dst, stride, n, swap)``: for the n lanes
+# lane0 .. lane0 + n - 1, the n words (of ``buf``'s width) at ``values[first[lane] + off:]``,
+# transposed into ``buf``: word j of lane lane0 + l at ``buf[dst + j * stride + l]`` (``n``, a
+# literal: 4 or 8; ``swap``, a bool literal: big-endian words). n vector loads, shuffles and
+# stores where word-by-word copying takes n * n loads and n * n stores. The caller proves every
+# read lies in a row.
 _UNPACK32 = ([0, 8, 1, 9, 4, 12, 5, 13], [2, 10, 3, 11, 6, 14, 7, 15])
 _UNPACK64 = ([0, 1, 8, 9, 4, 5, 12, 13], [2, 3, 10, 11, 6, 7, 14, 15])
 _HALVES = ([0, 1, 2, 3, 8, 9, 10, 11], [4, 5, 6, 7, 12, 13, 14, 15])

@@ -1221,15 +1221,15 @@ def hash_rows(values, starts, lengths, rows, iv, out):
                     buf[88 + lane] = np.uint32(0x5be0cd19) ^ f1
             if busy == 0:
                 break
-            whole = 0
-            for lane in range(8):
+            whole = 0  # lanes of group 0 at a whole block
+            for lane in range(0, 8):
                 if qoff[lane] >= 0:
                     whole += 1
             if whole == 8:
                 for h in range(2):
                     _load_transposed(values, qoff, 0, 0 + h * 32, buf, 96 + h * 64, 8, 8, False)
             elif whole > 0:
-                for lane in range(8):
+                for lane in range(0, 8):
                     if qoff[lane] >= 0:
                         q = np.uint64(qoff[lane])
                         for j in range(16):
