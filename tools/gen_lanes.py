@@ -63,8 +63,8 @@ busy and the next NL rows of one length, the lanes start together, load each who
 with no test per lane, write the words every lane shares (zeros, the 0x80 byte, the length)
 once for all of them and store their digests together; any other group goes to the lanes on
 their own, which then keep it to the end (MD5 64-byte rows 12-14% less time on Zen 3). In
-the 256-bit variants those whole blocks come 8 words of 8 lanes (4 of 4 for 64-bit words) at
-a time, transposed in vector registers by LLVM shuffles (``_lanes.load_transposed``): on
+the 256-bit variants (lanes8) those whole blocks come 8 words of 8 lanes at a time,
+transposed in vector registers by LLVM shuffles (``_lanes.load_transposed``): on
 Zen 3 a further 15% off MD5's 64-byte rows and 13% off 1 KiB, SHA-1 6% and 10%. (SHA-256 and
 SHA-512, compute-bound there, gained 0-2% with both, for 2-3 s more compile each: not done.)
 BLAKE2s's lanes8 does the same (64-byte rows -18%; ``lanes_blake2.IN_PHASE``). These three
