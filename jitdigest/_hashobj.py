@@ -227,7 +227,7 @@ class Hash(metaclass=HashType):
         lock = self._lock
         if lock is None and size > 1:         # as in ``digest``: never a shared short bytes
             out = _ZERO * size
-            self._kernels.oneshot(self._iv, pending, out)
+            self._kernels.oneshot_bytes(self._iv, pending, out)
             return out
         out = bytearray(size)
         if lock is None:
@@ -254,7 +254,7 @@ class Hash(metaclass=HashType):
             # Digests here are 16 bytes or more (BLAKE2 and SHAKE, whose sizes are chosen,
             # go through ``_output``), so never CPython's shared empty or one-byte bytes.
             out = _ZERO * self._spec.digest_size
-            self._kernels.oneshot(self._iv, pending, out)
+            self._kernels.oneshot_bytes(self._iv, pending, out)
             return out
         return self._output(self._spec.digest_size)
 

@@ -168,6 +168,12 @@ class FirstDigests:
             return
         self._kernel_set().oneshot(iv, data, out)
 
+    def oneshot_bytes(self, iv, data, out):
+        if self.left > 0:
+            self.oneshot(iv, data, out)
+        else:
+            self._kernel_set().oneshot_bytes(iv, data, out)
+
     def _kernel_set(self):
         from . import _dispatch
         return _dispatch.kernels_for(self._spec)

@@ -637,3 +637,68 @@ def test_a_batch_kernel_as_machine_code_runs_without_numba(loader, monkeypatch):
     class Loaded:
         library, fndesc = Library(), None
     assert native.kernel_object(Loaded()) is None
+
+
+# --- 19. a one-shot entry as a builtin function ---------------------------------------------
+
+@pytest.mark.parametrize("name", ["md5", "sha1", "sha256", "sha512", "sha3_256", "shake_128"])
+def test_oneshot_builtin_reads_its_arguments_and_checks_them(name):
+    """``bytes_entry``: on a 64-bit CPython with the GIL, the probed layouts are found and each
+    kernel set's one-shot entry is a builtin function; it gives hashlib's digests (beyond the
+    length at which the kernel releases the GIL too, from several threads at once), returns
+    its output with one more reference and leaks none, and raises TypeError for anything but
+    (the kernel's word array, bytes, bytes), the kernel never called."""
+    import hashlib
+    import sysconfig
+
+    from jitdigest import _algorithms, _dispatch
+    if sysconfig.get_config_var("Py_GIL_DISABLED"):
+        pytest.skip("the builtin reads objects of the GIL build's layout")
+    assert _internals.fastcall_layout() is not None
+    spec = _algorithms.SPECS[name]
+    entry = _dispatch.kernels_for(spec).oneshot_bytes
+    assert type(entry) is type(len)                           # a builtin, not Numba's wrapper
+    size = spec.digest_size or 32
+    iv = spec.initial_state
+    checked = 0
+    for length in (0, 1, 55, 56, 64, 111, 112, 128, 135, 136, 1000, 2047, 2048, 70_000):
+        data = bytes((7 * i + length) % 251 for i in range(length))
+        out = bytes(size)
+        count = sys.getrefcount(out)
+        assert entry(iv, data, out) is out
+        assert sys.getrefcount(out) == count
+        want = hashlib.new(name, data)
+        assert out == (want.digest(size) if name.startswith("shake") else want.digest())
+        checked += 1
+    assert checked == 14
+
+    data = bytes(range(256)) * 1000
+    want = hashlib.new(name, data)
+    want = want.digest(size) if name.startswith("shake") else want.digest()
+    results = []
+
+    def work():
+        for _ in range(20):
+            out = bytes(size)
+            entry(iv, data, out)
+            results.append(out == want)
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [True] * 80
+
+    other = np.uint64 if iv.dtype == np.uint32 else np.uint32
+    wrong = [(), (iv, b""), (iv, b"", bytes(size), 1), (iv, "abc", bytes(size)),
+             (iv, bytearray(3), bytes(size)), (iv, b"abc", bytearray(size)),
+             (iv, b"abc", memoryview(bytes(size))), (list(iv), b"abc", bytes(size)),
+             (iv.astype(other), b"abc", bytes(size)),
+             (iv.astype(iv.dtype.newbyteorder()), b"abc", bytes(size)),
+             (np.tile(iv, (2, 1)), b"abc", bytes(size)),
+             (np.repeat(iv, 2)[::2], b"abc", bytes(size)),
+             (np.frombuffer(b"\0" + iv.tobytes(), np.uint8)[1:].view(iv.dtype), b"abc",
+              bytes(size))]    # unaligned
+    for args in wrong:
+        with pytest.raises(TypeError, match="takes a 1-d C-contiguous ndarray"):
+            entry(*args)

@@ -6,7 +6,8 @@ Nothing outside this package touches them: a Numba or llvmlite upgrade that move
 its module and its test, loudly, instead of silently costing speed or aborting the process. The
 seams, one module each (``vectors``, ``stack``, ``gil``, ``target``, ``cache``, ``threads``,
 ``cuda_words``, ``words``, ``ptx``, ``ssa``, ``call_types``, ``typed_once``, ``kernel_address``,
-``native``, ``literals``, ``ir_vars``, ``markup``, ``inline_overloads``, in this order), every
+``native``, ``literals``, ``ir_vars``, ``markup``, ``inline_overloads``, ``fastcall``, in
+this order), every
 name re-exported here:
 
 1. ``wide_vectors()``: a function attribute llvmlite does not know (``FunctionAttributes._known``);
@@ -66,7 +67,13 @@ name re-exported here:
    throws the result away): the dispatcher Numba makes for it may not compile
    (``_OverloadFunctionTemplate._get_jit_decorator``, ``Dispatcher._can_compile``), and its
    IR is built and typed once per argument types instead of at every call
-   (``_OverloadFunctionTemplate.generic`` remembered).
+   (``_OverloadFunctionTemplate.generic`` remembered);
+19. ``bytes_entry()``: a compiled ``oneshot`` entry as a CPython builtin function
+   (``METH_FASTCALL``) that reads its arguments' storage straight from the objects (CPython's
+   ``PyBytesObject``, numpy's ``PyArrayObject_fields``, their offsets confirmed on probes by
+   ``fastcall_layout()``) and calls the compiled function by its address (Numba's call
+   convention, ``CPUCallConv.get_function_type`` / ``call_function``; its code generator,
+   ``CPUContext.codegen``), for ``sha256(data).digest()``.
 
 ``REQUIRED`` lists every private name used in the package and ``missing()`` says which of them
 this Numba/llvmlite lacks. Importing it imports Numba (``jitdigest._cpu`` imports it lazily, from
@@ -98,6 +105,7 @@ from .ir_vars import NUMBA_REC_LIST_VARS, rec_list_vars  # noqa: E402,F401
 from .markup import NUMBA_MARKUP, markup  # noqa: E402,F401
 from .inline_overloads import (NUMBA_GENERIC, NUMBA_GET_JIT_DECORATOR, generic,  # noqa: E402,F401
                                get_jit_decorator)
+from .fastcall import bytes_entry, layout as fastcall_layout  # noqa: E402,F401
 
 
 # --- inventory ----------------------------------------------------------------------------
@@ -162,6 +170,11 @@ REQUIRED = (
     "numba.core.typing.templates:_OverloadFunctionTemplate._build_impl",
     "numba.core.typing.templates:_OverloadFunctionTemplate.generic",
     "numba.core.targetconfig:ConfigStack.top_or_none",
+    "numba.core.cpu:CPUContext.codegen",
+    "numba.core.codegen:JITCodeLibrary.add_ir_module",
+    "numba.core.codegen:JITCodeLibrary.get_pointer_to_function",
+    "numba.core.callconv:CPUCallConv.get_function_type",
+    "numba.core.compiler_lock:global_compiler_lock",
 )
 
 # Keyword parameters of the private functions called with keywords.
@@ -180,7 +193,7 @@ _PARAMETERS = {
 }
 
 # What the compiled code calls by name, resolved in this process once Numba's JIT is set up.
-SYMBOLS = ("PyEval_SaveThread", "PyEval_RestoreThread", "PyGILState_Check")
+SYMBOLS = ("PyEval_SaveThread", "PyEval_RestoreThread", "PyGILState_Check", "PyErr_SetString")
 
 
 def _resolve(path):
