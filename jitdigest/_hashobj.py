@@ -9,6 +9,8 @@ finalise. An object whose whole input so far is one immutable ``bytes`` object (
 constructor or to the first ``update()``) holds on to it and is digested by one kernel call from
 the initial state: the one-shot path behind ``sha256(data).digest()``, and behind hashlib's
 idiom ``h = proto.copy(); h.update(data); h.digest()`` (copying such an object shares the bytes).
+That call is the kernel set's ``oneshot_bytes``: the compiled kernel as a builtin function
+reading the ``bytes`` objects' storage itself (``_internals.bytes_entry``).
 
 Threads: as hashlib's, each ``update()`` is atomic with respect to the object, and ``digest()``
 and ``copy()`` see a state between whole updates. An object that streams (has a state array)
