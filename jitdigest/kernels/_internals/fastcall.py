@@ -9,12 +9,14 @@ made here is a few lines of LLVM IR: it checks that its arguments are an ndarray
 kernel's word type (1-d, C-contiguous, aligned) and two ``bytes`` objects, reads their data
 pointers and lengths from CPython's ``PyBytesObject`` and numpy's ``PyArrayObject_fields``,
 calls the compiled function (Numba's calling convention: ``CPUCallConv.call_function``, the
-arrays built as Numba's ``ArrayModel`` structs) and returns the output object. Anything else
-raises TypeError; nothing reaches the kernel unchecked.
+arrays built as Numba's ``ArrayModel`` structs) and returns the output object. Arguments of
+any other type raise TypeError before the kernel runs (Numba's compiled entry, called without
+its dispatcher, checks none); the IV's length and the output's size are the caller's, as they
+are through Numba's wrapper.
 
 The layouts are read off probes on first use (``layout()``): the offsets of an object's type
 and reference count, a ``bytes`` object's size and first byte, an ndarray's data pointer,
-dimensions, shape, dtype and flags, each confirmed against what Python reports for the probe.
+dimension count, shape, dtype and flags, each confirmed against what Python reports for it.
 Where one does not match (a debug or free-threaded build, a future numpy) there is no builtin
 (``None``) and callers keep Numba's wrapper.
 
