@@ -169,14 +169,8 @@ class KernelSet:
         oneshot = self.oneshot
         if not _cpu.jit_enabled():
             return oneshot
-        signature = _signatures(self._word)["oneshot"]
-        try:
-            from .kernels import _internals
-            compiled = self._function("oneshot").overloads[tuple(signature)]
-            builtin = _internals.bytes_entry(
-                compiled, signature[0], f"{self.backend.family}_{self.name}_oneshot")
-        except Exception:       # a Numba that no longer fits (its test in test_internals says)
-            builtin = None
+        builtin = bytes_builtin(self._function("oneshot"), _signatures(self._word)["oneshot"],
+                                f"{self.backend.family}_{self.name}_oneshot")
         return oneshot if builtin is None else builtin
 
     def compile_all(self, entries=("update", "final", "oneshot")):
@@ -187,15 +181,27 @@ class KernelSet:
         return f"KernelSet({self.backend.family}, {self.name})"
 
 
-def _into_fresh_bytes(oneshot):
-    """An interpreted ``oneshot`` that, like the compiled one, also writes into a ``bytes``
-    output that ``Hash.digest`` has just made (Python code cannot write into bytes: it gets a
-    writable array over their storage)."""
-    def entry(iv, message, out):
+def bytes_builtin(dispatcher, signature, name):
+    """``dispatcher`` compiled for ``signature`` (an array of words, then ``bytes`` and
+    ``bytearray`` arguments, the last one the output) as a builtin function taking ``bytes``
+    for all of them (``_internals.bytes_entry``), or None where this Python has none."""
+    try:
+        from .kernels import _internals
+        return _internals.bytes_entry(dispatcher.overloads[tuple(signature)], name)
+    except Exception:           # a Numba that no longer fits (its test in test_internals says)
+        return None
+
+
+def _into_fresh_bytes(function):
+    """An interpreted entry (``oneshot``, HMAC's ``hmac_bytes``) that, like the compiled one,
+    also writes into a ``bytes`` output, its last argument, that its caller has just made
+    (Python code cannot write into bytes: it gets a writable array over their storage)."""
+    def entry(*args):
+        out = args[-1]
         if type(out) is bytes:
             from ._hashobj import _fresh_bytes_storage
             out = _fresh_bytes_storage(out)
-        oneshot(iv, message, out)
+        function(*args[:-1], out)
     return entry
 
 

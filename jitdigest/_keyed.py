@@ -4,8 +4,10 @@ every Merkle-Damgard backend module) for an algorithm, compiled on first use.
 Kept apart from ``_dispatch``'s KernelSet (whose entries every backend has): only the
 Merkle-Damgard families have keyed kernels. Each is the one of the backend ``_dispatch`` chose
 for the algorithm (SHA-NI where usable), compiled for exactly one signature and called through
-Numba's compiled wrapper. ``entry(spec, "hmac")`` is None for the other families; callers then
-use hash objects.
+Numba's compiled wrapper; ``hmac_bytes`` (key and message ``bytes``) as a builtin function that
+writes into a ``bytes`` output its caller has just made (``_dispatch.bytes_builtin``), where
+this Python has one. ``entry(spec, "hmac")`` is None for the other families; callers then use
+hash objects.
 """
 import os
 import threading
@@ -91,6 +93,13 @@ def entry(spec, name):
                 if func is None:
                     return None
                 if _cpu.jit_enabled():
-                    func = func.compile(_signature(spec.word, name))
+                    compiled = func.compile(_signature(spec.word, name))
+                    if name == "hmac_bytes":        # called with a bytes output just made
+                        compiled = _dispatch.bytes_builtin(
+                            func, _signature(spec.word, name),
+                            f"{backend.family}_{backend.name}_hmac") or compiled
+                    func = compiled
+                elif name == "hmac_bytes":
+                    func = _dispatch._into_fresh_bytes(func)
                 _compiled[key] = func
     return func

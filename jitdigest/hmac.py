@@ -19,6 +19,7 @@ import numpy as np
 from . import _algorithms, _cpu, _hashobj, _keyed
 from ._stdlib import hashlib as _hashlib, hmac as _std_hmac
 from ._keyed import bytes_view as _bytes_view
+from ._hashobj import _ZERO
 
 __all__ = ["HMAC", "new", "digest", "compare_digest", "digest_size", "trans_5C", "trans_36"]
 
@@ -262,11 +263,12 @@ class HMAC:
         if final is None:
             return self._current().digest()
         inner = self._inner              # a streaming jitdigest object (it has its lock)
-        out = bytearray(self.digest_size)
         if inner is None:                # not started: HMAC of the key and message in one call
             fast = self._fast
+            out = _ZERO * self.digest_size       # filled by the kernel: see ``digest()`` below
             fast[4](fast[1].initial_state, self._key, self._msg, out)
-            return bytes(out)
+            return out
+        out = bytearray(self.digest_size)
         with inner._lock:
             inner._flush()
             final(inner._state, inner._buf, inner._buflen, inner._total, self._outer, out)
@@ -296,11 +298,14 @@ def digest(key, msg, digest):
         known = None
     if known is not None and known[0] is _cpu.DISABLED:
         spec = known[1]
-        out = bytearray(spec.digest_size)
         if type(key) is bytes and type(msg) is bytes:
+            # the kernel writes straight into the bytes object returned, made here and seen by
+            # no one else (MD5, SHA-1, SHA-2 digests: 16 bytes or more, never a shared bytes)
+            out = _ZERO * spec.digest_size
             known[2](spec.initial_state, key, msg, out)
-        else:
-            known[3](spec.initial_state, _bytes_view(key), _bytes_view(msg), out)
+            return out
+        out = bytearray(spec.digest_size)
+        known[3](spec.initial_state, _bytes_view(key), _bytes_view(msg), out)
         return bytes(out)
     spec = _spec_of(digest)
     if spec is not None:

@@ -656,8 +656,9 @@ def test_oneshot_builtin_reads_its_arguments_and_checks_them(name):
         pytest.skip("the builtin reads objects of the GIL build's layout")
     assert _internals.fastcall_layout() is not None
     spec = _algorithms.SPECS[name]
-    entry = _dispatch.kernels_for(spec).oneshot_bytes
-    assert type(entry) is type(len)                           # a builtin, not Numba's wrapper
+    kernels = _dispatch.kernels_for(spec)
+    entry = kernels.oneshot_bytes
+    assert entry.__name__ == f"{spec.family}_{kernels.name}_oneshot"   # not Numba's wrapper
     size = spec.digest_size or 32
     iv = spec.initial_state
     checked = 0
@@ -700,5 +701,38 @@ def test_oneshot_builtin_reads_its_arguments_and_checks_them(name):
              (np.frombuffer(b"\0" + iv.tobytes(), np.uint8)[1:].view(iv.dtype), b"abc",
               bytes(size))]    # unaligned
     for args in wrong:
-        with pytest.raises(TypeError, match="takes a 1-d C-contiguous ndarray"):
+        with pytest.raises(TypeError, match="takes a 1-d C-contiguous ndarray of uint.. and 2 "
+                                            "bytes objects"):
+            entry(*args)
+
+
+@pytest.mark.parametrize("name", ["md5", "sha1", "sha256", "sha384"])
+def test_hmac_builtin_takes_key_message_and_output_bytes(name):
+    """``bytes_entry`` over HMAC's one-call kernel (an IV and three ``bytes``: key, message,
+    output): the standard library's HMAC for keys shorter and longer than a block, and
+    TypeError for a bytearray or str where bytes go."""
+    import hmac
+    import sysconfig
+
+    from jitdigest import _algorithms, _keyed
+    if sysconfig.get_config_var("Py_GIL_DISABLED"):
+        pytest.skip("the builtin reads objects of the GIL build's layout")
+    spec = _algorithms.SPECS[name]
+    entry = _keyed.entry(spec, "hmac_bytes")
+    assert entry.__name__.endswith("_hmac")                   # not Numba's wrapper
+    checked = 0
+    for key_length in (0, 20, spec.block_size, spec.block_size + 1, 300):
+        for length in (0, 64, 1000, 5000):
+            key = bytes((3 * i + 1) % 256 for i in range(key_length))
+            msg = bytes((5 * i + length) % 256 for i in range(length))
+            out = bytes(spec.digest_size)
+            assert entry(spec.initial_state, key, msg, out) is out
+            assert out == hmac.digest(key, msg, name)
+            checked += 1
+    assert checked == 20
+    for args in [(spec.initial_state, b"k", b"m"),
+                 (spec.initial_state, bytearray(b"k"), b"m", bytes(spec.digest_size)),
+                 (spec.initial_state, b"k", "m", bytes(spec.digest_size)),
+                 (spec.initial_state, b"k", b"m", bytearray(spec.digest_size))]:
+        with pytest.raises(TypeError, match="and 3 bytes objects"):
             entry(*args)
