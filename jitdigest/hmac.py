@@ -98,6 +98,16 @@ def _fast_start(digestmod):
     return fast
 
 
+def _missing_digestmod():
+    """The standard library's TypeError for an HMAC made without ``digestmod``, in the running
+    Python's words ("parameter" up to 3.12, "argument" from 3.13), asked of it when needed."""
+    try:
+        _std_hmac.HMAC(b"")
+    except TypeError as exc:
+        return TypeError(*exc.args)
+    return TypeError("Missing required parameter 'digestmod'.")
+
+
 # Taken while an object made with a bytes message (or none) starts its inner hash.
 _STARTING = threading.Lock()
 
@@ -121,7 +131,7 @@ class HMAC:
         if not isinstance(key, (bytes, bytearray)):
             raise TypeError("key: expected bytes or bytearray, but got %r" % type(key).__name__)
         if not digestmod:
-            raise TypeError("Missing required parameter 'digestmod'.")
+            raise _missing_digestmod()
         fast = _fast_start(digestmod)
         if fast[2] is not None:                     # MD5, SHA-1, SHA-2: keyed in one call
             self._start_lazily(key, msg, fast)
