@@ -36,7 +36,6 @@ import re
 import struct
 import sys
 import sysconfig
-import threading
 
 import llvmlite.binding as ll
 import numpy as np
@@ -62,7 +61,6 @@ class _MethodDef(ctypes.Structure):
 
 _names = itertools.count()
 _alive = []             # (method definition, name bytes, code library) of each builtin made
-_lock = threading.Lock()
 
 
 def _word_at(address):
@@ -126,8 +124,7 @@ def bytes_entry(compiled, name):
     address = compiled.library.get_pointer_to_function(fndesc.llvm_func_name)
     if not address:
         return None
-    with _lock:
-        number = next(_names)
+    number = next(_names)                   # (atomic, as the append below: no lock to fork)
     symbol = f"jitdigest_fastcall_{number}_{re.sub(r'[^A-Za-z0-9_]', '_', name)}"
     ll.add_symbol(symbol + "_kernel", address)
     module = ir.Module(symbol)
@@ -146,8 +143,7 @@ def bytes_entry(compiled, name):
     new.restype = ctypes.py_object
     new.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
     builtin = new(ctypes.addressof(method), None, None)
-    with _lock:
-        _alive.append((method, encoded, library))
+    _alive.append((method, encoded, library))
     return builtin
 
 
