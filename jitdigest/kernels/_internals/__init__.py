@@ -7,8 +7,7 @@ its module and its test, loudly, instead of silently costing speed or aborting t
 seams, one module each (``vectors``, ``stack``, ``gil``, ``target``, ``cache``, ``threads``,
 ``cuda_words``, ``words``, ``ptx``, ``ssa``, ``call_types``, ``typed_once``, ``kernel_address``,
 ``native``, ``literals``, ``ir_vars``, ``markup``, ``inline_overloads``, ``fastcall``, in
-this order), every
-name re-exported here:
+this order), every name re-exported here:
 
 1. ``wide_vectors()``: a function attribute llvmlite does not know (``FunctionAttributes._known``);
 2. ``stack_array()``: a Numba array over a stack buffer (``BaseContext.populate_array``);
@@ -68,12 +67,13 @@ name re-exported here:
    (``_OverloadFunctionTemplate._get_jit_decorator``, ``Dispatcher._can_compile``), and its
    IR is built and typed once per argument types instead of at every call
    (``_OverloadFunctionTemplate.generic`` remembered);
-19. ``bytes_entry()``: a compiled ``oneshot`` entry as a CPython builtin function
-   (``METH_FASTCALL``) that reads its arguments' storage straight from the objects (CPython's
-   ``PyBytesObject``, numpy's ``PyArrayObject_fields``, their offsets confirmed on probes by
-   ``fastcall_layout()``) and calls the compiled function by its address (Numba's call
-   convention, ``CPUCallConv.get_function_type`` / ``call_function``; its code generator,
-   ``CPUContext.codegen``), for ``sha256(data).digest()``.
+19. ``bytes_entry()``: a compiled entry taking an IV array and ``bytes`` (``oneshot``, HMAC's
+   ``hmac_bytes``) as a CPython builtin function (``METH_FASTCALL``) that reads its arguments'
+   storage straight from the objects (CPython's ``PyBytesObject``, numpy's
+   ``PyArrayObject_fields``, their offsets confirmed on probes by ``fastcall_layout()``) and
+   calls the compiled function by its address (Numba's call convention,
+   ``CPUCallConv.get_function_type`` / ``call_function``; its code generator,
+   ``CPUContext.codegen``), for ``sha256(data).digest()`` and ``hmac.digest()``.
 
 ``REQUIRED`` lists every private name used in the package and ``missing()`` says which of them
 this Numba/llvmlite lacks. Importing it imports Numba (``jitdigest._cpu`` imports it lazily, from
