@@ -639,7 +639,7 @@ def test_a_batch_kernel_as_machine_code_runs_without_numba(loader, monkeypatch):
     assert native.kernel_object(Loaded()) is None
 
 
-# --- 19. a one-shot entry as a builtin function ---------------------------------------------
+# --- 19. compiled entries as builtin functions ----------------------------------------------
 
 @pytest.mark.parametrize("name", ["md5", "sha1", "sha256", "sha512", "sha3_256", "shake_128"])
 def test_oneshot_builtin_reads_its_arguments_and_checks_them(name):
@@ -647,7 +647,7 @@ def test_oneshot_builtin_reads_its_arguments_and_checks_them(name):
     kernel set's one-shot entry is a builtin function; it gives hashlib's digests (beyond the
     length at which the kernel releases the GIL too, from several threads at once), returns
     its output with one more reference and leaks none, and raises TypeError for anything but
-    (the kernel's word array, bytes, bytes), the kernel never called."""
+    (the kernel's word array, bytes, bytes)."""
     import hashlib
     import sysconfig
 
