@@ -67,13 +67,14 @@ this order), every name re-exported here:
    (``_OverloadFunctionTemplate._get_jit_decorator``, ``Dispatcher._can_compile``), and its
    IR is built and typed once per argument types instead of at every call
    (``_OverloadFunctionTemplate.generic`` remembered);
-19. ``bytes_entry()``: a compiled entry taking an IV array and ``bytes`` (``oneshot``, HMAC's
-   ``hmac_bytes``) as a CPython builtin function (``METH_FASTCALL``) that reads its arguments'
-   storage straight from the objects (CPython's ``PyBytesObject``, numpy's
+19. ``bytes_entry()``: a compiled entry taking arrays, ints and ``bytes`` (``oneshot``, HMAC's
+   ``hmac_bytes``, ``update``) as a CPython builtin function (``METH_FASTCALL``) that reads
+   its arguments' storage straight from the objects (CPython's ``PyBytesObject``, numpy's
    ``PyArrayObject_fields``, their offsets confirmed on probes by ``fastcall_layout()``) and
    calls the compiled function by its address (Numba's call convention,
    ``CPUCallConv.get_function_type`` / ``call_function``; its code generator,
-   ``CPUContext.codegen``), for ``sha256(data).digest()`` and ``hmac.digest()``.
+   ``CPUContext.codegen``), for ``sha256(data).digest()``, ``hmac.digest()`` and
+   ``update()``.
 
 ``REQUIRED`` lists every private name used in the package and ``missing()`` says which of them
 this Numba/llvmlite lacks. Importing it imports Numba (``jitdigest._cpu`` imports it lazily, from
@@ -193,7 +194,8 @@ _PARAMETERS = {
 }
 
 # What the compiled code calls by name, resolved in this process once Numba's JIT is set up.
-SYMBOLS = ("PyEval_SaveThread", "PyEval_RestoreThread", "PyGILState_Check", "PyErr_SetString")
+SYMBOLS = ("PyEval_SaveThread", "PyEval_RestoreThread", "PyGILState_Check", "PyErr_SetString",
+           "PyErr_Occurred", "PyLong_AsSsize_t", "PyLong_FromSsize_t")
 
 
 def _resolve(path):
