@@ -204,6 +204,10 @@ class HMAC:
             # SHAKE: the standard library's error for hashlib's constructor (given jitdigest's,
             # which it does not know, it would start and fail only at digest())
             _std_hmac.new(key, None, getattr(_hashlib, spec.name))
+        elif spec is None and isinstance(digestmod, str):
+            # a name jitdigest does not serve: the standard library's error where it has none
+            # (its wording differs between versions: 3.10 passes on OpenSSL's)
+            _std_hmac.new(key, None, digestmod)
         digest_cons = _constructor(digestmod, spec)
         outer = digest_cons()
         inner = digest_cons()
