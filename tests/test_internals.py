@@ -743,8 +743,8 @@ def test_update_builtin_takes_bytes_and_returns_an_int(name):
     """``bytes_entry`` over a kernel set's ``update`` (writable word and byte arrays, an int,
     the data as ``bytes``; an int back): chunks of many sizes fed through it, then ``final``,
     give hashlib's digest; a read-only state, a buffer of another type, a bool or numpy int for
-    the length, or a bytearray for the data raise TypeError, and a length past int64
-    OverflowError."""
+    the length, or a bytearray for the data raise TypeError, a negative length ValueError and
+    one past int64 OverflowError."""
     import hashlib
     import sysconfig
 
@@ -780,3 +780,5 @@ def test_update_builtin_takes_bytes_and_returns_an_int(name):
             entry(*args)
     with pytest.raises(OverflowError):
         entry(state, buf, 2**70, b"x")
+    with pytest.raises(ValueError, match="takes no negative int"):
+        entry(state, buf, -1, b"x")

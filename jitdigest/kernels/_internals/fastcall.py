@@ -2,23 +2,22 @@
 ``update``) called as a CPython builtin function (``METH_FASTCALL``) that takes its arguments'
 storage straight from the objects.
 
-Why: ``sha256(data).digest()`` calls the one-shot kernel once, through Numba's compiled
-wrapper, which parses an argument tuple and unboxes each argument through numpy's C API or the
-buffer protocol: measured on AMD EPYC (znver3), 180 ns of the call's 310 for a 64-byte
-SHA-256 (the two compressions take about 90), against 25 ns for calling a builtin; HMAC's
-call, with one more argument, saved about 500 ns; ``update()`` of ``bytes`` also skips the
-``np.frombuffer`` view Numba's wrapper needs (~550 ns). The builtin made here is a few lines
-of LLVM IR. It checks each argument's exact type as the compiled function's signature says:
-``bytes`` where it takes ``bytes``, a ``bytearray`` or a read-only uint8 array (Numba stores
-all three alike); an ndarray of the array's dtype, 1-d, C-contiguous, aligned and, where the
-function writes it, writable; an ``int`` for an int64 (``PyLong_AsSsize_t``: OverflowError
-past it). It reads data pointers and lengths from CPython's ``PyBytesObject`` and numpy's
-``PyArrayObject_fields``, calls the compiled function (Numba's calling convention:
-``CPUCallConv.call_function``, the arrays built as Numba's ``ArrayModel`` structs) and returns
-its int64 result as an ``int``, or else its last argument, the output written in place.
-Arguments of any other type raise TypeError before the kernel runs (Numba's compiled entry,
-called without its dispatcher, checks none); array lengths and the output's size are the
-caller's, as they are through Numba's wrapper.
+Why: ``sha256(data).digest()`` calls the one-shot kernel once, through Numba's compiled wrapper,
+which parses an argument tuple and unboxes each argument through numpy's C API or the buffer
+protocol: measured on AMD EPYC (znver3), 180 ns of the call's 310 for a 64-byte SHA-256 (the two
+compressions take about 90), against 25 ns for calling a builtin; HMAC's call, with one more
+argument, saved about 500 ns; ``update()`` of ``bytes`` also skips the ``np.frombuffer`` view
+Numba's wrapper needs (~550 ns). The builtin made here is a few lines of LLVM IR. It checks each
+argument's exact type as the compiled function's signature says: ``bytes`` where it takes
+``bytes``, a ``bytearray`` or a read-only uint8 array (Numba stores all three alike); an ndarray
+of the array's dtype, 1-d, C-contiguous, aligned and, where the function writes it, writable; an
+``int`` for an int64, not negative (``PyLong_AsSsize_t``: OverflowError past it). It reads data
+pointers and lengths from CPython's ``PyBytesObject`` and numpy's ``PyArrayObject_fields``,
+calls the compiled function (Numba's calling convention: ``CPUCallConv.call_function``, the
+arrays built as Numba's ``ArrayModel`` structs) and returns its int64 result as an ``int``, or
+else its last argument, the output written in place. Arguments of any other type raise TypeError
+before the kernel runs (Numba's compiled entry, called without its dispatcher, checks none);
+array lengths and the output's size are the caller's, as they are through Numba's wrapper.
 
 The layouts are read off probes on first use (``layout()``): the offsets of an object's type
 and reference count, a ``bytes`` object's size and first byte, an ndarray's data pointer,
@@ -183,6 +182,7 @@ def _build(context, module, symbol, name, kernel, fndesc, offsets):
     builder = ir.IRBuilder(function.append_basic_block("entry"))
     bad = function.append_basic_block("bad_arguments")
     failed = function.append_basic_block("kernel_failed")
+    negative = function.append_basic_block("negative_int")
     null = ir.Constant(_PTR, None)
 
     def const(value):
@@ -251,6 +251,9 @@ def _build(context, module, symbol, name, kernel, fndesc, offsets):
                 raised = call("PyErr_Occurred", _PTR, [], [])
                 with builder.if_then(builder.icmp_unsigned("!=", raised, null)):
                     builder.ret(null)                   # OverflowError, as hashlib's
+            ok = function.append_basic_block()
+            builder.cbranch(builder.icmp_signed(">=", number, const(0)), ok, negative)
+            builder.position_at_end(ok)
             values.append(number)
             described.append("int")
     status, result = context.call_conv.call_function(builder, kernel, fndesc.restype,
@@ -274,6 +277,7 @@ def _build(context, module, symbol, name, kernel, fndesc, offsets):
 
     for block, exception, text in (
             (bad, TypeError, f"{name}() takes {', '.join(described)}"),
+            (negative, ValueError, f"{name}() takes no negative int"),
             (failed, RuntimeError, f"{name}(): the kernel failed")):
         builder.position_at_end(block)
         _raise(builder, module, exception, text)
