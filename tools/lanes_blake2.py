@@ -98,6 +98,19 @@ def blake2_kernel(alg, prefix, lw, wide, phase=False):
         add(indent + 1, "buf[%d + j * %d + lane] = _word(values, q + np.uint64(%d * j))"
             % (12 * nl, nl, wb))
 
+    def final_words(indent, words):
+        """``lane``'s final block from byte ``q`` (``count`` bytes, ``nd`` whole words) into
+        its column, zeroed already: the whole words ``range(words)``, then the partial one."""
+        add(indent, "for j in range(%s):" % words)
+        add(indent + 1, "buf[%d + j * %d + lane] = _word(values, q + np.uint64(%d * j))"
+            % (12 * nl, nl, wb))
+        add(indent, "q += np.uint64(%d * nd)" % wb)
+        add(indent, "v = %s" % W.c(0))
+        add(indent, "for k in range(count - %d * nd):" % wb)
+        add(indent + 1, "v |= %s(values[q + np.uint64(k)]) << %s(8 * k)" % (dt, dt))
+        add(indent, "if nd < 16:")
+        add(indent + 1, "buf[%d + nd * %d + lane] = v" % (12 * nl, nl))
+
     def transposed_words(indent, off, count, at="first"):
         """The first ``count`` x ``lw`` words of every lane's block at byte ``off`` past
         ``at[lane]``, ``lw`` words of the ``lw`` lanes at a time."""
@@ -136,15 +149,7 @@ def blake2_kernel(alg, prefix, lw, wide, phase=False):
         transposed_words(i, "b * %d" % bs, "nd // %d" % lw)
         add(i, "for lane in range(%d):" % nl)
         add(i + 1, "q = np.uint64(first[lane] + b * %d)" % bs)
-        add(i + 1, "for j in range(nd - nd %% %d, nd):" % lw)
-        add(i + 2, "buf[%d + j * %d + lane] = _word(values, q + np.uint64(%d * j))"
-            % (12 * nl, nl, wb))
-        add(i + 1, "q += np.uint64(%d * nd)" % wb)
-        add(i + 1, "v = %s" % W.c(0))
-        add(i + 1, "for k in range(count - %d * nd):" % wb)
-        add(i + 2, "v |= %s(values[q + np.uint64(k)]) << %s(8 * k)" % (dt, dt))
-        add(i + 1, "if nd < 16:")
-        add(i + 2, "buf[%d + nd * %d + lane] = v" % (12 * nl, nl))
+        final_words(i + 1, "nd - nd %% %d, nd" % lw)
         counter_words(i, "pn", W.c((1 << W.bits) - 1), "iv[10]")
 
     add(0, "@kernel")
@@ -214,14 +219,7 @@ def blake2_kernel(alg, prefix, lw, wide, phase=False):
     add(5, "nd = count // %d" % wb)
     add(5, "for j in range(16):")
     add(6, "buf[%d + j * %d + lane] = 0" % (12 * nl, nl))
-    add(5, "for j in range(nd):")
-    add(6, "buf[%d + j * %d + lane] = _word(values, q + np.uint64(%d * j))" % (12 * nl, nl, wb))
-    add(5, "q += np.uint64(%d * nd)" % wb)
-    add(5, "v = %s" % W.c(0))
-    add(5, "for k in range(count - %d * nd):" % wb)
-    add(6, "v |= %s(values[q + np.uint64(k)]) << %s(8 * k)" % (dt, dt))
-    add(5, "if nd < 16:")
-    add(6, "buf[%d + nd * %d + lane] = v" % (12 * nl, nl))
+    final_words(5, "nd")
     add(5, "f0 = %s" % W.c(W.bits and (1 << W.bits) - 1))
     add(5, "f1 = iv[10]")
     counter_words(4, "t", "f0", "f1", "lane")
