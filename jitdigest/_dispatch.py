@@ -160,31 +160,33 @@ class KernelSet:
         setattr(self, entry, func)          # later lookups skip __getattr__
         return func
 
+    def _builtin(self, entry):
+        """The compiled ``entry`` as a builtin function that takes ``bytes`` as they are
+        (``bytes_builtin``), or None: interpreted, or none in this Python."""
+        getattr(self, entry)                # compiled (or loaded) first
+        if not _cpu.jit_enabled():
+            return None
+        return bytes_builtin(self._function(entry), _signatures(self._word)[entry],
+                             f"{self.backend.family}_{self.name}_{entry}")
+
     def _oneshot_bytes(self):
         """``oneshot`` for a ``bytes`` message into a ``bytes`` output just made (what
         ``Hash.digest`` passes): the compiled entry as a builtin function
         (``_internals.bytes_entry``: about 200 ns less a call than through Numba's wrapper,
         a fifth of ``sha256(data).digest()`` before), or the entry itself where this Python
         has none."""
-        oneshot = self.oneshot
-        if not _cpu.jit_enabled():
-            return oneshot
-        builtin = bytes_builtin(self._function("oneshot"), _signatures(self._word)["oneshot"],
-                                f"{self.backend.family}_{self.name}_oneshot")
-        return oneshot if builtin is None else builtin
+        return self._builtin("oneshot") or self.oneshot
 
     def _update_bytes(self):
         """``update`` for ``bytes`` data: ``update_bytes(state, buf, buflen, data) -> buflen``.
         The compiled entry as a builtin function that takes the bytes themselves (through
         Numba's wrapper, ``np.frombuffer`` first and the call cost 800 ns more than the kernel,
         a 1 KiB ``update()`` 2.7 us against hashlib's 0.8), or the entry behind a view."""
-        update = self.update
-        if _cpu.jit_enabled():
-            builtin = bytes_builtin(self._function("update"), _signatures(self._word)["update"],
-                                    f"{self.backend.family}_{self.name}_update")
-            if builtin is not None:
-                return builtin
+        builtin = self._builtin("update")
+        if builtin is not None:
+            return builtin
         from numpy import frombuffer, uint8
+        update = self.update
         return lambda state, buf, buflen, data: update(state, buf, buflen, frombuffer(data, uint8))
 
     def compile_all(self, entries=("update", "final", "oneshot")):

@@ -217,24 +217,23 @@ class Hash(metaclass=HashType):
                 finally:
                     lock.release()
                 return
-            lock.acquire()
-            try:
-                if self._state is None:
-                    self._materialise()
-                self._flush()
-                # the bytes themselves to the kernel's builtin: no array view made
-                self._buflen = self._kernels.update_bytes(self._state, self._buf, self._buflen,
-                                                          data)
-                self._total += len(data)
-            finally:
-                lock.release()
-            return
-        view = as_bytes_view(data)
-        with self._lock or self._streaming_lock():
+            view = None                     # bytes go to the kernel's builtin as they are
+        else:
+            view = as_bytes_view(data)
+            lock = self._lock or self._streaming_lock()
+        lock.acquire()
+        try:
             if self._state is None:
                 self._materialise()
             self._flush()
-            self._absorb(view)
+            if view is None:
+                self._buflen = self._kernels.update_bytes(self._state, self._buf, self._buflen,
+                                                          data)
+                self._total += len(data)
+            else:
+                self._absorb(view)
+        finally:
+            lock.release()
 
     def _output(self, size):
         """``size`` bytes of output for the data so far (``digest`` of a chosen size)."""
