@@ -46,6 +46,7 @@ _LAZY = {
        for name in ("hash_many", "hexdigests", "uuid3_many", "uuid5_many", "uuid_strings")},
     "hmac": (".hmac", None),
     "pbkdf2_hmac": ("._pbkdf2", "pbkdf2_hmac"),
+    "scrypt": ("._scrypt", "scrypt"),
     "hmac_many": (".keyed_batch", "hmac_many"),
     "blake3": (".blake3", None),
 }
