@@ -7,6 +7,8 @@ turns, medians):
   messages, 32-byte key;
 * PBKDF2: ``jitdigest.pbkdf2_hmac(name, b"password", b"salt", N)`` against
   ``hashlib.pbkdf2_hmac`` (same bytes checked), sha1, sha256, sha384, sha512;
+* scrypt: ``jitdigest.scrypt(b"password", salt=b"NaCl", n=N, r=R, p=P)`` against
+  ``hashlib.scrypt`` (same bytes checked) for RFC 7914's parameter sets and two more;
 * ``hmac_many(name, key, rows, threads=1)`` on 100k rows of 64 B (a 2-D array, one core)
   against a loop of ``hmac.new(key, row, name).digest()`` over the rows as ``bytes``, and
   against ``hash_many`` on the same rows.
@@ -35,6 +37,8 @@ from _backends import serving, serving_batch  # noqa: E402
 
 HMAC_ALGORITHMS = ["md5", "sha1", "sha256", "sha512"]
 PBKDF2_ALGORITHMS = ["sha1", "sha256", "sha384", "sha512"]
+# (n, r, p): RFC 7914 section 12's first three, a short r, and 64 MiB (maxmem raised)
+SCRYPT_PARAMETERS = [(16, 1, 1), (1024, 8, 16), (16384, 8, 1), (16384, 1, 1), (65536, 8, 1)]
 
 
 def row(label, ours, theirs, what="speed-up"):
@@ -64,6 +68,20 @@ def bench_pbkdf2(iterations, rounds):
                         "std": lambda: hashlib.pbkdf2_hmac(*args)}, rounds, min_time=0.2,
                        repeat=3)
         row(f"{name}", t["jd"], t["std"])
+
+
+def bench_scrypt(rounds):
+    print("scrypt, 64-byte key")
+    if not hasattr(hashlib, "scrypt"):
+        print("  (this Python's hashlib has no scrypt)")
+        return
+    for n, r, p in SCRYPT_PARAMETERS:
+        kw = dict(salt=b"NaCl", n=n, r=r, p=p, maxmem=2 ** 30)
+        assert jitdigest.scrypt(b"password", **kw) == hashlib.scrypt(b"password", **kw)
+        t = take_turns({"jd": lambda: jitdigest.scrypt(b"password", **kw),
+                        "std": lambda: hashlib.scrypt(b"password", **kw)}, rounds,
+                       min_time=0.2, repeat=3)
+        row(f"n={n}, r={r}, p={p}", t["jd"], t["std"])
 
 
 def bench_hmac_many(count, rounds):
@@ -99,6 +117,7 @@ def main(argv=None):
         print(f"  {name}: backend {serving(name)}, hmac_many {serving_batch(name)}")
     bench_hmac(args.rounds)
     bench_pbkdf2(args.iterations, args.rounds)
+    bench_scrypt(args.rounds)
     bench_hmac_many(args.rows, args.rounds)
 
 
