@@ -29,6 +29,7 @@ _DEFAULT_MAXMEM = 32 * 1024 * 1024      # OpenSSL's SCRYPT_MAX_MEM, used when ma
 _KEYWORDS = ("password", "salt", "n", "r", "p", "maxmem", "dklen")
 _MISSING = object()
 _HEAPTYPE = 1 << 9                      # Py_TPFLAGS_HEAPTYPE
+_LITTLE = np.dtype("<u4")               # RFC 7914's words
 
 
 def scrypt(*args, **kwargs):
@@ -120,9 +121,11 @@ def derive(password, salt, n, r, p, dklen):
     PBKDF2-HMAC-SHA256, ROMix of its p blocks, the key from PBKDF2 over them."""
     from .kernels.scrypt.portable import romix
     b = _pbkdf2.pbkdf2_hmac("sha256", password, salt, 1, p * 128 * r)
-    words = np.frombuffer(b, np.dtype("<u4")).astype(np.uint32)   # a copy, native order
+    words = np.frombuffer(b, _LITTLE).astype(np.uint32)     # writable, in native order
+    del b
     v = np.empty(32 * r * n, np.uint32)
     y = np.empty(32 * r, np.uint32)
     romix(words, n, r, v, y)
-    return _pbkdf2.pbkdf2_hmac("sha256", password, words.astype(np.dtype("<u4")).tobytes(), 1,
-                               dklen)
+    del v
+    # B as bytes again: the words themselves where the native order is little-endian
+    return _pbkdf2.pbkdf2_hmac("sha256", password, words.astype(_LITTLE, copy=False), 1, dklen)
