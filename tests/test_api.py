@@ -40,6 +40,15 @@ def test_names_resolve_as_hashlib(name):
     assert jitdigest.new(name).name == expected
 
 
+def test_every_public_name_of_hashlib():
+    """A drop-in: every public name of this Python's hashlib (scrypt and file_digest where it
+    has them) is on jitdigest too, callables as callables."""
+    names = [n for n in dir(hashlib) if not n.startswith("_")]
+    assert len(names) >= 19 and "pbkdf2_hmac" in names          # 19 on 3.10, 20 from 3.11
+    assert [n for n in names if not hasattr(jitdigest, n)] == []
+    assert [n for n in names if callable(getattr(hashlib, n)) != callable(getattr(jitdigest, n))] == []
+
+
 @pytest.mark.parametrize("name", FIXED)
 def test_attributes_match_hashlib(name):
     ours, ref = jitdigest.new(name), hashlib.new(name)
