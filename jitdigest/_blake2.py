@@ -8,12 +8,9 @@ zero-padded block; so only an unkeyed object can take the one-shot kernel path.
 Argument conversion and validation follow CPython's ``_blake2`` module, in its order and with
 its exception types and messages (conversion of every argument first, then the range checks).
 """
-import inspect
 import operator
 import struct
 from functools import lru_cache
-
-import numpy as np
 
 from . import _algorithms, _cpu
 from ._hashobj import (_CHOSEN, Hash, HashType, _first_kernels,
@@ -48,6 +45,7 @@ def _c_buffer(value):
     """The bytes of a C-contiguous buffer (CPython's ``y*`` converter; its errors)."""
     if type(value) is bytes:
         return value
+    import numpy as np
     return np.frombuffer(value, np.uint8).tobytes()
 
 
@@ -86,6 +84,13 @@ class _Blake2Type(HashType):
         obj._kernels = chosen[1] if chosen and chosen[0] is _cpu.DISABLED else \
             _first_kernels(spec)
         return obj
+
+    @property
+    def __signature__(cls):
+        """hashlib's signature (``inspect.signature(blake2b)``), made when first asked for:
+        ``inspect`` is no import of a script that only hashes."""
+        return _public_signature(cls)
+
 
 
 class _Blake2(Hash, metaclass=_Blake2Type):
@@ -161,6 +166,7 @@ class _Blake2(Hash, metaclass=_Blake2Type):
         Hash.__init__(self, spec, b"", iv)
         self._streaming_lock()                # a streaming object from the start
         self._materialise()
+        import numpy as np
         block = np.zeros(spec.block_size, np.uint8)
         block[:len(key)] = np.frombuffer(key, np.uint8)
         self._buflen = self._kernels.update(self._state, self._buf, self._buflen, block)
@@ -185,6 +191,7 @@ class _Blake2(Hash, metaclass=_Blake2Type):
         block[start + salt_size:start + salt_size + len(person)] = person
         words = struct.unpack(cls._FMT, block)
         flag = cls._WORD_MASK if last_node else 0
+        import numpy as np
         state = np.array([iv ^ w for iv, w in zip(cls._IV, words)] + [0, 0, flag],
                          dtype=_algorithms.SPECS[cls.name].word)
         state.setflags(write=False)
@@ -258,15 +265,13 @@ class blake2s(_Blake2):
                     node_offset, node_depth, inner_size, last_node, usedforsecurity)
 
 
+@lru_cache(maxsize=None)
 def _public_signature(cls):
     """hashlib's signature: ``(data=b'', /, *, digest_size=..., ..., usedforsecurity=True)``."""
+    import inspect
     params = [p for p in inspect.signature(cls.__init__).parameters.values()
               if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
     params[0] = params[0].replace(default=b"")
     return inspect.Signature(params)
-
-
-for _cls in (blake2b, blake2s):
-    type.__setattr__(_cls, "__signature__", _public_signature(_cls))
 
 CONSTRUCTORS = {"blake2b": blake2b, "blake2s": blake2s}

@@ -1,9 +1,10 @@
 """hashlib's named constructors (``jitdigest.sha256``, ...), ``new`` and ``file_digest``.
 
-They live here, not in the package's ``__init__``, because hash objects need numpy: the
-package imports this module on first use of one of these names (its ``__getattr__``), so that
-``import jitdigest`` costs no numpy import (a ``jitdigest sum`` that finds every file in its
-``--cache`` never imports it at all).
+They live here, not in the package's ``__init__``: the package imports this module on first
+use of one of these names (its ``__getattr__``), so that ``import jitdigest`` costs nothing of
+what hash objects use. numpy comes with the first object that needs an array (a view of a
+buffer, a streaming state); a script's first one-shot digests of ``bytes`` through stored
+kernels need none (``_native.FirstDigests``).
 """
 from . import _algorithms, _config, _hashobj, _stdlib
 from ._blake2 import CONSTRUCTORS as BLAKE2, blake2b, blake2s

@@ -24,9 +24,22 @@ import operator
 import sys
 import threading
 
-import numpy as np
-
 from . import _algorithms, _config, _cpu, _dispatch, _stdlib
+
+
+class _NumpyOnFirstUse:
+    """Stands in for the module global ``np`` until numpy is first needed here (a view of a
+    buffer, a state array), then puts numpy itself in its place: a script whose digests are
+    the first one-shot ones (``_native.FirstDigests``) never imports numpy, 0.1-0.25 s of a
+    0.2-0.3 s process (AMD EPYC, 2 cores)."""
+
+    def __getattr__(self, name):
+        import numpy
+        globals()["np"] = numpy
+        return getattr(numpy, name)
+
+
+np = _NumpyOnFirstUse()
 
 _CHOSEN = _dispatch._chosen         # spec name -> (switches it was chosen under, kernel set)
 _ZERO = b"\0"                       # _ZERO * n: a new zeroed bytes object, for n >= 2
@@ -99,10 +112,12 @@ class Hash(metaclass=HashType):
         usedforsecurity=True, **data_keyword)``. ``bytes`` take a fast path that builds the
         object without ``__init__`` (its call and branches are a third of a 64-byte
         ``sha256(data).digest()``); the data is then hashed in one call by ``digest()``."""
-        name, iv, new = spec.name, spec.initial_state, object.__new__
+        name, new = spec.name, object.__new__
         no_data = object()
+        iv = None                   # spec.initial_state once an object needs it (numpy then)
 
         def constructor(data=no_data, /, *, usedforsecurity=True, **kwargs):
+            nonlocal iv
             if usedforsecurity is not True:
                 bool(usedforsecurity)           # hashlib takes its truth value (which may raise)
             if kwargs:
@@ -110,16 +125,20 @@ class Hash(metaclass=HashType):
             if data is no_data:
                 data = b""
             if type(data) is not bytes:
-                return make_instance(cls, spec, data, iv)
-            obj = new(cls)                       # = cls(spec, data, iv), inlined
+                return make_instance(cls, spec, data)
+            obj = new(cls)                       # = cls(spec, data), inlined
             obj._spec = spec
-            obj._iv = iv
             obj._state = None
             obj._lock = None
             obj._pending = data
             chosen = _CHOSEN.get(name)
-            obj._kernels = chosen[1] if chosen and chosen[0] is _cpu.DISABLED else \
-                _first_kernels(spec)
+            if chosen and chosen[0] is _cpu.DISABLED:
+                obj._kernels = chosen[1]
+                if iv is None:
+                    iv = spec.initial_state
+                obj._iv = iv
+            else:
+                obj._kernels, obj._iv = _first_kernels_and_iv(spec)
             return obj
 
         constructor.__name__ = constructor.__qualname__ = name
@@ -171,7 +190,8 @@ class Hash(metaclass=HashType):
             # made before Numba was imported (``_first_kernels``): streaming goes through the
             # kernel set itself, which the stand-in would look up on every call
             self._kernels = kernels._kernel_set()
-        state = self._iv.copy()
+        iv = self._iv
+        state = (self._spec.initial_state if iv is None else iv).copy()
         self._buf = np.zeros(self._spec.block_size, np.uint8)
         self._buflen = 0
         self._total = 0
@@ -362,12 +382,19 @@ def _first_kernels(spec):
     """``_dispatch.kernels_for(spec)``; while Numba is not imported (and no backend is forced),
     the stand-in that serves a process's first one-shot digests through the algorithm's stored
     kernel (``_native.FirstDigests``: no Numba to import for a script that prints a digest)."""
+    return _first_kernels_and_iv(spec)[0]
+
+
+def _first_kernels_and_iv(spec):
+    """``_first_kernels(spec)`` and the ``_iv`` of an object on them from the initial state:
+    None with ``FirstDigests`` (it knows the initial state; the array, and numpy, are made
+    only when the object streams or the stand-in hands over), else ``spec.initial_state``."""
     if _dispatch.FORCED is None and "numba" not in sys.modules:
         from . import _native
         first = _native.first_digests(spec)
         if first is not None:
-            return first
-    return _dispatch.kernels_for(spec)
+            return first, None
+    return _dispatch.kernels_for(spec), spec.initial_state
 
 
 def _output_length(length):

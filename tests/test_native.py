@@ -129,6 +129,9 @@ FIRST = ("import hashlib, sys, jitdigest\n"
          "from jitdigest import _native\n"
          "msgs = [bytes(range(i % 256)) * (i // 7 + 1) for i in range(40)]\n"
          "got = [jitdigest.sha256(m).hexdigest() for m in msgs[:3]]\n"
+         "c = jitdigest.sha256(msgs[3]).copy(); got.append(c.hexdigest())\n"
+         "print('numpy' in sys.modules, 'inspect' in sys.modules)\n"
+         "t = jitdigest.sha256(msgs[2])           # made on the stored kernel, streams below\n"
          "got.append(jitdigest.shake_128(msgs[3]).hexdigest(100))\n"
          "empty = jitdigest.shake_128(msgs[3])     # made now, asked for no output below\n"
          "h = jitdigest.md5(); h.update(msgs[4]); got.append(h.hexdigest())\n"
@@ -136,22 +139,25 @@ FIRST = ("import hashlib, sys, jitdigest\n"
          "got += [jitdigest.sha256(m).hexdigest() for m in msgs[5:5 + _native.FIRST_DIGESTS]]\n"
          "print('numba' in sys.modules)\n"
          "s = jitdigest.sha256(msgs[30]); s.update(bytearray(msgs[31])); got.append(s.hexdigest())\n"
-         "exp = [hashlib.sha256(m).hexdigest() for m in msgs[:3]]\n"
+         "t.update(msgs[6] * 300); got.append(t.hexdigest())\n"
+         "exp = [hashlib.sha256(m).hexdigest() for m in msgs[:4]]\n"
          "exp.append(hashlib.shake_128(msgs[3]).hexdigest(100))\n"
          "exp.append(hashlib.md5(msgs[4]).hexdigest())\n"
          "exp += [hashlib.sha256(m).hexdigest() for m in msgs[5:5 + _native.FIRST_DIGESTS]]\n"
          "exp.append(hashlib.sha256(msgs[30] + msgs[31]).hexdigest())\n"
+         "exp.append(hashlib.sha256(msgs[2] + msgs[6] * 300).hexdigest())\n"
          "print(got == exp, len(got), empty.digest(0) == b'')\n")
 
 
 def test_a_process_first_digests_need_no_numba(stored):
     """A script's first one-shot digests (SHA-NI or portable, sponge, lanes: what is stored)
-    go through the stored kernels; after FIRST_DIGESTS of an algorithm, or for anything but a
-    one-shot digest of bytes, the kernels come through Numba; every digest is hashlib's."""
+    go through the stored kernels, with neither numpy nor ``inspect`` imported; after
+    FIRST_DIGESTS of an algorithm, or for anything but a one-shot digest of bytes, the kernels
+    come through Numba; every digest is hashlib's."""
     proc = _python(FIRST, "stored")
     assert proc.returncode == 0, proc.stderr.decode()
-    assert proc.stdout.decode().split() == ["False", "True", "True",
-                                            str(6 + _native.FIRST_DIGESTS), "True"]
+    assert proc.stdout.decode().split() == ["False", "False", "False", "True", "True",
+                                            str(8 + _native.FIRST_DIGESTS), "True"]
 
 
 def test_a_run_through_numba_stores_its_kernel_for_the_next(files):
