@@ -25,21 +25,9 @@ import sys
 import threading
 
 from . import _algorithms, _config, _cpu, _dispatch, _stdlib
+from ._numpy import on_first_use
 
-
-class _NumpyOnFirstUse:
-    """Stands in for the module global ``np`` until numpy is first needed here (a view of a
-    buffer, a state array), then puts numpy itself in its place: a script whose digests are
-    the first one-shot ones (``_native.FirstDigests``) never imports numpy, 0.1-0.25 s of a
-    0.2-0.3 s process (AMD EPYC, 2 cores)."""
-
-    def __getattr__(self, name):
-        import numpy
-        globals()["np"] = numpy
-        return getattr(numpy, name)
-
-
-np = _NumpyOnFirstUse()
+np = on_first_use(globals())        # numpy once an object views a buffer or streams
 
 _CHOSEN = _dispatch._chosen         # spec name -> (switches it was chosen under, kernel set)
 _ZERO = b"\0"                       # _ZERO * n: a new zeroed bytes object, for n >= 2
@@ -389,12 +377,19 @@ def _first_kernels_and_iv(spec):
     """``_first_kernels(spec)`` and the ``_iv`` of an object on them from the initial state:
     None with ``FirstDigests`` (it knows the initial state; the array, and numpy, are made
     only when the object streams or the stand-in hands over), else ``spec.initial_state``."""
+    first = first_digests(spec)
+    if first is not None:
+        return first, None
+    return _dispatch.kernels_for(spec), spec.initial_state
+
+
+def first_digests(spec):
+    """``_native.FirstDigests`` of ``spec`` while it serves (Numba not imported, no backend
+    forced, a stored kernel, digests left), else None."""
     if _dispatch.FORCED is None and "numba" not in sys.modules:
         from . import _native
-        first = _native.first_digests(spec)
-        if first is not None:
-            return first, None
-    return _dispatch.kernels_for(spec), spec.initial_state
+        return _native.first_digests(spec)
+    return None
 
 
 def _output_length(length):

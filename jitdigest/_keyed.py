@@ -12,9 +12,10 @@ hash objects.
 import os
 import threading
 
-import numpy as np
-
 from . import _algorithms, _cpu, _dispatch
+from ._numpy import on_first_use
+
+np = on_first_use(globals())        # a script's first HMACs (``hmac._first_hmac``) need none
 
 _compiled = {}
 _lock = threading.Lock()

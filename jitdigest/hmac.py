@@ -14,8 +14,6 @@ library's, in its order and words. SHAKE, which the standard library refuses, is
 import threading
 import warnings as _warnings
 
-import numpy as np
-
 from . import _algorithms, _cpu, _hashobj, _keyed
 from ._stdlib import hashlib as _hashlib, hmac as _std_hmac
 from ._keyed import bytes_view as _bytes_view
@@ -68,17 +66,21 @@ def _constructor(digestmod, spec):
     return lambda d=b'': digestmod.new(d)
 
 
-# digestmod -> (switches, spec, hmac_states kernel, hmac_final kernel, hmac_bytes kernel)
+# digestmod -> (switches, spec, hmac_states kernel, hmac_final kernel, hmac_bytes kernel, iv)
 _keyed_start = {}
+# A process's first HMACs, while its first digests go through the stored kernels (no Numba:
+# ``_hashobj.first_digests``), are two or three of those digests (``_first_hmac``), for
+# messages up to this size (they are copied once, behind the inner key block).
+_FIRST_MESSAGE_MAX = 1 << 16
 
 
 def _start_entries(digestmod):
     spec = _spec_of(digestmod)
-    if spec is None or spec.digest_size == 0 or _keyed.entry(spec, "hmac_states") is None:
-        entries = (_cpu.DISABLED, spec, None, None, None)
-    else:
-        entries = (_cpu.DISABLED, spec, _keyed.entry(spec, "hmac_states"),
-                   _keyed.entry(spec, "hmac_final"), _keyed.entry(spec, "hmac_bytes"))
+    first = None if spec is None or spec.digest_size == 0 else _hashobj.first_digests(spec)
+    if first is not None:
+        # not kept: the next start looks again (the kernels once Numba is imported)
+        return (None, spec, None, None, first, None)
+    entries = _kernel_entries(spec)
     try:
         _keyed_start[digestmod] = entries
     except TypeError:
@@ -86,9 +88,34 @@ def _start_entries(digestmod):
     return entries
 
 
+def _kernel_entries(spec):
+    if spec is None or spec.digest_size == 0 or _keyed.entry(spec, "hmac_states") is None:
+        return (_cpu.DISABLED, spec, None, None, None, None)
+    return (_cpu.DISABLED, spec, _keyed.entry(spec, "hmac_states"),
+            _keyed.entry(spec, "hmac_final"), _keyed.entry(spec, "hmac_bytes"),
+            spec.initial_state)
+
+
+def _first_hmac(spec, first, key, msg):
+    """HMAC of ``msg`` (bytes) under ``key`` (bytes) by one-shot digests of ``first`` (the
+    algorithm's ``FirstDigests``; past its count they go through the kernels as usual)."""
+    size = spec.digest_size
+
+    def h(data):
+        out = _ZERO * size
+        first.oneshot(None, data, out)
+        return out
+
+    if len(key) > spec.block_size:
+        key = h(key)
+    key = key.ljust(spec.block_size, b"\0")
+    return h(key.translate(trans_5C) + h(key.translate(trans_36) + msg))
+
+
 def _fast_start(digestmod):
-    """``(switches, spec, hmac_states, hmac_final, hmac_bytes)`` for ``digestmod``: the kernels
-    are None where it has none (or ``spec`` too: a digestmod jitdigest does not serve)."""
+    """``(switches, spec, hmac_states, hmac_final, hmac_bytes, iv)`` for ``digestmod``: the
+    kernels are None where it has none (or ``spec`` too: a digestmod jitdigest does not serve).
+    While the first digests serve, ``(None, spec, None, None, FirstDigests, None)``."""
     try:
         fast = _keyed_start.get(digestmod)
     except TypeError:                            # unhashable: a module, say
@@ -133,7 +160,7 @@ class HMAC:
         if not digestmod:
             raise _missing_digestmod()
         fast = _fast_start(digestmod)
-        if fast[2] is not None:                     # MD5, SHA-1, SHA-2: keyed in one call
+        if fast[4] is not None:                     # MD5, SHA-1, SHA-2: keyed in one call
             self._start_lazily(key, msg, fast)
             return
         self._start_objects(key, digestmod, fast[1])
@@ -163,6 +190,9 @@ class HMAC:
             with _STARTING:
                 inner = self._inner
                 if inner is None:
+                    if self._fast[0] is None:       # made on the first digests: the kernels
+                        self._fast = _kernel_entries(self._fast[1])
+                        self._final = self._fast[3]
                     inner = self._start_keyed(self._key, self._fast)
                     if self._msg:
                         inner.update(self._msg)
@@ -176,7 +206,7 @@ class HMAC:
     def _init_hmac(self, key, msg, digestmod):
         """Start on the keyed kernels (MD5, SHA-1, SHA-2); ValueError for other digestmods."""
         fast = _fast_start(digestmod)
-        if fast[2] is None:
+        if fast[4] is None:
             raise ValueError(f"unsupported hash type {digestmod!r}")
         self._start_lazily(key, msg, fast)
 
@@ -190,6 +220,7 @@ class HMAC:
     def _start_keyed(self, key, fast):
         """The keyed inner and outer states in one kernel call: sets the outer one, returns the
         inner hash object."""
+        import numpy as np
         spec = fast[1]
         ns = len(spec.initial_state)
         states = np.empty(2 * ns, spec.word)
@@ -273,16 +304,21 @@ class HMAC:
 
     def digest(self):
         """Return the hash value of this hashing object, as bytes; the object stays usable."""
+        inner = self._inner
+        if inner is None:                # not started: HMAC of the key and message in one call
+            fast = self._fast
+            if fast[0] is None:          # made on the first digests
+                if len(self._msg) <= _FIRST_MESSAGE_MAX:
+                    return _first_hmac(fast[1], fast[4], self._key, self._msg)
+                self._started()          # (the kernels, started: as a second message would)
+                return self.digest()
+            out = _ZERO * self.digest_size       # filled by the kernel: see ``digest()`` below
+            fast[4](fast[5], self._key, self._msg, out)
+            return out
         final = self._final
         if final is None:
             return self._current().digest()
-        inner = self._inner              # a streaming jitdigest object (it has its lock)
-        if inner is None:                # not started: HMAC of the key and message in one call
-            fast = self._fast
-            out = _ZERO * self.digest_size       # filled by the kernel: see ``digest()`` below
-            fast[4](fast[1].initial_state, self._key, self._msg, out)
-            return out
-        out = bytearray(self.digest_size)
+        out = bytearray(self.digest_size)     # inner: a streaming jitdigest object (locked)
         with inner._lock:
             inner._flush()
             final(inner._state, inner._buf, inner._buflen, inner._total, self._outer, out)
@@ -291,7 +327,7 @@ class HMAC:
     def hexdigest(self):
         """Like digest(), but returns a string of hexadecimal digits instead (on the hash
         objects' path: the outer hash's ``hexdigest()``, as the standard library's)."""
-        if self._final is None:
+        if self._final is None and self._inner is not None:
             return self._current().hexdigest()
         return self.digest().hex()
 
@@ -323,6 +359,10 @@ def digest(key, msg, digest):
         return bytes(out)
     spec = _spec_of(digest)
     if spec is not None:
+        if type(key) is bytes and type(msg) is bytes and len(msg) <= _FIRST_MESSAGE_MAX:
+            first = _hashobj.first_digests(spec) if spec.digest_size else None
+            if first is not None:
+                return _first_hmac(spec, first, key, msg)
         key_view = _bytes_view(key)
         msg_view = _bytes_view(msg)
         if spec.digest_size == 0:         # SHAKE: the standard library's error (see above)

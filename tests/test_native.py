@@ -125,12 +125,14 @@ def test_an_algorithm_not_stored_and_a_large_file_go_through_numba(stored, files
         assert proc.stdout == _lines(every, name)
 
 
-FIRST = ("import hashlib, sys, jitdigest\n"
+FIRST = ("import sys\n"
+         "had_inspect = 'inspect' in sys.modules   # (site imports it in some environments)\n"
+         "import hashlib, jitdigest\n"
          "from jitdigest import _native\n"
          "msgs = [bytes(range(i % 256)) * (i // 7 + 1) for i in range(40)]\n"
          "got = [jitdigest.sha256(m).hexdigest() for m in msgs[:3]]\n"
          "c = jitdigest.sha256(msgs[3]).copy(); got.append(c.hexdigest())\n"
-         "print('numpy' in sys.modules, 'inspect' in sys.modules)\n"
+         "print('numpy' in sys.modules, 'inspect' in sys.modules and not had_inspect)\n"
          "t = jitdigest.sha256(msgs[2])           # made on the stored kernel, streams below\n"
          "got.append(jitdigest.shake_128(msgs[3]).hexdigest(100))\n"
          "empty = jitdigest.shake_128(msgs[3])     # made now, asked for no output below\n"
@@ -158,6 +160,40 @@ def test_a_process_first_digests_need_no_numba(stored):
     assert proc.returncode == 0, proc.stderr.decode()
     assert proc.stdout.decode().split() == ["False", "False", "False", "True", "True",
                                             str(8 + _native.FIRST_DIGESTS), "True"]
+
+
+FIRST_HMAC = ("import hmac, sys\n"
+              "import jitdigest.hmac as jh\n"
+              "keys = [b'', b'key', b'k' * 64, b'k' * 65, b'k' * 200]\n"
+              "msgs = [b'', b'msg', b'm' * 55, b'm' * 64, b'm' * 1000]\n"
+              "got, exp = [], []\n"
+              "for name in ('sha256', 'md5'):\n"
+              "    for key, msg in zip(keys, msgs):\n"
+              "        got.append(jh.digest(key, msg, name))\n"
+              "        exp.append(hmac.digest(key, msg, name))\n"
+              "a = jh.new(b'key', b'abc', 'sha256'); b = a.copy(); c = jh.new(b'key', None, 'md5')\n"
+              "got += [a.hexdigest(), b.digest(), c.hexdigest(), a.name, a.digest_size]\n"
+              "exp += [hmac.new(b'key', b'abc', 'sha256').hexdigest(),\n"
+              "        hmac.new(b'key', b'abc', 'sha256').digest(),\n"
+              "        hmac.new(b'key', None, 'md5').hexdigest(), 'hmac-sha256', 32]\n"
+              "print('numba' in sys.modules, 'numpy' in sys.modules)\n"
+              "b.update(b'def'); c.update(bytearray(b'x'))\n"
+              "got += [b.hexdigest(), c.digest(), a.hexdigest()]\n"
+              "exp += [hmac.new(b'key', b'abcdef', 'sha256').hexdigest(),\n"
+              "        hmac.new(b'key', b'x', 'md5').digest(),\n"
+              "        hmac.new(b'key', b'abc', 'sha256').hexdigest()]\n"
+              "print('numba' in sys.modules, got == exp, len(got))\n")
+
+
+def test_a_process_first_hmacs_need_no_numba(stored):
+    """A script's first HMACs of bytes (``hmac.digest`` and objects, for keys shorter and
+    longer than a block) are digests of the stored kernels: no Numba, no numpy; an object
+    made then streams through the kernels afterwards; every result is the standard
+    library's."""
+    assert _native.FIRST_DIGESTS >= 16           # the sha256 HMACs below take 16 digests
+    proc = _python(FIRST_HMAC, "stored")
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert proc.stdout.decode().split() == ["False", "False", "True", "True", "18"]
 
 
 def test_a_run_through_numba_stores_its_kernel_for_the_next(files):
