@@ -4,7 +4,10 @@ Why: code that swaps ``hashlib`` for ``jitdigest`` also needs its HMAC, and a on
 four compressions whose cost, driven from Python, is mostly the calls around them. So
 ``digest(key, msg, name)`` is one kernel call for MD5, SHA-1 and SHA-2 (key blocks, inner and
 outer hash; ``jitdigest/kernels/_hmac.py``), and ``HMAC`` objects keep the keyed outer state
-once per key: ``copy()`` shares it and copies only the inner hash.
+once per key: ``copy()`` shares it and copies only the inner hash. A process's first HMACs,
+while its first digests go through the stored kernels (``_native.FirstDigests``: no Numba
+imported yet), are two or three of those digests instead (``_first_hmac``): a script that signs
+one message does not load Numba for it.
 
 ``digestmod`` / ``digest`` is a name (``jitdigest.new``'s names; a name only hashlib knows is
 hashed by hashlib), a constructor of jitdigest or hashlib (hashlib's are served by jitdigest's
