@@ -54,6 +54,12 @@ GATHER_UPDATES = 1024
 # file_digest reads into one reused buffer of this size (hashlib's own _bufsize).
 FILE_BUFFER = 1 << 18
 
+# While a process's first digests go through the stored kernels (no Numba imported yet:
+# ``_native.FirstDigests``), a hash object's ``bytes`` updates are joined into one message up
+# to this many bytes, and an HMAC's message is copied behind its key block, so that they stay
+# one-shot digests; past it the object streams through the kernels (Numba loaded: ~0.5 s once).
+FIRST_DIGEST_JOIN = 64 * 1024
+
 # The "compiling ... once per machine" line appears only after a compile ran this long (seconds):
 # loading a cached kernel takes 10-50 ms and must print nothing.
 NOTICE_DELAY = 0.3

@@ -91,7 +91,9 @@ def file_digest(fileobj, digest, /, *, _bufsize=_config.FILE_BUFFER):
     one reused buffer."""
     digestobj = new(digest) if isinstance(digest, str) else digest()
     if hasattr(fileobj, "getbuffer"):
-        digestobj.update(fileobj.getbuffer())
+        data = fileobj.getbuffer()
+        # (an object on the first digests takes a small file's bytes as one message)
+        digestobj.update(bytes(data) if _joins(digestobj, data) else data)
         return digestobj
     if not (hasattr(fileobj, "readinto") and hasattr(fileobj, "readable")
             and fileobj.readable()):
@@ -104,5 +106,13 @@ def file_digest(fileobj, digest, /, *, _bufsize=_config.FILE_BUFFER):
             raise BlockingIOError("I/O operation would block.")
         if size == 0:
             break
-        digestobj.update(view[:size])
+        chunk = view[:size]
+        digestobj.update(bytes(chunk) if _joins(digestobj, chunk) else chunk)
     return digestobj
+
+
+def _joins(digestobj, chunk):
+    """Whether ``chunk`` goes to ``digestobj`` as ``bytes``: while it is on the first digests
+    and the file so far fits one message (no numpy or Numba for a small file)."""
+    return (_hashobj.joins_bytes(digestobj)
+            and len(digestobj._pending or b"") + len(chunk) <= _config.FIRST_DIGEST_JOIN)

@@ -44,6 +44,8 @@ def as_bytes_view(data):
 
 
 _GATHER = _config.GATHER_UPDATES
+_FIRST_JOIN = _config.FIRST_DIGEST_JOIN
+_first_class = [None]               # _native.FirstDigests, once one was made (no import before)
 _LOCK_MAKING = threading.Lock()     # makes objects' locks one at a time (never two per object)
 
 _KEYWORD_ERROR = []                 # the running Python's wording, found on first use
@@ -209,9 +211,19 @@ class Hash(metaclass=HashType):
         if type(data) is bytes:
             lock = self._lock
             if lock is None:
-                if not self._pending:
+                pending = self._pending
+                if not pending:
                     self._pending = data
                     return
+                if (self._kernels.__class__ is _first_class[0]
+                        and len(pending) + len(data) <= _FIRST_JOIN):
+                    # on the first digests: joined, still one message (no Numba to load);
+                    # under the lock that makes objects' locks, so never beside a start of
+                    # streaming (which makes this object's lock first)
+                    with _LOCK_MAKING:
+                        if self._lock is None:
+                            self._pending = self._pending + data
+                            return
                 lock = self._streaming_lock()
             if len(data) < _GATHER:
                 lock.acquire()              # (a with statement: 0.3 us more, a third of this)
@@ -388,8 +400,16 @@ def first_digests(spec):
     forced, a stored kernel, digests left), else None."""
     if _dispatch.FORCED is None and "numba" not in sys.modules:
         from . import _native
+        _first_class[0] = _native.FirstDigests
         return _native.first_digests(spec)
     return None
+
+
+def joins_bytes(obj):
+    """Whether ``obj`` is a jitdigest hash object still on the first digests, whose ``bytes``
+    updates (up to ``_config.FIRST_DIGEST_JOIN`` in all) are joined into one message."""
+    return isinstance(obj, Hash) and obj._lock is None and \
+        obj._kernels.__class__ is _first_class[0]
 
 
 def _output_length(length):

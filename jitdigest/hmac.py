@@ -17,7 +17,7 @@ library's, in its order and words. SHAKE, which the standard library refuses, is
 import threading
 import warnings as _warnings
 
-from . import _algorithms, _cpu, _hashobj, _keyed
+from . import _algorithms, _config, _cpu, _hashobj, _keyed
 from ._stdlib import hashlib as _hashlib, hmac as _std_hmac
 from ._keyed import bytes_view as _bytes_view
 from ._hashobj import _ZERO
@@ -74,7 +74,7 @@ _keyed_start = {}
 # A process's first HMACs, while its first digests go through the stored kernels (no Numba:
 # ``_hashobj.first_digests``), are two or three of those digests (``_first_hmac``), for
 # messages up to this size (they are copied once, behind the inner key block).
-_FIRST_MESSAGE_MAX = 1 << 16
+_FIRST_MESSAGE_MAX = _config.FIRST_DIGEST_JOIN
 
 
 def _start_entries(digestmod):

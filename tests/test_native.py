@@ -196,6 +196,46 @@ def test_a_process_first_hmacs_need_no_numba(stored):
     assert proc.stdout.decode().split() == ["False", "False", "True", "True", "18"]
 
 
+FIRST_UPDATES = ("import hashlib, io, sys, threading, jitdigest\n"
+                 "h = jitdigest.sha256(); h.update(b'a' * 100); h.update(b'b' * 2000)\n"
+                 "c = h.copy(); h.update(b'c'); c.update(b'd' * 70)\n"
+                 "m = jitdigest.md5(b'x'); m.update(b'')\n"
+                 "f = jitdigest.file_digest(open(sys.argv[1], 'rb'), 'sha256')\n"
+                 "b = jitdigest.file_digest(io.BytesIO(b'hello' * 100), 'md5')\n"
+                 "shared = jitdigest.sha256()\n"
+                 "def work():\n"
+                 "    for _ in range(50):\n"
+                 "        shared.update(b'y' * 10)\n"
+                 "threads = [threading.Thread(target=work) for _ in range(4)]\n"
+                 "[t.start() for t in threads]; [t.join() for t in threads]\n"
+                 "got = [h.hexdigest(), c.hexdigest(), m.hexdigest(), f.hexdigest(), b.hexdigest(),\n"
+                 "       shared.hexdigest()]\n"
+                 "print('numba' in sys.modules, 'numpy' in sys.modules)\n"
+                 "big = jitdigest.sha256(b'q' * 60000); big.update(b'r' * 10000)\n"
+                 "h.update(memoryview(b'e' * 10))\n"
+                 "got += [big.hexdigest(), h.hexdigest()]\n"
+                 "exp = [hashlib.sha256(b'a' * 100 + b'b' * 2000 + b'c').hexdigest(),\n"
+                 "       hashlib.sha256(b'a' * 100 + b'b' * 2000 + b'd' * 70).hexdigest(),\n"
+                 "       hashlib.md5(b'x').hexdigest(),\n"
+                 "       hashlib.sha256(open(sys.argv[1], 'rb').read()).hexdigest(),\n"
+                 "       hashlib.md5(b'hello' * 100).hexdigest(),\n"
+                 "       hashlib.sha256(b'y' * 2000).hexdigest(),\n"
+                 "       hashlib.sha256(b'q' * 60000 + b'r' * 10000).hexdigest(),\n"
+                 "       hashlib.sha256(b'a' * 100 + b'b' * 2000 + b'c' + b'e' * 10).hexdigest()]\n"
+                 "print('numba' in sys.modules, got == exp, len(got))\n")
+
+
+def test_a_process_first_updates_and_small_files_need_no_numba(stored, files):
+    """On the first digests, ``bytes`` updates are joined into one message (copies too, and
+    from four threads at once: none lost) and ``file_digest`` of a small file reads it as
+    such: no Numba, no numpy; past ``FIRST_DIGEST_JOIN`` bytes, or with another buffer, the
+    object streams through the kernels; every digest is hashlib's."""
+    small = next(p for p, d in files.items() if 0 < len(d) < 5000)
+    proc = _python(FIRST_UPDATES, "stored", small)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert proc.stdout.decode().split() == ["False", "False", "True", "True", "8"]
+
+
 def test_a_run_through_numba_stores_its_kernel_for_the_next(files):
     context = "stored by sum"
     shutil.rmtree(_folder(context), ignore_errors=True)
