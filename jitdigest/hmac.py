@@ -79,7 +79,7 @@ _FIRST_MESSAGE_MAX = _config.FIRST_DIGEST_JOIN
 
 def _start_entries(digestmod):
     spec = _spec_of(digestmod)
-    first = None if spec is None or spec.digest_size == 0 else _hashobj.first_digests(spec)
+    first = _first_digests(spec)
     if first is not None:
         # not kept: the next start looks again (the kernels once Numba is imported)
         return (None, spec, None, None, first, None)
@@ -89,6 +89,14 @@ def _start_entries(digestmod):
     except TypeError:
         pass
     return entries
+
+
+def _first_digests(spec):
+    """The ``FirstDigests`` an HMAC of ``spec`` may use now: only where the keyed kernels
+    would serve it (MD5, SHA-1, SHA-2), as an object on it starts them when it streams."""
+    if spec is None or spec.family not in _algorithms.MERKLE_DAMGARD:
+        return None
+    return _hashobj.first_digests(spec)
 
 
 def _kernel_entries(spec):
@@ -363,7 +371,7 @@ def digest(key, msg, digest):
     spec = _spec_of(digest)
     if spec is not None:
         if type(key) is bytes and type(msg) is bytes and len(msg) <= _FIRST_MESSAGE_MAX:
-            first = _hashobj.first_digests(spec) if spec.digest_size else None
+            first = _first_digests(spec)
             if first is not None:
                 return _first_hmac(spec, first, key, msg)
         key_view = _bytes_view(key)

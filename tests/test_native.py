@@ -177,7 +177,10 @@ FIRST_HMAC = ("import hmac, sys\n"
               "        hmac.new(b'key', b'abc', 'sha256').digest(),\n"
               "        hmac.new(b'key', None, 'md5').hexdigest(), 'hmac-sha256', 32]\n"
               "print('numba' in sys.modules, 'numpy' in sys.modules)\n"
-              "b.update(b'def'); c.update(bytearray(b'x'))\n"
+              "s3 = jh.new(b'key', b'abc', 'sha3_256'); got.append(s3.copy().digest())\n"
+              "exp.append(hmac.new(b'key', b'abc', 'sha3_256').digest())\n"
+              "b.update(b'def'); c.update(bytearray(b'x')); s3.update(b'def')\n"
+              "got.append(s3.hexdigest()); exp.append(hmac.new(b'key', b'abcdef', 'sha3_256').hexdigest())\n"
               "got += [b.hexdigest(), c.digest(), a.hexdigest()]\n"
               "exp += [hmac.new(b'key', b'abcdef', 'sha256').hexdigest(),\n"
               "        hmac.new(b'key', b'x', 'md5').digest(),\n"
@@ -188,12 +191,12 @@ FIRST_HMAC = ("import hmac, sys\n"
 def test_a_process_first_hmacs_need_no_numba(stored):
     """A script's first HMACs of bytes (``hmac.digest`` and objects, for keys shorter and
     longer than a block) are digests of the stored kernels: no Numba, no numpy; an object
-    made then streams through the kernels afterwards; every result is the standard
-    library's."""
+    made then streams through the kernels afterwards; SHA-3's (no keyed kernel) takes hash
+    objects as before; every result is the standard library's."""
     assert _native.FIRST_DIGESTS >= 16           # the sha256 HMACs below take 16 digests
     proc = _python(FIRST_HMAC, "stored")
     assert proc.returncode == 0, proc.stderr.decode()
-    assert proc.stdout.decode().split() == ["False", "False", "True", "True", "18"]
+    assert proc.stdout.decode().split() == ["False", "False", "True", "True", "20"]
 
 
 FIRST_UPDATES = ("import hashlib, io, sys, threading, jitdigest\n"
