@@ -73,7 +73,7 @@ def _constructor(digestmod, spec):
 _keyed_start = {}
 # A process's first HMACs, while its first digests go through the stored kernels (no Numba:
 # ``_hashobj.first_digests``), are two or three of those digests (``_first_hmac``), for
-# messages up to this size (they are copied once, behind the inner key block).
+# messages up to this size (they are joined behind the inner key block).
 _FIRST_MESSAGE_MAX = _config.FIRST_DIGEST_JOIN
 
 
@@ -107,20 +107,27 @@ def _kernel_entries(spec):
             spec.initial_state)
 
 
-def _first_hmac(spec, first, key, msg):
-    """HMAC of ``msg`` (bytes) under ``key`` (bytes) by one-shot digests of ``first`` (the
-    algorithm's ``FirstDigests``; past its count they go through the kernels as usual)."""
-    size = spec.digest_size
+def _first_hmac(spec, key, msg):
+    """HMAC of ``msg`` under ``key`` (both bytes) while the first digests serve: the hash
+    objects' HMAC, whose objects join their ``bytes`` updates into one message, so that each
+    is one digest of the stored kernel (past their count, through the kernels as usual)."""
+    return _by_objects(_constructor(None, spec), key, msg)
 
-    def h(data):
-        out = _ZERO * size
-        first.oneshot(None, data, out)
-        return out
 
-    if len(key) > spec.block_size:
-        key = h(key)
-    key = key.ljust(spec.block_size, b"\0")
-    return h(key.translate(trans_5C) + h(key.translate(trans_36) + msg))
+def _by_objects(digest_cons, key, msg):
+    """HMAC (RFC 2104) of ``msg`` under ``key`` (bytes) on two hash objects of
+    ``digest_cons``, as the standard library computes it without OpenSSL."""
+    inner = digest_cons()
+    outer = digest_cons()
+    blocksize = getattr(inner, 'block_size', 64)
+    if len(key) > blocksize:
+        key = digest_cons(key).digest()
+    key = key + b'\x00' * (blocksize - len(key))
+    inner.update(key.translate(trans_36))
+    outer.update(key.translate(trans_5C))
+    inner.update(msg)
+    outer.update(inner.digest())
+    return outer.digest()
 
 
 def _fast_start(digestmod):
@@ -320,7 +327,7 @@ class HMAC:
             fast = self._fast
             if fast[0] is None:          # made on the first digests
                 if len(self._msg) <= _FIRST_MESSAGE_MAX:
-                    return _first_hmac(fast[1], fast[4], self._key, self._msg)
+                    return _first_hmac(fast[1], self._key, self._msg)
                 self._started()          # (the kernels, started: as a second message would)
                 return self.digest()
             out = _ZERO * self.digest_size       # filled by the kernel: see ``digest()`` below
@@ -373,7 +380,7 @@ def digest(key, msg, digest):
         if type(key) is bytes and type(msg) is bytes and len(msg) <= _FIRST_MESSAGE_MAX:
             first = _first_digests(spec)
             if first is not None:
-                return _first_hmac(spec, first, key, msg)
+                return _first_hmac(spec, key, msg)
         key_view = _bytes_view(key)
         msg_view = _bytes_view(msg)
         if spec.digest_size == 0:         # SHAKE: the standard library's error (see above)
@@ -388,15 +395,4 @@ def digest(key, msg, digest):
         key = key_view.tobytes()
     elif isinstance(digest, str):
         return _std_hmac.digest(key, msg, digest)       # a name only hashlib knows: its HMAC
-    digest_cons = _constructor(digest, spec)
-    inner = digest_cons()
-    outer = digest_cons()
-    blocksize = getattr(inner, 'block_size', 64)
-    if len(key) > blocksize:
-        key = digest_cons(key).digest()
-    key = key + b'\x00' * (blocksize - len(key))
-    inner.update(key.translate(trans_36))
-    outer.update(key.translate(trans_5C))
-    inner.update(msg)
-    outer.update(inner.digest())
-    return outer.digest()
+    return _by_objects(_constructor(digest, spec), key, msg)
