@@ -93,7 +93,7 @@ def file_digest(fileobj, digest, /, *, _bufsize=_config.FILE_BUFFER):
     if hasattr(fileobj, "getbuffer"):
         data = fileobj.getbuffer()
         # (an object on the first digests takes a small file's bytes as one message)
-        digestobj.update(bytes(data) if _joins(digestobj, data) else data)
+        digestobj.update(bytes(data) if _hashobj.joins_bytes(digestobj, len(data)) else data)
         return digestobj
     if not (hasattr(fileobj, "readinto") and hasattr(fileobj, "readable")
             and fileobj.readable()):
@@ -107,12 +107,6 @@ def file_digest(fileobj, digest, /, *, _bufsize=_config.FILE_BUFFER):
         if size == 0:
             break
         chunk = view[:size]
-        digestobj.update(bytes(chunk) if _joins(digestobj, chunk) else chunk)
+        # (as bytes while they join into one message: no numpy or Numba for a small file)
+        digestobj.update(bytes(chunk) if _hashobj.joins_bytes(digestobj, size) else chunk)
     return digestobj
-
-
-def _joins(digestobj, chunk):
-    """Whether ``chunk`` goes to ``digestobj`` as ``bytes``: while it is on the first digests
-    and the file so far fits one message (no numpy or Numba for a small file)."""
-    return (_hashobj.joins_bytes(digestobj)
-            and len(digestobj._pending or b"") + len(chunk) <= _config.FIRST_DIGEST_JOIN)

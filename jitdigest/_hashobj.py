@@ -215,8 +215,7 @@ class Hash(metaclass=HashType):
                 if not pending:
                     self._pending = data
                     return
-                if (self._kernels.__class__ is _first_class[0]
-                        and len(pending) + len(data) <= _FIRST_JOIN):
+                if joins_bytes(self, len(data)):
                     # on the first digests: joined, still one message (no Numba to load);
                     # under the lock that makes objects' locks, so never beside a start of
                     # streaming (which makes this object's lock first)
@@ -405,11 +404,13 @@ def first_digests(spec):
     return None
 
 
-def joins_bytes(obj):
-    """Whether ``obj`` is a jitdigest hash object still on the first digests, whose ``bytes``
-    updates (up to ``_config.FIRST_DIGEST_JOIN`` in all) are joined into one message."""
-    return isinstance(obj, Hash) and obj._lock is None and \
-        obj._kernels.__class__ is _first_class[0]
+def joins_bytes(obj, size):
+    """Whether ``size`` more bytes given to ``obj`` as ``bytes`` would be joined to its data
+    into one message: a jitdigest hash object still on the first digests, and the whole within
+    ``_config.FIRST_DIGEST_JOIN``."""
+    return (isinstance(obj, Hash) and obj._lock is None
+            and obj._kernels.__class__ is _first_class[0]
+            and len(obj._pending or b"") + size <= _FIRST_JOIN)
 
 
 def _output_length(length):
