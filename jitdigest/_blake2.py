@@ -15,6 +15,9 @@ from functools import lru_cache
 from . import _algorithms, _cpu
 from ._hashobj import (_CHOSEN, Hash, HashType, _first_kernels,
                        unknown_keyword_error)
+from ._numpy import on_first_use
+
+np = on_first_use(globals())        # numpy with the first object that needs an array
 
 _NO_DATA = object()
 _INT_MIN, _INT_MAX = -2 ** 31, 2 ** 31 - 1
@@ -45,7 +48,6 @@ def _c_buffer(value):
     """The bytes of a C-contiguous buffer (CPython's ``y*`` converter; its errors)."""
     if type(value) is bytes:
         return value
-    import numpy as np
     return np.frombuffer(value, np.uint8).tobytes()
 
 
@@ -90,7 +92,6 @@ class _Blake2Type(HashType):
         """hashlib's signature (``inspect.signature(blake2b)``), made when first asked for:
         ``inspect`` is no import of a script that only hashes."""
         return _public_signature(cls)
-
 
 
 class _Blake2(Hash, metaclass=_Blake2Type):
@@ -166,7 +167,6 @@ class _Blake2(Hash, metaclass=_Blake2Type):
         Hash.__init__(self, spec, b"", iv)
         self._streaming_lock()                # a streaming object from the start
         self._materialise()
-        import numpy as np
         block = np.zeros(spec.block_size, np.uint8)
         block[:len(key)] = np.frombuffer(key, np.uint8)
         self._buflen = self._kernels.update(self._state, self._buf, self._buflen, block)
@@ -191,7 +191,6 @@ class _Blake2(Hash, metaclass=_Blake2Type):
         block[start + salt_size:start + salt_size + len(person)] = person
         words = struct.unpack(cls._FMT, block)
         flag = cls._WORD_MASK if last_node else 0
-        import numpy as np
         state = np.array([iv ^ w for iv, w in zip(cls._IV, words)] + [0, 0, flag],
                          dtype=_algorithms.SPECS[cls.name].word)
         state.setflags(write=False)
