@@ -20,10 +20,10 @@ import numpy as np
 from . import _cpu, _keyed, _pbkdf2
 from ._stdlib import hashlib
 
-_INT_MAX = 2 ** 31 - 1
+_INT_MAX = _pbkdf2._INT_MAX           # C int
 _UINT32_MAX = 2 ** 32 - 1
 _UINT64_MAX = 2 ** 64 - 1
-_ULONG_MAX = 2 ** 64 - 1                # C unsigned long, LP64
+_ULONG_MAX = _UINT64_MAX                # C unsigned long, LP64
 _PR_MAX = 2 ** 30 - 1                   # OpenSSL's SCRYPT_PR_MAX: p * r below it
 _DEFAULT_MAXMEM = 32 * 1024 * 1024      # OpenSSL's SCRYPT_MAX_MEM, used when maxmem is 0
 _KEYWORDS = ("password", "salt", "n", "r", "p", "maxmem", "dklen")
