@@ -12,8 +12,10 @@ import jitdigest
 from jitdigest import _algorithms, _dispatch
 
 
+@pytest.hookimpl(optionalhook=True)
 def pytest_xdist_auto_num_workers(config):
-    """``-n auto``: one worker per CPU this process may run on, and one more, at most five.
+    """(A pytest-xdist hook: optional, so the suite also runs where xdist is not installed.)
+    ``-n auto``: one worker per CPU this process may run on, and one more, at most five.
     A cold run is mostly compiling, but its workers also wait (on child processes, on another
     worker's compile of a kernel both need, on sleeps in the Ctrl-C and progress tests): in
     cold runs on 2 cores, 2 workers kept 1.78 cores busy on average, 3 workers 1.97."""
