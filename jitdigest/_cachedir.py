@@ -11,12 +11,19 @@ uninstalling or ``pip install -e`` over an earlier install leave nothing behind)
   kernel is built from (``kernels/_jit.py`` too, not only the kernel's own file) in a checkout
   moves to a fresh folder.
 
+Nothing is read from (or written to) a cache folder that another user could have written:
+``trusted()`` says whether a folder may be used (see there for the rule), and the folders made
+here are the user's alone (0o700).
+
 Nothing here imports Numba: the command line lists and clears the cache without it.
 """
+import errno
 import functools
 import os
+import stat
 import sys
 import threading
+import warnings
 
 from ._stdlib import hashlib
 
@@ -136,8 +143,12 @@ def directory():
 def write_whole(path, data):
     """Write the bytes ``data`` to ``path`` whole or not at all (a temporary name in the same
     folder, made if missing, then a rename), so a reader in another process never sees half a
-    file; OSError if it cannot be written."""
-    os.makedirs(os.path.dirname(path), exist_ok=True)
+    file; OSError if it cannot be written, or if its folder is not ``trusted()`` (a link
+    planted at the temporary name there would send the bytes elsewhere)."""
+    folder = os.path.dirname(path)
+    _must_trust(folder)
+    makedirs(folder)
+    _must_trust(folder)             # (a folder that was missing, and someone else made first)
     temporary = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
     try:
         with open(temporary, "wb") as f:
@@ -146,6 +157,143 @@ def write_whole(path, data):
     finally:
         if os.path.exists(temporary):
             os.unlink(temporary)
+
+
+def _must_trust(folder):
+    if not trusted(folder):
+        raise PermissionError(errno.EACCES, "not a trusted cache folder", folder)
+
+
+def makedirs(folder):
+    """Make ``folder`` and every missing folder above it, each readable and writable by this
+    user alone (``os.makedirs`` gives the folders above the last the default mode, which a
+    umask of 0 makes writable by everyone)."""
+    if os.path.isdir(folder):
+        return
+    parent = os.path.dirname(folder)
+    if parent != folder:
+        makedirs(parent)
+    try:
+        os.mkdir(folder, 0o700)
+    except FileExistsError:
+        if not os.path.isdir(folder):
+            raise
+
+
+# --- whether a cache folder may be used --------------------------------------------------
+# Stored kernels are machine code linked into the process and Numba's cache files are pickles;
+# their SHA-256s catch damage, not a writer. Whoever can write a folder they are read from (or
+# replace a folder above it) runs code in every process that reads them. The rule, OpenSSH's
+# StrictModes for a path: the folder and every folder above it, up to "/", must be owned by this
+# user (the effective uid) or root and be writable by neither group nor others. One exception:
+# a folder *above* may be writable by everyone if it has the sticky bit (/tmp): others can add
+# entries to it but not rename or remove ours, and one they add in our path is theirs, so it
+# fails the rule. The cache root itself (``root()``) may not be such a folder: entries others
+# made there would be read. Links on the way are followed, each owned by this user or root.
+# Folders that are missing pass (nothing can be read from them); the answer is only kept once
+# the whole path exists, as no one else can change it then. Another user's folder, even one
+# only they can write, fails: sharing a cache means root (or this user) owning it.
+# Windows has no POSIX owners and modes to check: every folder passes there.
+_CHECKS = os.name == "posix" and hasattr(os, "geteuid")
+_TRUSTED = {}           # folder -> whether it may be used (kept once known for good)
+_WARNED = set()         # the folders named in a warning already
+
+
+def trusted(folder):
+    """Whether kernels may be read from and written to ``folder``, the cache root or a folder
+    below it; where not, one ``CacheWarning`` names the folder at fault and how to fix it."""
+    verdict = _TRUSTED.get(folder)
+    if verdict is not None:
+        return verdict
+    if not _CHECKS:
+        _TRUSTED[folder] = True
+        return True
+    top = root()
+    if not (folder == top or folder.startswith(top.rstrip(os.sep) + os.sep)):
+        top = folder                                    # (a folder outside the root: itself)
+    known = True
+    for path in (top, folder) if top != folder else (folder,):
+        problem, whole = _problem(path)
+        if problem is not None:
+            _warn(top, *problem)
+            _TRUSTED[folder] = False
+            return False
+        known = known and whole
+    if known:
+        _TRUSTED[folder] = True
+    return True
+
+
+def _problem(path):
+    """((folder at fault, what is wrong, how to fix it) or None, whether every folder on the
+    way exists) for ``path`` under the rule above."""
+    me = os.geteuid()
+    pending = os.path.abspath(path).split(os.sep)[::-1]
+    current, links = os.sep, 0
+    problem = _fault(current, os.lstat(current), me, above=True)
+    while pending and problem is None:
+        name = pending.pop()
+        if name in ("", "."):
+            continue
+        if name == "..":                                # (after a link's target)
+            current = os.path.dirname(current)
+            continue
+        step = os.path.join(current, name)
+        try:
+            st = os.lstat(step)
+        except OSError:                                 # missing, or not ours to look into
+            return None, False
+        if stat.S_ISLNK(st.st_mode):
+            links += 1
+            if st.st_uid not in (me, 0):
+                return (step, f"is a link owned by {_owner(st.st_uid)}",
+                        "replace it with a folder"), True
+            if links > 40:
+                return (step, "has too many links", "replace them with a folder"), True
+            target = os.readlink(step)
+            if os.path.isabs(target):
+                current = os.sep
+            pending.extend(target.split(os.sep)[::-1])
+            continue
+        if not stat.S_ISDIR(st.st_mode):
+            return None, False                          # nothing can be kept below a file
+        problem = _fault(step, st, me, above=True)
+        current = step
+    if problem is None:
+        problem = _fault(current, os.lstat(current), me, above=False)
+    return problem, True
+
+
+def _fault(folder, st, me, above):
+    """(folder, what is wrong, how to fix it) or None: ``st`` is the folder's status."""
+    if st.st_uid not in (me, 0):
+        return (folder, f"is owned by {_owner(st.st_uid)}, not by you or root",
+                "have it owned by you or root")
+    mode = st.st_mode
+    if mode & 0o022 and not (above and mode & stat.S_ISVTX):
+        who = "everyone" if mode & 0o002 else "its group"
+        fix = "use a folder of your own in it" if mode & stat.S_ISVTX else f"chmod go-w {folder}"
+        return (folder, f"can be written by {who} (mode {stat.S_IMODE(mode):o})", fix)
+    return None
+
+
+def _owner(uid):
+    try:
+        import pwd
+        return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
+    except (ImportError, KeyError):
+        return f"uid {uid}"
+
+
+def _warn(top, folder, what, fix):
+    if folder in _WARNED:
+        return
+    _WARNED.add(folder)
+    warnings.warn_explicit(
+        f"jitdigest: not using the kernel cache {top}: {folder} {what}, so another user could "
+        f"plant code there for this process to run; kernels are compiled in memory for this "
+        f"process (to use a cache: {fix}, or set {ENV} to a folder of your own)",
+        CacheWarning, "jitdigest", 0, module="jitdigest")
 
 
 def _size(path):
