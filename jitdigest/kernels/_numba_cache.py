@@ -5,7 +5,10 @@ and raises ``RuntimeError: no locator available`` when none is writable; a trunc
 entry then fails every later call with ``UnpicklingError``, ``EOFError`` or an LLVM error until
 someone deletes it. Here:
 
-* one folder: ``_cachedir.directory()`` (per user, per version and kernel sources);
+* one folder: ``_cachedir.directory()`` (per user, per version and kernel sources), made
+  0o700 and used only while ``_cachedir.trusted()`` says so (owned by this user or root, and
+  no one else can write it or a folder above it: the data files are pickles); otherwise
+  kernels are compiled in memory and nothing there is read or written;
 * a cache folder that cannot be written: kernels are compiled in memory for this process, with
   one ``CacheWarning``;
 * every data file starts with the SHA-256 of its payload; an entry that fails to load for any
@@ -62,6 +65,12 @@ class SafeCache(KernelCache):
         return _cachedir.source_stamp(py_file)
 
     @staticmethod
+    def make_directory(path):
+        _cachedir.makedirs(path)
+        if not _cachedir.trusted(path):         # made by someone else meanwhile
+            raise PermissionError(f"not a trusted cache folder: {path}")
+
+    @staticmethod
     def seal(payload):
         return hashlib.sha256(payload).digest() + payload
 
@@ -73,6 +82,8 @@ class SafeCache(KernelCache):
         return payload
 
     def load(self, sig, target_context):
+        if not _cachedir.trusted(self.folder):
+            return None                 # (one warning said so) compiled in memory
         found = self._load(sig, target_context)
         if found is None and _lock(self.lock_path):
             # a compile follows (``save`` unlocks): unless the process that held the lock has
@@ -102,7 +113,7 @@ class SafeCache(KernelCache):
             _unlock(self.lock_path)
 
     def _save(self, sig, data):
-        if "read-only" in _warned:
+        if "read-only" in _warned or not _cachedir.trusted(self.folder):
             return
         for attempt in (1, 2):
             try:
@@ -148,10 +159,10 @@ def _lock(path):
         try:
             fd = os.open(path, flags, 0o666)
         except FileNotFoundError:       # a cold cache: its folder is made with the first entry
-            os.makedirs(os.path.dirname(path), exist_ok=True)
+            SafeCache.make_directory(os.path.dirname(path))
             fd = os.open(path, flags, 0o666)
     except OSError:
-        return False                    # a read-only place: nothing to share anyway
+        return False                    # a read-only or untrusted place: nothing to share
     deadline = time.monotonic() + _config.KERNEL_LOCK_WAIT_S
     while True:
         try:
@@ -221,7 +232,8 @@ def on_disk(dispatcher):
     """Whether ``dispatcher`` (a kernel with the safe cache) has an index file in the cache
     folder, i.e. loading it would most likely compile nothing."""
     cache = cache_of(dispatcher)
-    return isinstance(cache, SafeCache) and os.path.exists(cache.index_path)
+    return (isinstance(cache, SafeCache) and _cachedir.trusted(cache.folder)
+            and os.path.exists(cache.index_path))
 
 
 def attach(dispatcher):

@@ -6,6 +6,7 @@ Part of the one package that touches Numba's and llvmlite's private internals (s
 import glob
 import os
 import pickle
+import tempfile
 
 from numba.core import caching
 
@@ -34,6 +35,11 @@ def _locator_for(cache_class):
 
         def get_cache_path(self):
             return cache_class.directory()
+
+        def ensure_cache_path(self):            # (Numba's, with the subclass's folders)
+            path = self.get_cache_path()
+            cache_class.make_directory(path)
+            tempfile.TemporaryFile(dir=path).close()
 
         def get_source_stamp(self):
             return cache_class.source_stamp(self._py_file)
@@ -73,6 +79,7 @@ class KernelCache(caching.FunctionCache):
 
     * ``directory()``, ``source_stamp(py_file)`` (static): the folder, and the stamp (of the
       functions defined in ``py_file``) whose change makes their entries stale;
+    * ``make_directory(path)`` (static): make the folder before the first entry is written;
     * ``seal(payload) -> bytes``, ``unseal(bytes) -> payload`` (static): a data file's format
       (``unseal`` raises on a damaged file);
     * ``load(sig, target_context)``, ``save(sig, data)``: what Numba's dispatcher calls, for the
@@ -98,6 +105,10 @@ class KernelCache(caching.FunctionCache):
     @staticmethod
     def source_stamp(py_file):
         raise NotImplementedError
+
+    @staticmethod
+    def make_directory(path):
+        os.makedirs(path, exist_ok=True)
 
     @staticmethod
     def seal(payload):
