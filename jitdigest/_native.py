@@ -23,6 +23,10 @@ does not define, and the sizes of the objects the file holds, loaded side by sid
 as Numba emitted it and the wrapper calling it by name, or, where the kernel was loaded from
 Numba's cache, one object with both linked).
 
+Nothing is read from (or stored in) a folder that another user could write: the SHA-256s
+catch damage, not a writer, so ``_cachedir.trusted()`` must pass first (one ``CacheWarning``
+where it does not: hashing goes through Numba, compiling in memory).
+
 A missing, damaged or foreign entry is never an error: ``rows()`` gives None and the caller
 hashes through Numba as before. Before any object is linked its digest is checked, and
 every name it uses must be an LLVM intrinsic, a symbol of this process (CPython's C API) or
@@ -229,6 +233,8 @@ def _load(name):
     try:
         where = folder()
     except Exception:                        # no llvmlite, or it cannot tell the host
+        return None
+    if not _cachedir.trusted(where):
         return None
     index = _read_json(os.path.join(where, "index.json"))
     base = index.get(name) if index else None
@@ -445,6 +451,8 @@ def write_index(chosen):
     batches}), its kernel's stored file in the index, where that file exists. Returns the
     names indexed."""
     where = folder()
+    if not _cachedir.trusted(where):
+        return []
     index = _read_json(os.path.join(where, "index.json")) or {}
     done = []
     for name, kernel_set in chosen.items():
@@ -466,6 +474,8 @@ def store(spec):
     (another algorithm of its family stored it), and index it (``write_kernel`` and
     ``write_index`` for one algorithm, in this process). Returns whether it is stored."""
     from . import _dispatch, _notice
+    if not _cachedir.trusted(folder()):
+        return False
     kernel_set = _dispatch.batch_kernels_for(spec)
     if _entry(folder(), base_name(kernel_set), spec.name)[0] is None:   # not stored whole yet
         with _notice.compiling(kernel_set.backend.family):              # (sha224 after sha256)
