@@ -246,8 +246,11 @@ def _sequence(items):
         return Segment(0, values, starts[:-1], lengths)
     if isinstance(items, np.ndarray):
         items = items.tolist()
-    elif not isinstance(items, (list, tuple)):
-        items = list(items)
+    elif type(items) is not tuple:
+        # One snapshot, read once: the messages are the items its iteration yields, whatever
+        # a ``__len__`` says (``tuple()`` would take it as a size hint: 2**40 is a MemoryError),
+        # and another thread's appends land before or after it.
+        items = tuple([item for item in items])
     joined, lengths = join(items)
     return Segment(0, np.frombuffer(joined, np.uint8), exclusive_cumsum(lengths), lengths)
 

@@ -185,6 +185,18 @@ class HMAC:
         if msg is not None:
             self.update(msg)
 
+    def __reduce__(self):
+        # the standard library's: its HMAC holds an OpenSSL object that cannot be pickled
+        raise TypeError(f"cannot pickle {type(self).__name__!r} object")
+
+    def __copy__(self):
+        # copy.copy, as of the standard library's: a shallow copy (its state shared)
+        other = object.__new__(type(self))
+        for name in HMAC.__slots__:
+            if hasattr(self, name):
+                setattr(other, name, getattr(self, name))
+        return other
+
     def _start_lazily(self, key, msg, fast):
         spec = fast[1]
         self._final = fast[3]

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import jitdigest
-from conftest import FIXED
+from conftest import FIXED, outcome
 
 CONSTRUCTORS = ["md5", "sha1", "sha224", "sha256", "sha384", "sha512",
                 "sha3_224", "sha3_256", "sha3_384", "sha3_512", "shake_128", "shake_256"]
@@ -200,6 +200,54 @@ def test_unknown_name():
 def test_pickling_is_typeerror(name):
     with pytest.raises(TypeError):
         pickle.dumps(jitdigest.new(name, b"abc"))
+
+
+def _objects():
+    """(what, a jitdigest object, its standard library twin or None) for every kind of object
+    the public API hands out."""
+    import blake3 as package
+
+    from jitdigest import hmac as jhmac
+    from jitdigest.blake3 import blake3
+    import hmac as std_hmac
+    yield "blake2b", jitdigest.blake2b(b"x", key=b"k"), hashlib.blake2b(b"x", key=b"k")
+    yield "blake2s", jitdigest.blake2s(b"x"), hashlib.blake2s(b"x")
+    yield "shake_128", jitdigest.shake_128(b"x"), hashlib.shake_128(b"x")
+    yield "streaming sha256", _streamed(jitdigest.sha256()), _streamed(hashlib.sha256())
+    for digestmod in ("sha256", "md5", "sha3_256", "blake2b", hashlib.sha512):
+        yield (f"hmac {digestmod}", jhmac.new(b"k", b"m", digestmod),
+               std_hmac.new(b"k", b"m", digestmod))
+        yield (f"hmac {digestmod}, updated", _streamed(jhmac.new(b"k", digestmod=digestmod)),
+               _streamed(std_hmac.new(b"k", digestmod=digestmod)))
+    yield "blake3", blake3(b"x"), package.blake3(b"x")
+    yield "blake3 keyed", blake3(b"x", key=bytes(32)), package.blake3(b"x", key=bytes(32))
+    yield ("blake3 derive_key", blake3(derive_key_context="c"),
+           package.blake3(derive_key_context="c"))
+
+
+def _streamed(h):
+    for chunk in (b"a" * 100, b"b" * 7):
+        h.update(chunk)
+    return h
+
+
+@pytest.mark.parametrize("protocol", [0, 2, pickle.HIGHEST_PROTOCOL])
+def test_every_object_refuses_pickling_with_a_typeerror(protocol):
+    """``pickle.dumps`` of every jitdigest object raises ``TypeError``, as it does for the
+    standard library's (and the ``blake3`` package's); ``copy.copy`` and ``copy.deepcopy``
+    fail or work as they do for those."""
+    import copy
+    checked = 0
+    for what, ours, theirs in _objects():
+        if protocol >= 2:          # (protocol 0 "pickles" some of OpenSSL's hashlib objects)
+            with pytest.raises(TypeError):
+                pickle.dumps(theirs, protocol)
+        with pytest.raises(TypeError, match="cannot pickle"):
+            pickle.dumps(ours, protocol)
+        for act in (copy.copy, copy.deepcopy):
+            assert outcome(lambda: act(ours))[0] == outcome(lambda: act(theirs))[0], (what, act)
+        checked += 1
+    assert checked
 
 
 def test_digest_does_not_finalise_and_copy_is_independent():

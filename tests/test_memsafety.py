@@ -86,6 +86,30 @@ def test_items_whose_len_is_not_their_size():
     assert "checked" in out
 
 
+def test_sequences_whose_len_lies():
+    """A list subclass or sequence whose ``__len__`` is not its number of items: the messages
+    are those its iteration yields, as in a loop over it (no error naming a message's size)."""
+    out = run_child("""
+        import hmac
+        msgs = [b"a", bytearray(b"bc"), b"", memoryview(b"def")]
+        for claimed in (0, 2, 7, 2 ** 40):
+            class Lying(list):
+                def __len__(self):
+                    return claimed
+            class Seq:
+                def __len__(self):
+                    return claimed
+                def __iter__(self):
+                    return iter(msgs)
+            for seq in (Lying(msgs), Lying([bytes(m) for m in msgs]), Seq()):
+                assert rows(hash_many("sha256", seq)) == want("sha256", msgs), (claimed, seq)
+                got = rows(jitdigest.hmac_many("md5", b"key", seq))
+                assert got == [hmac.digest(b"key", m, "md5") for m in msgs], (claimed, seq)
+        print("checked")
+    """)
+    assert "checked" in out
+
+
 def test_items_that_change_size_while_read():
     out = run_child("""
         class Growing(bytearray):
