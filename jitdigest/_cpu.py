@@ -22,9 +22,8 @@ import contextlib
 import functools
 import os
 import sys
-import threading
 
-from . import _arm
+from . import _arm, _fork
 from ._stdlib import real_modules
 
 # The instruction set this process runs ("x86_64", "aarch64", ...).
@@ -96,11 +95,12 @@ DISABLED = ENV_DISABLED
 @functools.lru_cache(maxsize=None)
 def _host_feature_map():
     """LLVM's host feature map as a plain dict {name: bool}; empty if LLVM cannot tell."""
-    import llvmlite.binding as ll
-    try:
-        return dict(ll.get_host_cpu_features())
-    except RuntimeError:
-        return {}
+    with _fork.loading():                # an LLVM call: no fork inside it (llvmlite's lock)
+        import llvmlite.binding as ll
+        try:
+            return dict(ll.get_host_cpu_features())
+        except RuntimeError:
+            return {}
 
 
 @functools.lru_cache(maxsize=None)
@@ -124,8 +124,9 @@ def host_features():
 @functools.lru_cache(maxsize=None)
 def host_cpu_name():
     """LLVM's name for the host CPU model (e.g. 'icelake-server', 'znver3')."""
-    import llvmlite.binding as ll
-    return ll.get_host_cpu_name()
+    with _fork.loading():                # as _host_feature_map
+        import llvmlite.binding as ll
+        return ll.get_host_cpu_name()
 
 
 def sane_numba_environment():
@@ -150,16 +151,15 @@ def sane_numba_environment():
                       "ignored (one thread per CPU)", RuntimeWarning, stacklevel=3)
 
 
-_NUMBA_IMPORT = threading.Lock()
-
-
 def import_numba():
     """``import numba``, the one way jitdigest first imports it: after
     ``sane_numba_environment()``, and with the standard library's hashlib and hmac in
     ``sys.modules`` while Numba's modules bind them (``_stdlib``: jitdigest may stand in for
-    them by then). Later calls find Numba imported."""
+    them by then). Later calls find Numba imported. Under ``_fork``'s gate: one thread swaps
+    (two would put back each other's), and no fork lands inside the import (a child would wait
+    forever on its import lock)."""
     if "numba" not in sys.modules:
-        with _NUMBA_IMPORT:              # one thread swaps (two would put back each other's)
+        with _fork.loading():
             if "numba" not in sys.modules:
                 sane_numba_environment()
                 with real_modules():

@@ -12,7 +12,7 @@ hash object: kernels never read a global switch.
 import contextlib
 import functools
 
-from . import _cpu, _notice
+from . import _cpu, _fork, _notice
 from .kernels import blake2b, blake2s, blake3, keccak, md5, sha1, sha256, sha512
 
 # Algorithm families (``AlgoSpec.family``) -> their kernel package. BLAKE3's per-message
@@ -53,16 +53,19 @@ class Backend:
 
 
 # The family packages' lists are fixed: each is imported and wrapped once per process.
+# Imported under ``_fork``'s gate: a fork never lands inside a kernel module's import.
 @functools.lru_cache(maxsize=None)
 def backends(family):
     """Every per-message backend of a family, usable or not, in preference order."""
-    return tuple(Backend(m, family) for m in FAMILIES[family].backends())
+    with _fork.loading():
+        return tuple(Backend(m, family) for m in FAMILIES[family].backends())
 
 
 @functools.lru_cache(maxsize=None)
 def batch_backends(family):
     """Every multi-buffer backend of a family (``hash_rows`` only), widest first."""
-    return tuple(Backend(m, family) for m in FAMILIES[family].batch_backends())
+    with _fork.loading():
+        return tuple(Backend(m, family) for m in FAMILIES[family].batch_backends())
 
 
 def _signatures(word):

@@ -42,10 +42,9 @@ import itertools
 import json
 import os
 import sys
-import threading
 from array import array
 
-from . import _arm, _cachedir
+from . import _arm, _cachedir, _fork
 from ._stdlib import hashlib    # the real one, whatever stands in for it in sys.modules
 
 FORMAT = 2
@@ -59,7 +58,6 @@ ERROR_PATH_HELPERS = frozenset({
 PYTHON_WRAPPER_HELPERS = frozenset({"NRT_adapt_ndarray_from_python"})
 _TYPECODES = {"uint32": "I", "uint64": "Q"}
 
-_lock = threading.Lock()
 _loaded = {}            # algorithm name -> Rows or None
 _engines = []           # the LLVM engines holding loaded code (kept for the process's life)
 
@@ -209,7 +207,7 @@ def rows(name):
         return _loaded[name]
     except KeyError:
         pass
-    with _lock:
+    with _fork.loading():               # no fork lands while the object code is linked
         if name not in _loaded:
             _loaded[name] = _load(name)
     return _loaded[name]

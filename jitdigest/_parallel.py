@@ -17,11 +17,8 @@ choice, and adds only what Numba leaves to users:
 * **Fork.** GNU OpenMP is not fork-safe: Numba terminates a forked child that enters a parallel
   region after its parent used one. Such a child hashes on its calling thread (``usable()`` is
   False there). TBB and workqueue children use the layer as the parent did.
-* **Fork during a compile.** A child forked while another thread held Numba's compiler lock
-  (compiling or loading a kernel) inherited the lock held by a thread it does not have, and
-  hung at its first kernel. A before-fork hook now waits for that lock (``_config.FORK_WAIT``
-  at most) and both sides release it after the fork; jitdigest's own locks that may be held
-  around a load (``_keyed``, ``_notice``) are made anew in the child by their modules.
+* **Fork during a compile** is ``_fork``'s: a fork waits for Numba's compiler lock and for
+  jitdigest's first-use work. This module's own locks are made anew in a forked child.
 
 Importing this module imports no Numba: everything here runs on the first large batch.
 """
@@ -30,7 +27,7 @@ import os
 import sys
 import threading
 
-from . import _config
+from . import _fork
 
 _lock = threading.Lock()          # guards the set-up below
 _serial = threading.Lock()        # held around parallel calls on a layer that is not thread-safe
@@ -76,7 +73,7 @@ def layer():
     threads): "tbb", "omp" or "workqueue"."""
     global _layer
     if _layer is None:
-        with _lock:
+        with _fork.loading(), _lock:         # no fork while Numba starts its layer's threads
             if _layer is None:
                 from .kernels._internals import launch_threading_layer, launched_layer
                 if launched_layer() is None:
@@ -146,26 +143,8 @@ def describe():
 
 # --- fork -----------------------------------------------------------------------------------
 
-_held = []            # the compiler lock, while a fork is in progress
-
-
-def _before_fork():
-    if "numba.core.compiler_lock" not in sys.modules:
-        return                            # no Numba in this process: nothing can be held
-    from .kernels._internals import compiler_lock
-    lock = compiler_lock()
-    if lock.acquire(timeout=_config.FORK_WAIT):
-        _held.append(lock)
-
-
-def _after_fork_in_parent():
-    while _held:
-        _held.pop().release()
-
-
 def _after_fork_in_child():
     global _forked_off, _lock, _serial
-    _after_fork_in_parent()
     _lock, _serial = threading.Lock(), threading.Lock()
     if "numba.np.ufunc.parallel" in sys.modules:
         from .kernels._internals import launched_layer
@@ -173,16 +152,5 @@ def _after_fork_in_child():
             _forked_off = True
 
 
-_installed = []
-
-
-def install_fork_guard():
-    """Register the fork hooks, once, when Numba is imported (``kernels/_jit.py``). Before-fork
-    hooks run in reverse order of registration, so registering after Numba (which imports
-    ``logging``) makes this one run before ``logging``'s: a compile that logs is never left
-    waiting for a lock the forking thread already took (that deadlocked the fork)."""
-    if _installed or not hasattr(os, "register_at_fork"):
-        return
-    _installed.append(True)
-    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
-                        after_in_child=_after_fork_in_child)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)

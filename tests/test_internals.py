@@ -315,6 +315,31 @@ def test_threading_layer_seams():
         assert global_compiler_lock.is_locked()
 
 
+def test_llvm_lock_is_the_lock_llvm_calls_take():
+    """``llvm_lock`` is the lock llvmlite holds around each call into LLVM: seen held by the
+    calling thread from the callbacks llvmlite runs just after taking it, and free after."""
+    import llvmlite.binding as ll
+
+    from jitdigest.kernels import _internals
+    lock = _internals.llvm_lock()
+    seen = []
+
+    def acquired():
+        seen.append(lock._is_owned())
+
+    def released():
+        pass
+
+    ll.ffi.register_lock_callback(acquired, released)
+    try:
+        ll.get_host_cpu_name()
+    finally:
+        ll.ffi.unregister_lock_callback(acquired, released)
+    assert seen and all(seen)
+    assert not lock._is_owned() and lock.acquire(blocking=False)
+    lock.release()
+
+
 # --- 7. thread-local words (CUDA device code; the same intrinsics compile for the CPU) -------
 
 def test_local_words_are_zeroed_copied_and_sized():

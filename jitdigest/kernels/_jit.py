@@ -12,9 +12,6 @@ from .._cpu import import_numba
 
 import_numba()       # first (a bad NUMBA_NUM_THREADS breaks Numba; jitdigest may be hashlib)
 import numba  # noqa: E402
-from .._parallel import install_fork_guard  # noqa: E402
-
-install_fork_guard()          # after Numba's import (and its logging's fork hook): see there
 import numpy as np  # noqa: E402
 from numba.core import types  # noqa: E402
 from numba.extending import intrinsic, overload  # noqa: E402

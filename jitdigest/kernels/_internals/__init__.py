@@ -19,9 +19,9 @@ this order), every name re-exported here:
 5. ``KernelCache``, ``set_cache()``, ``cache_of()``: Numba's on-disk cache subclassed
    (``numba.core.caching``, ``rtsys.initialize``, ``Dispatcher._cache``); the policy (where,
    which format, what to do with a damaged entry) lives in ``_numba_cache``;
-6. ``launched_layer()``, ``launch_threading_layer()``, ``compiler_lock()``: Numba's threading
-   layer set-up (``numba.np.ufunc.parallel``) and its global compiler lock, for
-   ``jitdigest._parallel``;
+6. ``launched_layer()``, ``launch_threading_layer()``, ``compiler_lock()``, ``llvm_lock()``:
+   Numba's threading layer set-up (``numba.np.ufunc.parallel``), for ``jitdigest._parallel``;
+   its global compiler lock and llvmlite's lock around LLVM calls, for ``jitdigest._fork``;
 7. ``local_words()`` / ``local_scratch()`` / ``local_copy()``: section 2's arrays, zeroed or
    copied, for CUDA device code (which may not return an array from a device function, so
    ``_jit``'s scratch helpers become these in ``_jit_cuda``);
@@ -86,12 +86,14 @@ _cpu.import_numba()
 import inspect  # noqa: E402
 import llvmlite.binding as ll  # noqa: E402
 
+# Section 6 first: jitdigest._fork finds the locks a fork must wait for here, and the seams
+# below may compile (take Numba's compiler lock) while they are imported.
+from .threads import launched_layer, launch_threading_layer, compiler_lock, llvm_lock  # noqa: E402,F401,E501
 from .vectors import PREFER_512, _prefer_wide_vectors, wide_vectors  # noqa: E402,F401
 from .stack import stack_array  # noqa: E402,F401
 from .gil import save_thread_if, restore_thread  # noqa: E402,F401
 from .target import jit_target, compiled_target  # noqa: E402,F401
 from .cache import KernelCache, set_cache, cache_of  # noqa: E402,F401
-from .threads import launched_layer, launch_threading_layer, compiler_lock  # noqa: E402,F401
 from .cuda_words import local_words, local_scratch, local_copy  # noqa: E402,F401
 from .words import address_of, word_at, words_at, put_word  # noqa: E402,F401
 from .ptx import ptx_without_gpu  # noqa: E402,F401
@@ -149,6 +151,7 @@ REQUIRED = (
     "numba.np.ufunc.parallel:_launch_threads",
     "numba.np.ufunc.parallel:_is_initialized",
     "numba.core.compiler_lock:global_compiler_lock._lock",
+    "llvmlite.binding.ffi:lib._lock._lock",
     "numba.core.ssa:_FixSSAVars._stmt_index",
     "numba.core.ssa:_run_block_rewrite",
     "numba.core.types.functions:BaseFunction.get_call_type",

@@ -1,5 +1,6 @@
-"""Section 6 of ``_internals``: Numba's threading layer set-up (``numba.np.ufunc.parallel``) and its
-global compiler lock, for ``jitdigest._parallel``.
+"""Section 6 of ``_internals``: Numba's threading layer set-up (``numba.np.ufunc.parallel``), for
+``jitdigest._parallel``, and the locks a fork must not cut (Numba's global compiler lock,
+llvmlite's lock around every LLVM call), for ``jitdigest._fork``.
 
 Part of the one package that touches Numba's and llvmlite's private internals (see
 ``__init__``); tested in tests/test_internals.py."""
@@ -29,3 +30,11 @@ def compiler_lock():
     loads from the cache (``numba.core.compiler_lock.global_compiler_lock._lock``)."""
     from numba.core.compiler_lock import global_compiler_lock
     return global_compiler_lock._lock
+
+
+def llvm_lock():
+    """llvmlite's lock around every call into LLVM (a ``threading.RLock``:
+    ``llvmlite.binding.ffi.lib._lock._lock``), taken inside the compiler lock by a compile and
+    alone by other LLVM calls (host features, linking object code)."""
+    from llvmlite.binding import ffi
+    return ffi.lib._lock._lock

@@ -1,0 +1,134 @@
+"""What keeps a child forked at any instant able to hash: jitdigest's first-use work runs under one
+lock that a fork waits for, and a forked child forgets what the parent's other threads left
+unfinished.
+
+A forked child has only the thread that called ``fork``. Whatever another thread of the parent
+held at that instant stays held in the child, by a thread that does not exist there: a lock of
+Python's import system while ``import numba`` ran, Numba's compiler lock while a kernel compiled
+or loaded from the cache, a lock of jitdigest's own. The child's first digest then waited on it
+forever (``multiprocessing``'s fork start method, Dask's nannies and gunicorn all fork).
+
+* **The gate** (``loading()``, a re-entrant lock) is held around jitdigest's first-use work:
+  importing Numba (``_cpu.import_numba``), importing a family's kernel modules
+  (``_dispatch.backends``), linking stored kernels (``_native``). Before a fork, the forking
+  thread takes the gate, then Numba's compiler lock, then llvmlite's lock around LLVM calls (in
+  the order a thread may nest them: the gate's work compiles, a compile calls LLVM), waiting
+  at most ``_config.FORK_WAIT`` in all; all are released on both sides after the fork. A fork
+  thus lands between two pieces of such work, never inside one: it waits seconds at most, once
+  per process, where the child otherwise hung.
+* **Imports.** An import that another thread has begun can never finish in the child: its
+  module lock names a thread that is gone, and every later import of that name waits on it.
+  Kernel modules import parts of Numba lazily, outside the gate (``from numba import prange``
+  in a generated module, ``jitdigest.blake3`` on first access). So a fork also waits until no
+  other thread is importing a module of jitdigest, Numba, llvmlite or numpy (``WATCHED``; their
+  module locks, ``importlib._bootstrap._module_locks``), checked again once it holds the
+  gate. Should one be cut all the same (a thread that starts an import in the instant before
+  the fork), the child drops the half-made ``jitdigest`` modules and their locks, so that its
+  first use imports them anew, as a fresh process would.
+
+The hooks are registered when this module is imported, after ``logging`` (imported here for
+that: Numba logs while it imports and compiles). Before-fork hooks run in reverse order of
+registration, so this one runs before ``logging``'s, which takes logging's lock: a thread that
+this hook waits for and that logs (creates a logger while importing, logs while compiling) is
+never left waiting for a lock the forking thread already took. Other jitdigest locks that a
+thread may hold around a load are made anew in the child by their own modules (``_keyed``,
+``_notice``, ``_parallel``).
+"""
+import contextlib
+import logging  # noqa: F401  (first: see above)
+import os
+import sys
+import threading
+import time
+
+from . import _config
+
+# The packages whose imports a fork waits for (top-level names): jitdigest's and what its
+# kernels import lazily.
+WATCHED = ("jitdigest", "numba", "llvmlite", "numpy")
+
+_gate = threading.RLock()
+_held = []            # what the forking thread took before the fork, to release after it
+
+
+@contextlib.contextmanager
+def loading():
+    """Run the block (first-use work: an import, a link) where no fork can land."""
+    with _gate:
+        yield
+
+
+def _kernel_locks():
+    """Numba's compiler lock, then llvmlite's lock around LLVM calls (a compile takes them in
+    that order), if jitdigest's kernels could hold them here (their seam is loaded), else
+    nothing. No import: a hook that imported could wait on an import lock held by a thread
+    that waits on the gate."""
+    threads = sys.modules.get("jitdigest.kernels._internals.threads")
+    if threads is None or getattr(threads.__spec__, "_initializing", False):
+        return ()
+    return threads.compiler_lock(), threads.llvm_lock()
+
+
+def _importing_elsewhere():
+    """Is another thread importing a module of ``WATCHED`` now (its module
+    lock, ``importlib._bootstrap._module_locks``, owned by that thread)?"""
+    locks = getattr(sys.modules.get("_frozen_importlib"), "_module_locks", None) or {}
+    me = threading.get_ident()
+    for name, ref in list(locks.items()):
+        if name.partition(".")[0] in WATCHED:
+            owner = getattr(ref(), "owner", None)
+            if owner is not None and owner != me:
+                return True
+    return False
+
+
+def _before_fork():
+    deadline = time.monotonic() + _config.FORK_WAIT
+    while True:
+        while _importing_elsewhere() and time.monotonic() < deadline:
+            time.sleep(0.002)
+        if not _gate.acquire(timeout=max(deadline - time.monotonic(), 0)):
+            break
+        if not _importing_elsewhere() or time.monotonic() >= deadline:
+            _held.append(_gate)
+            break
+        _gate.release()                   # an import began meanwhile (outside the gate)
+    for lock in _kernel_locks():
+        if lock.acquire(timeout=max(deadline - time.monotonic(), 0)):
+            _held.append(lock)
+
+
+def _after_fork_in_parent():
+    while _held:
+        _held.pop().release()
+
+
+def _forget_cut_imports():
+    """In a forked child, drop the ``jitdigest`` modules whose import another thread was
+    running at the fork: the module lock of each (``importlib._bootstrap._module_locks``) is
+    owned by a thread this process does not have, and would block every later import of that
+    name."""
+    bootstrap = sys.modules.get("_frozen_importlib")     # importlib._bootstrap
+    me = threading.get_ident()
+    locks = getattr(bootstrap, "_module_locks", {})
+    for name, ref in list(locks.items()):
+        if name != "jitdigest" and not name.startswith("jitdigest."):
+            continue
+        lock = ref()
+        owner = getattr(lock, "owner", None)
+        if owner is None or owner == me:
+            continue
+        locks.pop(name, None)
+        module = sys.modules.get(name)
+        if getattr(getattr(module, "__spec__", None), "_initializing", False):
+            del sys.modules[name]
+
+
+def _after_fork_in_child():
+    _after_fork_in_parent()               # the child's one thread is the one that took them
+    _forget_cut_imports()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
+                        after_in_child=_after_fork_in_child)
