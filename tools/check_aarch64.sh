@@ -3,9 +3,9 @@
 #
 # Builds once (kept in ${XDG_CACHE_HOME:-~/.cache}/jitdigest-aarch64, outside the repository) a
 # Debian arm64 root file system with python3 and a venv holding the aarch64 wheels of numba,
-# llvmlite, numpy, pytest and hypothesis (downloaded here by pip: pip inside the emulated system
-# is not needed), copies the working tree into it, and runs tests/test_aarch64.py and
-# `jitdigest info` three times:
+# llvmlite, numpy, pytest, pytest-timeout and hypothesis (downloaded here by pip: pip inside the
+# emulated system is not needed), copies the working tree into it, and runs tests/test_aarch64.py
+# and `jitdigest info` three times:
 #   max     QEMU_CPU=max: SHA1, SHA2, SHA512, SHA3 in HWCAP; SHA-3 forced on (JITDIGEST_ENABLE)
 #   a72     QEMU_CPU=cortex-a72: SHA1 and SHA2 only, SHA-512 and SHA-3 fall back to portable
 #   nosha2  QEMU_CPU=max, but Numba's target lacks +sha2: everything portable
@@ -25,7 +25,10 @@ ROOTFS="$CACHE/rootfs"
 WHEELS="$CACHE/wheels"
 MIRROR="${JITDIGEST_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 PY=3.11                      # bookworm's python3
-PACKAGES="numba>=0.60,<0.69 llvmlite>=0.43,<0.51 numpy>=1.24,<2.5 pytest>=7.4,<10 hypothesis>=6.80,<7"
+# pytest-timeout: pyproject's "timeout" ini option is then a known key (no warning); the runs
+# below turn it off with -o timeout=0 (compiling under emulation is slow).
+PACKAGES="numba>=0.60,<0.69 llvmlite>=0.43,<0.51 numpy>=1.24,<2.5 pytest>=7.4,<10 hypothesis>=6.80,<7
+          pytest-timeout>=2.2,<3"
 MODES=("$@")
 [ ${#MODES[@]} -gt 0 ] || MODES=(max a72 nosha2)
 
@@ -111,8 +114,8 @@ run_mode() {  # run_mode NAME: the tests and `jitdigest info` in one emulated co
     esac
     say "run $mode: ${env[*]:5}"
     chroot "$ROOTFS" /usr/bin/env -i "${env[@]}" sh -c \
-        'cd /src && python -m pytest tests/test_aarch64.py -q -o addopts=-ra -p no:cacheprovider \
-            --durations=8' \
+        'cd /src && python -m pytest tests/test_aarch64.py -q -o addopts=-ra -o timeout=0 \
+            -p no:cacheprovider --durations=8' \
         && chroot "$ROOTFS" /usr/bin/env -i "${env[@]}" sh -c 'cd /src && python -m jitdigest info'
 }
 
@@ -123,7 +126,7 @@ if [ -n "${JITDIGEST_AARCH64_REBUILD:-}" ] || [ ! -e "$ROOTFS/.jitdigest-rootfs-
 fi
 binfmt
 if [ ! -e "$ROOTFS/.jitdigest-venv-done" ]; then
-    timed "venv (aarch64 wheels: numba, llvmlite, numpy, pytest, hypothesis)" build_venv
+    timed "venv (aarch64 wheels: numba, llvmlite, numpy, pytest(-timeout), hypothesis)" build_venv
 fi
 [ "${MODES[*]}" != build ] || exit 0
 timed "copy working tree" install_tree
