@@ -3,8 +3,10 @@
 known answers report how many through ``known_answers``, and the run ends with the totals."""
 import collections
 import contextlib
+import faulthandler
 import hashlib
 import os
+import signal
 
 import pytest
 
@@ -24,6 +26,168 @@ def pytest_xdist_auto_num_workers(config):
     except AttributeError:
         cpus = os.cpu_count() or 1
     return min(cpus + 1, 5)
+
+
+# --- a scheduler that survives a crashed worker --------------------------------------------
+
+try:
+    from xdist.scheduler import LoadFileScheduling
+except ImportError:                     # no pytest-xdist: the hook below is never called
+    LoadFileScheduling = object
+
+
+class LoadFileAfterCrash(LoadFileScheduling):
+    """``--dist loadfile`` as pytest-xdist 3.8 runs it, less two ways its run hung for ever
+    once a worker died and was replaced (all workers idle, the controller waiting):
+
+    * the dead worker's *finished* files went back on the queue with its unfinished one; each
+      later reached a worker as an empty batch, which never completes, so that worker was never
+      given anything again. Only files with tests left go back now (first in the queue);
+    * a worker runs a test only once it holds the next one (or is told to stop): a new worker
+      given a file with one test left, while others were queued, waited for ever. A worker now
+      holds two tests or more while any are queued.
+
+    The test the worker died in is reported failed (pytest-xdist's "worker 'gwN' crashed while
+    running ...") and not run again: a test that kills its worker would kill the next one."""
+
+    def remove_node(self, node):
+        workload = self.assigned_work.pop(node)
+        left = {scope: unit for scope, unit in workload.items() if not all(unit.values())}
+        if not left:
+            return None
+        crashitem = next(nodeid for unit in left.values()
+                         for nodeid, done in unit.items() if not done)
+        left[self._split_scope(crashitem)][crashitem] = True
+        for scope, unit in reversed(left.items()):
+            if not all(unit.values()):
+                self.workqueue[scope] = unit
+                self.workqueue.move_to_end(scope, last=False)
+        for other in self.assigned_work:
+            self._reschedule(other)
+        return crashitem
+
+    def _reschedule(self, node):
+        super()._reschedule(node)
+        while (not node.shutting_down and self.workqueue
+               and self._pending_of(self.assigned_work[node]) < 2):
+            self._assign_work_unit(node)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """(A pytest-xdist hook, optional like the one above.) ``--dist loadfile``: the scheduler
+    above; any other --dist: pytest-xdist's own."""
+    if config.getvalue("dist") == "loadfile":
+        return LoadFileAfterCrash(config, log)
+    return None
+
+
+# --- time limits ------------------------------------------------------------------------------
+
+_STDERR = pytest.StashKey[int]()     # a copy of standard error: see pytest_configure
+
+
+def pytest_addoption(parser, pluginmanager):
+    """The ``timeout`` ini key (pyproject.toml) is pytest-timeout's; where that plugin is not
+    installed (or is disabled, ``-p no:timeout``) it is registered here, so that it still sets
+    the last-resort limit below and pytest does not warn about an unknown key."""
+    if not pluginmanager.has_plugin("timeout"):
+        parser.addini("timeout", "per-test time limit in seconds (pytest-timeout's key)")
+
+
+def pytest_configure(config):
+    if not config.pluginmanager.has_plugin("timeout"):
+        config.addinivalue_line("markers", "timeout(seconds): this test's time limit")
+    # where a stuck test's stacks go: standard error as it was before pytest's capture (which
+    # is suspended while pytest configures), as for pytest's faulthandler plugin
+    config.stash[_STDERR] = os.dup(2)
+
+
+def pytest_unconfigure(config):
+    fd = config.stash.get(_STDERR, None)
+    if fd is not None:
+        os.close(fd)
+        del config.stash[_STDERR]
+
+
+def time_limit(item):
+    """The test's limit in seconds (None: none): pytest-timeout's for it where that plugin runs
+    (its marker, ``--timeout``, PYTEST_TIMEOUT, the ini key), else the marker or the ini key."""
+    value = None
+    if item.config.pluginmanager.has_plugin("timeout"):
+        try:
+            from pytest_timeout import _get_item_settings
+            value = _get_item_settings(item).timeout
+        except Exception:           # its internals moved: read the marker and the ini key
+            pass
+    if value is None:
+        marker = item.get_closest_marker("timeout")
+        if marker is not None:
+            value = marker.args[0] if marker.args else marker.kwargs.get("timeout")
+        else:
+            try:
+                value = item.config.getini("timeout")
+            except ValueError:      # not registered (pytest_addoption above did not run)
+                value = None
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return None
+    return value if value > 0 else None
+
+
+def last_resort(limit):
+    """How long after a test starts its process is ended if the test is still running: the
+    limit, and as long again, at most 5 minutes more. pytest-timeout fails a test at its limit
+    by SIGALRM (the "signal" method, its default on POSIX), which takes effect only when the
+    main thread next runs Python code: not while it waits in C for something that never
+    comes (a lock another thread forgot, a kernel that never returns)."""
+    return limit + min(limit, 300.0)
+
+
+# Signal dispositions that tests may change in this process and must not leave changed: `jitdigest
+# sum` sets SIGPIPE to its default action (a closed pipe ends the command quietly, as it ends
+# sha256sum), and tests that run ``cli.main(["sum", ...])`` in the worker did so for the rest of
+# the worker's life. From then on a write to a pipe or socket whose reader is gone (a child that
+# exited without reading all its input; also multiprocessing's resource-tracker probe and Python
+# sockets, which count on SIGPIPE being ignored) kills the worker outright: no traceback, no
+# kernel message, pytest-xdist's "node down: Not properly terminated", in whichever test file
+# that worker happens to run later.
+KEPT_SIGNALS = [getattr(signal, name) for name in ("SIGPIPE", "SIGINT", "SIGTERM", "SIGHUP",
+                                                    "SIGCHLD", "SIGUSR1", "SIGUSR2")
+                if hasattr(signal, name)]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item):
+    """Around each test (setup, call and teardown):
+
+    * the signal dispositions in KEPT_SIGNALS are put back as they were;
+    * past ``last_resort(time_limit(item))`` seconds, every thread's stack is written to
+      standard error and the process ends (faulthandler's watchdog, a C thread that needs
+      neither the GIL nor the main thread): under pytest-xdist the worker's end is reported
+      as "worker 'gwN' crashed while running 'TEST'", the test fails, a new worker takes the
+      rest of the queue and the run goes on; without xdist the run ends there. Not when
+      pytest's own ``faulthandler_timeout`` is set (it uses the same, single, watchdog)."""
+    saved = {}
+    for signum in KEPT_SIGNALS:
+        handler = signal.getsignal(signum)
+        if handler is not None:                 # None: set outside Python, cannot be put back
+            saved[signum] = handler
+    limit = time_limit(item)
+    watch = (limit is not None and _STDERR in item.config.stash
+             and not float(item.config.getini("faulthandler_timeout") or 0))
+    if watch:
+        faulthandler.dump_traceback_later(last_resort(limit), exit=True,
+                                          file=item.config.stash[_STDERR])
+    try:
+        yield
+    finally:
+        if watch:
+            faulthandler.cancel_dump_traceback_later()
+        for signum, handler in saved.items():
+            if signal.getsignal(signum) is not handler:
+                signal.signal(signum, handler)
 
 
 # The files whose tests took longest in a cold run (``--durations=0``, 2 cores), longest first:
