@@ -454,9 +454,26 @@ def console():
     teardown, whose final garbage collection over Numba's objects costs ~0.15 s, a quarter
     of a one-file ``jitdigest sum``."""
     import os
+    import signal
+    interrupted = []
+
+    def on_sigint(signum, frame):
+        interrupted.append(signum)
+        raise KeyboardInterrupt
+
+    # Ctrl-C ends the command by SIGINT whatever it interrupts: an import that turns the
+    # KeyboardInterrupt into another error (numpy's C extensions raise ImportError) too.
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, on_sigint)
     try:
         status = main()
     except KeyboardInterrupt:
+        _die_by_sigint()
+    except BaseException:
+        if interrupted:
+            _die_by_sigint()
+        raise
+    if interrupted:
         _die_by_sigint()
     for stream in (sys.stdout, sys.stderr):
         try:

@@ -316,6 +316,26 @@ def test_ctrl_c_during_start_up_dies_by_sigint(files):
     assert (got.stdout, got.stderr, got.returncode) == want == (b"", b"", -signal.SIGINT)
 
 
+CTRL_C_TURNED_INTO_AN_ERROR = """\
+import os, signal, sys, time
+import jitdigest.cli as cli
+def main():
+    try:
+        os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C during an import that turns the interrupt
+        time.sleep(5)                        # into another error, as numpy's C extensions do
+    except KeyboardInterrupt:
+        raise ImportError("Importing the numpy C-extensions failed.") from None
+cli.main = main
+cli.console()
+"""
+
+
+def test_ctrl_c_turned_into_another_error_still_dies_by_sigint(files):
+    got = run([sys.executable, "-c", CTRL_C_TURNED_INTO_AN_ERROR], cwd=files,
+              preexec_fn=interactive_sigint)
+    assert (got.stdout, got.stderr, got.returncode) == (b"", b"", -signal.SIGINT)
+
+
 # --- long checksum lines ------------------------------------------------------------------------
 
 LONG = 64 << 20
