@@ -3,7 +3,7 @@
 Every other module reads it; nothing repeats it. Names resolve as hashlib's do: the canonical
 names exactly, and OpenSSL's names ("SHA-256", "sha3-256", "blake2b512", ...) in any case.
 """
-from functools import cached_property
+from ._fork import cached_property
 
 
 class AlgoSpec:

@@ -58,6 +58,28 @@ def loading():
         yield
 
 
+class cached_property:
+    """``functools.cached_property`` without its lock: the value is computed on first access
+    and kept in the instance's ``__dict__``. On Python 3.11 functools' holds one lock for all
+    instances while it computes, and a fork while another thread held it left the child
+    waiting for ever at its first digest. Two threads may compute a value at once; each gets
+    the same answer."""
+
+    def __init__(self, func):
+        self.func = func
+        self.name = func.__name__
+        self.__doc__ = func.__doc__
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        value = instance.__dict__[self.name] = self.func(instance)
+        return value
+
+
 def _kernel_locks():
     """Numba's compiler lock, then llvmlite's lock around LLVM calls (a compile takes them in
     that order), if jitdigest's kernels could hold them here (their seam is loaded), else

@@ -8,6 +8,7 @@ import re
 import jitdigest
 
 from .. import _algorithms
+from .._fork import cached_property
 from .errors import FatalError, UsageError
 from .quote import quote
 
@@ -63,7 +64,7 @@ class Algo:
         """``hash_many``'s keyword arguments for this output (a SHAKE's length)."""
         return {"length": self.size if self.xof else None}
 
-    @functools.cached_property
+    @cached_property
     def cache_key(self):
         """The algorithm as a --cache row stores it: its name and output length, e.g.
         "blake2b:256"."""
@@ -115,7 +116,7 @@ class Blake3:
     def __hash__(self):
         return hash(self._ident())
 
-    @functools.cached_property
+    @cached_property
     def cache_key(self):
         """What a --cache row says of this mode: the context, or an identifier of the key
         (a BLAKE3 derived key of it: the database never holds the key itself)."""
