@@ -225,12 +225,23 @@ class _TagAction(argparse.Action):
 
 
 def _cmd_sum(args):
-    import os
     import signal
     from . import sum as engine
-    if hasattr(signal, "SIGPIPE"):
-        # A closed pipe ends the run quietly, as it ends sha256sum.
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    if not hasattr(signal, "SIGPIPE"):
+        return _sum(engine, args)
+    # A closed pipe ends the run quietly, as it ends sha256sum. Put back after the run where
+    # a program called main() (not console()): its own later writes to a closed pipe must
+    # raise BrokenPipeError as Python's do, not kill it.
+    previous = signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    try:
+        return _sum(engine, args)
+    finally:
+        if not _COMMAND and previous is not None:
+            signal.signal(signal.SIGPIPE, previous)
+
+
+def _sum(engine, args):
+    import os
     try:
         return engine.run(args)
     except engine.UsageError as exc:
@@ -448,6 +459,9 @@ def main(argv=None):
         return 2
 
 
+_COMMAND = False        # this process is the command (console()), not a program calling main()
+
+
 def console():
     """The ``jitdigest`` command (and ``python -m jitdigest``): ``main()``, then the process
     ends at once. Everything it wrote is flushed first; what is skipped is the interpreter's
@@ -455,6 +469,8 @@ def console():
     of a one-file ``jitdigest sum``."""
     import os
     import signal
+    global _COMMAND
+    _COMMAND = True
     interrupted = []
 
     def on_sigint(signum, frame):

@@ -204,6 +204,18 @@ def test_info_and_warmup_still_work(capsys):
     assert capsys.readouterr().out.startswith("md5: ")
 
 
+@pytest.mark.skipif(not hasattr(signal, "SIGPIPE"), reason="POSIX signals")
+def test_main_leaves_the_callers_sigpipe_as_it_was(tmp_path, capsys):
+    """``cli.main(["sum", ...])`` called by a program: SIGPIPE is Python's (ignored) again after
+    it, so that the program's own writes to a closed pipe raise instead of killing it."""
+    from jitdigest import cli
+    (tmp_path / "f").write_bytes(b"abc")
+    before = signal.getsignal(signal.SIGPIPE)
+    assert cli.main(["sum", str(tmp_path / "f")]) == 0
+    assert capsys.readouterr().out.split()[0] == hashlib.sha256(b"abc").hexdigest()
+    assert signal.getsignal(signal.SIGPIPE) == before
+
+
 def test_info_into_a_closed_pipe_is_quiet():
     """``jitdigest info | head -1``: the reader is gone before the output is written; the
     command stops with status 1 and no traceback (as coreutils stop)."""
