@@ -5,7 +5,7 @@ The default run draws FUZZ_EXAMPLES inputs (about 5.7 checked calls each: every 
 one HMAC for a hash_many input, uuid3/uuid5 as bytes and strings, hexdigests) in two children at
 once. A release run draws more::
 
-    JITDIGEST_FUZZ_EXAMPLES=500000 python -m pytest tests/test_fuzz.py -q -s -n 0
+    JITDIGEST_FUZZ_EXAMPLES=500000 python -m pytest tests/test_fuzz.py -q -s -n 0 -o timeout=0
 
 (``JITDIGEST_FUZZ_SEED`` picks another seed; each child gets seed + its number.)
 """
