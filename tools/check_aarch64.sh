@@ -56,14 +56,25 @@ binfmt() {
     cp -f "$(readlink -f "$interp")" "$ROOTFS$interp"
 }
 
+unmount_left() {
+    # /proc, /dev, /sys left mounted in the root file system by a run that was killed (SIGKILL:
+    # no EXIT trap): rm -rf would go on into the host's /dev through the bind mount.
+    local m
+    awk -v r="$ROOTFS/" 'index($2, r) == 1 { print $2 }' /proc/mounts | sort -r \
+        | while read -r m; do umount -l "$m"; done
+}
+
 build_rootfs() {
-    rm -rf "$ROOTFS"
+    unmount_left
+    rm -rf --one-file-system "$ROOTFS"
     mkdir -p "$ROOTFS/usr/bin"
     debootstrap --arch=arm64 --foreign --variant=minbase --include=python3,python3-venv \
-        bookworm "$ROOTFS" "$MIRROR" >"$CACHE/debootstrap.log" 2>&1
+        bookworm "$ROOTFS" "$MIRROR" >"$CACHE/debootstrap.log" 2>&1 \
+        || { tail -n 20 "$CACHE/debootstrap.log"; return 1; }
     cp /usr/bin/qemu-aarch64-static "$ROOTFS/usr/bin/"
     binfmt
-    chroot "$ROOTFS" /debootstrap/debootstrap --second-stage >>"$CACHE/debootstrap.log" 2>&1
+    chroot "$ROOTFS" /debootstrap/debootstrap --second-stage >>"$CACHE/debootstrap.log" 2>&1 \
+        || { tail -n 20 "$CACHE/debootstrap.log"; return 1; }
     touch "$ROOTFS/.jitdigest-rootfs-done"
 }
 
