@@ -45,21 +45,26 @@ def run_child(module_code, args, env=None, timeout=900):
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def machine():
-    """One line naming the CPU and versions, for result headers."""
-    import platform
-    cpu = platform.processor() or platform.machine()
+def cpu_model():
+    """The CPU's model name (``/proc/cpuinfo``), else what ``platform`` says."""
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
                 if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
+                    return line.split(":", 1)[1].strip()
     except OSError:
         pass
+    import platform
+    return platform.processor() or platform.machine()
+
+
+def machine():
+    """One line naming the CPU and versions, for result headers."""
+    import platform
+
     import numba
     import numpy
-    return (f"{cpu}, {os.cpu_count()} cores; Python {platform.python_version()}, "
+    return (f"{cpu_model()}, {os.cpu_count()} cores; Python {platform.python_version()}, "
             f"numba {numba.__version__}, numpy {numpy.__version__}, {time.strftime('%Y-%m-%d')}")
 
 

@@ -38,6 +38,7 @@ import jitdigest  # noqa: E402
 import jitdigest.cuda as jc  # noqa: E402
 from jitdigest import _config  # noqa: E402
 from jitdigest.kernels._rows_cuda import rows_kernel  # noqa: E402
+from _timing import cpu_model  # noqa: E402  (benchmarks/, this script's folder)
 from numba import cuda  # noqa: E402
 from numba.core import types  # noqa: E402
 
@@ -173,17 +174,6 @@ def measure(name, size, args, rng):
             "cpu_messages": len(cpu_rows), "cpu_one_thread_per_s": len(one_rows) / one,
             "rows_ok": bool(check),
             "resources": resources(name)}
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def environment():

@@ -32,6 +32,9 @@ import traceback
 import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(1, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "benchmarks"))
+from _timing import cpu_model  # noqa: E402  (benchmarks/_timing.py: result headers' CPU name)
 
 HANG_S = 120            # a call running longer than this is a hang
 STOP = threading.Event()
@@ -115,18 +118,6 @@ def vmrss_mb():
                 return int(line.split()[1]) / 1024
     import resource
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    import platform
-    return platform.processor() or platform.machine()
 
 
 def worker(seed, kinds, weights):
