@@ -30,9 +30,8 @@ The hooks are registered when this module is imported, after ``logging`` (import
 that: Numba logs while it imports and compiles). Before-fork hooks run in reverse order of
 registration, so this one runs before ``logging``'s, which takes logging's lock: a thread that
 this hook waits for and that logs (creates a logger while importing, logs while compiling) is
-never left waiting for a lock the forking thread already took. Other jitdigest locks that a
-thread may hold around a load are made anew in the child by their own modules (``_keyed``,
-``_notice``, ``_parallel``).
+never left waiting for a lock the forking thread already took. jitdigest's other module-level locks, which a thread may hold around a load or
+a compile, are made anew in the child (``lock()``).
 """
 import contextlib
 import logging  # noqa: F401  (first: see above)
@@ -49,6 +48,19 @@ WATCHED = ("jitdigest", "numba", "llvmlite", "numpy")
 
 _gate = threading.RLock()
 _held = []            # what the forking thread took before the fork, to release after it
+
+
+_RENEWED = []         # (a module's globals, a name): a lock made anew in a forked child
+
+
+def lock(module_globals, name):
+    """A new ``threading.Lock``, for ``name = lock(globals(), "name")``: the module's global
+    ``name`` is made anew in a forked child (held by another thread at the fork, it would stay
+    held there: the child lacks that thread). Users read the global at each use (``with
+    _lock:``), so the child's is the new one."""
+    _RENEWED.append((module_globals, name))
+    module_globals[name] = threading.Lock()
+    return module_globals[name]
 
 
 @contextlib.contextmanager
@@ -148,6 +160,8 @@ def _forget_cut_imports():
 
 def _after_fork_in_child():
     _after_fork_in_parent()               # the child's one thread is the one that took them
+    for module_globals, name in _RENEWED:
+        module_globals[name] = threading.Lock()
     _forget_cut_imports()
 
 

@@ -9,25 +9,14 @@ writes into a ``bytes`` output its caller has just made (``_dispatch.bytes_built
 this Python has one. ``entry(spec, "hmac")`` is None for the other families; callers then use
 hash objects.
 """
-import os
-import threading
 
-from . import _algorithms, _cpu, _dispatch
+from . import _algorithms, _cpu, _dispatch, _fork
 from ._numpy import on_first_use
 
 np = on_first_use(globals())        # a script's first HMACs (``hmac._first_hmac``) need none
 
 _compiled = {}
-_lock = threading.Lock()
-
-
-def _new_lock_in_child():
-    global _lock
-    _lock = threading.Lock()      # held around a compile; a forked child lacks the thread
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_new_lock_in_child)
+_lock = _fork.lock(globals(), "_lock")      # held around a compile
 
 
 def bytes_view(obj):

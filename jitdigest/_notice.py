@@ -8,19 +8,10 @@ import sys
 import threading
 import time
 
-from . import _config
+from . import _config, _fork
 
 _FRAMES = "|/-\\"
-_lock = threading.Lock()
-
-
-def _new_lock_in_child():
-    global _lock
-    _lock = threading.Lock()      # held while a compile line shows; a forked child lacks the thread
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_new_lock_in_child)
+_lock = _fork.lock(globals(), "_lock")      # held while a compile line shows
 
 
 def isatty(stream):

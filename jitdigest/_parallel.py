@@ -18,19 +18,18 @@ choice, and adds only what Numba leaves to users:
   region after its parent used one. Such a child hashes on its calling thread (``usable()`` is
   False there). TBB and workqueue children use the layer as the parent did.
 * **Fork during a compile** is ``_fork``'s: a fork waits for Numba's compiler lock and for
-  jitdigest's first-use work. This module's own locks are made anew in a forked child.
+  jitdigest's first-use work; this module's locks are made anew in a forked child.
 
 Importing this module imports no Numba: everything here runs on the first large batch.
 """
 import contextlib
 import os
 import sys
-import threading
-
 from . import _fork
 
-_lock = threading.Lock()          # guards the set-up below
-_serial = threading.Lock()        # held around parallel calls on a layer that is not thread-safe
+_lock = _fork.lock(globals(), "_lock")          # guards the set-up below
+_serial = _fork.lock(globals(), "_serial")      # held around parallel calls on a layer that
+                                                # is not thread-safe
 _layer = None                     # the layer this process uses, once launched
 _forked_off = False               # a forked child of an OpenMP process: no parallel regions
 
@@ -144,8 +143,7 @@ def describe():
 # --- fork -----------------------------------------------------------------------------------
 
 def _after_fork_in_child():
-    global _forked_off, _lock, _serial
-    _lock, _serial = threading.Lock(), threading.Lock()
+    global _forked_off
     if "numba.np.ufunc.parallel" in sys.modules:
         from .kernels._internals import launched_layer
         if launched_layer() == "omp":

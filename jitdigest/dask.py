@@ -26,7 +26,6 @@ it (``pip install "jitdigest[dask]"``).
 import asyncio
 import functools
 import sys
-import threading
 import time
 
 try:
@@ -38,7 +37,7 @@ except ImportError as exc:
 
 import numpy as np
 
-from . import _algorithms, _config
+from . import _algorithms, _config, _fork
 from .batch import hash_many
 from .keyed_batch import hmac_many
 
@@ -301,7 +300,7 @@ def _hash_bag_partition(part, name, key, length, size):
 
 LAYOUTS = ("grid", "rows")      # hash_array's blocks; columns' and bags' values + offsets
 _warmed = {}                    # (algorithm, layout, keyed) -> seconds it took, this process
-_warm_lock = threading.Lock()
+_warm_lock = _fork.lock(globals(), "_warm_lock")
 
 
 def _sample(layout):

@@ -14,10 +14,9 @@ hashed by hashlib), a constructor of jitdigest or hashlib (hashlib's are served 
 kernels), or any other constructor or PEP 247 module (used as given). Errors are the standard
 library's, in its order and words. SHAKE, which the standard library refuses, is refused by it.
 """
-import threading
 import warnings as _warnings
 
-from . import _algorithms, _config, _cpu, _hashobj, _keyed
+from . import _algorithms, _config, _cpu, _fork, _hashobj, _keyed
 from ._stdlib import hashlib as _hashlib, hmac as _std_hmac
 from ._keyed import bytes_view as _bytes_view
 from ._hashobj import _ZERO
@@ -154,7 +153,7 @@ def _missing_digestmod():
 
 
 # Taken while an object made with a bytes message (or none) starts its inner hash.
-_STARTING = threading.Lock()
+_STARTING = _fork.lock(globals(), "_STARTING")
 
 
 class HMAC:
