@@ -33,7 +33,6 @@ this hook waits for and that logs (creates a logger while importing, logs while 
 never left waiting for a lock the forking thread already took. jitdigest's other module-level locks, which a thread may hold around a load or
 a compile, are made anew in the child (``lock()``).
 """
-import contextlib
 import logging  # noqa: F401  (first: see above)
 import os
 import sys
@@ -48,8 +47,6 @@ WATCHED = ("jitdigest", "numba", "llvmlite", "numpy")
 
 _gate = threading.RLock()
 _held = []            # what the forking thread took before the fork, to release after it
-
-
 _RENEWED = []         # (a module's globals, a name): a lock made anew in a forked child
 
 
@@ -63,11 +60,10 @@ def lock(module_globals, name):
     return module_globals[name]
 
 
-@contextlib.contextmanager
 def loading():
-    """Run the block (first-use work: an import, a link) where no fork can land."""
-    with _gate:
-        yield
+    """``with loading():`` runs the block (first-use work: an import, a link) where no fork
+    can land."""
+    return _gate
 
 
 class cached_property:
@@ -103,17 +99,18 @@ def _kernel_locks():
     return threads.compiler_lock(), threads.llvm_lock()
 
 
-def _importing_elsewhere():
-    """Is another thread importing a module of ``WATCHED`` now (its module
-    lock, ``importlib._bootstrap._module_locks``, owned by that thread)?"""
+def _cut_by_a_fork(packages):
+    """The modules of ``packages`` (top-level names) that a thread other than this one is
+    importing now: their module locks (``importlib._bootstrap._module_locks``) name it."""
     locks = getattr(sys.modules.get("_frozen_importlib"), "_module_locks", None) or {}
     me = threading.get_ident()
-    for name, ref in list(locks.items()):
-        if name.partition(".")[0] in WATCHED:
-            owner = getattr(ref(), "owner", None)
-            if owner is not None and owner != me:
-                return True
-    return False
+    return [name for name, ref in list(locks.items())
+            if name.partition(".")[0] in packages
+            and getattr(ref(), "owner", None) not in (None, me)]
+
+
+def _importing_elsewhere():
+    return bool(_cut_by_a_fork(WATCHED))
 
 
 def _before_fork():
@@ -139,19 +136,10 @@ def _after_fork_in_parent():
 
 def _forget_cut_imports():
     """In a forked child, drop the ``jitdigest`` modules whose import another thread was
-    running at the fork: the module lock of each (``importlib._bootstrap._module_locks``) is
-    owned by a thread this process does not have, and would block every later import of that
-    name."""
-    bootstrap = sys.modules.get("_frozen_importlib")     # importlib._bootstrap
-    me = threading.get_ident()
-    locks = getattr(bootstrap, "_module_locks", {})
-    for name, ref in list(locks.items()):
-        if name != "jitdigest" and not name.startswith("jitdigest."):
-            continue
-        lock = ref()
-        owner = getattr(lock, "owner", None)
-        if owner is None or owner == me:
-            continue
+    running at the fork: the module lock of each is owned by a thread this process does not
+    have, and would block every later import of that name."""
+    locks = getattr(sys.modules.get("_frozen_importlib"), "_module_locks", {})
+    for name in _cut_by_a_fork(("jitdigest",)):
         locks.pop(name, None)
         module = sys.modules.get(name)
         if getattr(getattr(module, "__spec__", None), "_initializing", False):
