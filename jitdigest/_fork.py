@@ -22,9 +22,10 @@ forever (``multiprocessing``'s fork start method, Dask's nannies and gunicorn al
   in a generated module, ``jitdigest.blake3`` on first access). So a fork also waits until no
   other thread is importing a module of jitdigest, Numba, llvmlite or numpy (``WATCHED``; their
   module locks, ``importlib._bootstrap._module_locks``), checked again once it holds the
-  gate. Should one be cut all the same (a thread that starts an import in the instant before
-  the fork), the child drops the half-made ``jitdigest`` modules and their locks, so that its
-  first use imports them anew, as a fresh process would.
+  gate. Should one be cut all the same (a thread that starts an import in the instant between
+  that check and the fork: 1 in 500 fork trials caught ``np.unique``'s first import of
+  ``numpy.ma`` there), the child drops the half-made modules of jitdigest and numpy and their
+  locks (``FORGOTTEN``), so that its first use imports them anew, as a fresh process would.
 
 The hooks are registered when this module is imported, after ``logging`` (imported here for
 that: Numba logs while it imports and compiles). Before-fork hooks run in reverse order of
@@ -134,12 +135,18 @@ def _after_fork_in_parent():
         _held.pop().release()
 
 
+# Whose half-made modules a forked child drops: jitdigest's, and numpy's lazily imported
+# submodules (``np.unique`` imports ``numpy.ma`` on first use). Numba's and llvmlite's are
+# imported under the gate.
+FORGOTTEN = ("jitdigest", "numpy")
+
+
 def _forget_cut_imports():
-    """In a forked child, drop the ``jitdigest`` modules whose import another thread was
+    """In a forked child, drop the modules of ``FORGOTTEN`` whose import another thread was
     running at the fork: the module lock of each is owned by a thread this process does not
     have, and would block every later import of that name."""
     locks = getattr(sys.modules.get("_frozen_importlib"), "_module_locks", {})
-    for name in _cut_by_a_fork(("jitdigest",)):
+    for name in _cut_by_a_fork(FORGOTTEN):
         locks.pop(name, None)
         module = sys.modules.get(name)
         if getattr(getattr(module, "__spec__", None), "_initializing", False):

@@ -70,3 +70,50 @@ def test_module_locks_held_by_another_thread_are_free_in_a_child():
     assert os.waitstatus_to_exitcode(status) == 0
     import hmac as std_hmac
     assert reply == b"1 " + std_hmac.new(b"k", b"m", "sha256").hexdigest().encode()
+
+
+CUT_IMPORTS = """
+import os, sys, threading, time
+import numpy, jitdigest
+from jitdigest import _config
+_config.FORK_WAIT = 0.3            # the fork stops waiting for the imports below
+folder = sys.argv[1]
+for package in (numpy, jitdigest):
+    where = os.path.join(folder, package.__name__)
+    os.makedirs(where)
+    with open(os.path.join(where, "zz_slow.py"), "w") as f:
+        f.write("import os, time\\nVALUE = 42\\nif os.getpid() == %d:\\n    time.sleep(3)\\n"
+                % os.getpid())
+    package.__path__.append(where)
+importers = [threading.Thread(target=__import__, args=(name,))
+             for name in ("numpy.zz_slow", "jitdigest.zz_slow")]
+for t in importers:
+    t.start()
+time.sleep(0.5)                    # both imports under way, in the parent only
+pid = os.fork()
+if pid == 0:
+    import numpy.zz_slow, jitdigest.zz_slow
+    os._exit(0 if numpy.zz_slow.VALUE == jitdigest.zz_slow.VALUE == 42 else 1)
+for _ in range(600):
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        print("child", os.waitstatus_to_exitcode(status))
+        break
+    time.sleep(0.1)
+else:
+    os.kill(pid, 9)
+    print("child hung")
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_child_imports_anew_what_a_vanished_thread_was_importing(tmp_path):
+    """Imports of a jitdigest module and of a numpy submodule that another thread was running
+    when the fork came (the fork's wait for them cut short): the child imports them anew
+    instead of waiting for ever on their module locks."""
+    import subprocess
+    import sys
+    proc = subprocess.run([sys.executable, "-c", CUT_IMPORTS, str(tmp_path)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["child", "0"], proc.stdout + proc.stderr
