@@ -177,12 +177,18 @@ def threads_arg(rng):
 
 # -- one-shot, streaming, files ----------------------------------------------------------------
 
-def call_oneshot(rng):
+def message(rng):
+    """(algorithm, its BLAKE2 parameters, a message, a SHAKE length), noted for a report."""
     name = rng.choice(ALGOS)
     p = blake2_params(rng, name)
     data = rng.randbytes(size(rng))
     length = xof_length(rng)
     note(f"{name} {p} len={len(data)} xof={length}")
+    return name, p, data, length
+
+
+def call_oneshot(rng):
+    name, p, data, length = message(rng)
     ctor = getattr(jd, name, None)
     if ctor is None or rng.random() < 0.3:
         h, api = jd.new(name, buf(rng, data), **p), "new()"
@@ -196,11 +202,7 @@ def call_oneshot(rng):
 
 
 def call_stream(rng):
-    name = rng.choice(ALGOS)
-    p = blake2_params(rng, name)
-    data = rng.randbytes(size(rng))
-    length = xof_length(rng)
-    note(f"{name} {p} len={len(data)} xof={length}")
+    name, p, data, length = message(rng)
     h, ref = jd.new(name, **p), hashlib.new(name, **p)
     for a, b in cuts(rng, len(data)):
         h.update(buf(rng, data[a:b]))
