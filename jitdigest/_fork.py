@@ -31,8 +31,9 @@ The hooks are registered when this module is imported, after ``logging`` (import
 that: Numba logs while it imports and compiles). Before-fork hooks run in reverse order of
 registration, so this one runs before ``logging``'s, which takes logging's lock: a thread that
 this hook waits for and that logs (creates a logger while importing, logs while compiling) is
-never left waiting for a lock the forking thread already took. jitdigest's other module-level locks, which a thread may hold around a load or
-a compile, are made anew in the child (``lock()``).
+never left waiting for a lock the forking thread already took. jitdigest's other module-level
+locks, which a thread may hold around a load or a compile, are made anew in the child
+(``lock()``).
 """
 import logging  # noqa: F401  (first: see above)
 import os
@@ -100,12 +101,17 @@ def _kernel_locks():
     return threads.compiler_lock(), threads.llvm_lock()
 
 
+def _module_locks():
+    """The import system's module locks: name -> weak reference to the lock of an import in
+    progress (``importlib._bootstrap._module_locks``)."""
+    return getattr(sys.modules.get("_frozen_importlib"), "_module_locks", None) or {}
+
+
 def _cut_by_a_fork(packages):
     """The modules of ``packages`` (top-level names) that a thread other than this one is
-    importing now: their module locks (``importlib._bootstrap._module_locks``) name it."""
-    locks = getattr(sys.modules.get("_frozen_importlib"), "_module_locks", None) or {}
+    importing now: their module locks name it."""
     me = threading.get_ident()
-    return [name for name, ref in list(locks.items())
+    return [name for name, ref in list(_module_locks().items())
             if name.partition(".")[0] in packages
             and getattr(ref(), "owner", None) not in (None, me)]
 
@@ -145,7 +151,7 @@ def _forget_cut_imports():
     """In a forked child, drop the modules of ``FORGOTTEN`` whose import another thread was
     running at the fork: the module lock of each is owned by a thread this process does not
     have, and would block every later import of that name."""
-    locks = getattr(sys.modules.get("_frozen_importlib"), "_module_locks", {})
+    locks = _module_locks()
     for name in _cut_by_a_fork(FORGOTTEN):
         locks.pop(name, None)
         module = sys.modules.get(name)

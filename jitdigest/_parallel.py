@@ -25,6 +25,7 @@ Importing this module imports no Numba: everything here runs on the first large 
 import contextlib
 import os
 import sys
+
 from . import _fork
 
 _lock = _fork.lock(globals(), "_lock")          # guards the set-up below
