@@ -189,11 +189,17 @@ class HMAC:
         raise TypeError(f"cannot pickle {type(self).__name__!r} object")
 
     def __copy__(self):
-        # copy.copy, as of the standard library's: a shallow copy (its state shared)
-        other = object.__new__(type(self))
-        for name in HMAC.__slots__:
-            if hasattr(self, name):
-                setattr(other, name, getattr(self, name))
+        # copy.copy, as of the standard library's: a shallow copy (its state shared), with a
+        # subclass's own slots and attributes
+        cls = type(self)
+        other = object.__new__(cls)
+        for klass in cls.__mro__:
+            slots = getattr(klass, "__slots__", ())
+            for name in (slots,) if isinstance(slots, str) else slots:
+                if name not in ("__dict__", "__weakref__") and hasattr(self, name):
+                    setattr(other, name, getattr(self, name))
+        if hasattr(self, "__dict__"):
+            other.__dict__.update(self.__dict__)
         return other
 
     def _start_lazily(self, key, msg, fast):

@@ -1,6 +1,7 @@
 """hashlib's contract: names, aliases, constructors, attributes, buffers and errors."""
 import array
 import hashlib
+import hmac as std_hmac
 import io
 import pickle
 
@@ -8,6 +9,7 @@ import numpy as np
 import pytest
 
 import jitdigest
+import jitdigest.hmac
 from conftest import FIXED, outcome
 
 CONSTRUCTORS = ["md5", "sha1", "sha224", "sha256", "sha384", "sha512",
@@ -209,7 +211,6 @@ def _objects():
 
     from jitdigest import hmac as jhmac
     from jitdigest.blake3 import blake3
-    import hmac as std_hmac
     yield "blake2b", jitdigest.blake2b(b"x", key=b"k"), hashlib.blake2b(b"x", key=b"k")
     yield "blake2s", jitdigest.blake2s(b"x"), hashlib.blake2s(b"x")
     yield "shake_128", jitdigest.shake_128(b"x"), hashlib.shake_128(b"x")
@@ -219,10 +220,25 @@ def _objects():
                std_hmac.new(b"k", b"m", digestmod))
         yield (f"hmac {digestmod}, updated", _streamed(jhmac.new(b"k", digestmod=digestmod)),
                _streamed(std_hmac.new(b"k", digestmod=digestmod)))
+    yield "hmac subclass", _TaggedOurs(), _TaggedTheirs()
     yield "blake3", blake3(b"x"), package.blake3(b"x")
     yield "blake3 keyed", blake3(b"x", key=bytes(32)), package.blake3(b"x", key=bytes(32))
     yield ("blake3 derive_key", blake3(derive_key_context="c"),
            package.blake3(derive_key_context="c"))
+
+
+class _TaggedOurs(jitdigest.hmac.HMAC):
+    """An HMAC subclass whose objects carry an attribute of their own."""
+    def __init__(self):
+        super().__init__(b"k", b"m", "sha256")
+        self.tag = "mine"
+
+
+class _TaggedTheirs(std_hmac.HMAC):
+    """The same, of the standard library's HMAC."""
+    def __init__(self):
+        super().__init__(b"k", b"m", "sha256")
+        self.tag = "mine"
 
 
 def _streamed(h):
@@ -246,6 +262,9 @@ def test_every_object_refuses_pickling_with_a_typeerror(protocol):
             pickle.dumps(ours, protocol)
         for act in (copy.copy, copy.deepcopy):
             assert outcome(lambda: act(ours))[0] == outcome(lambda: act(theirs))[0], (what, act)
+        if what.startswith("hmac"):             # a shallow copy of each, attributes and all
+            assert copy.copy(ours).digest() == copy.copy(theirs).digest() == theirs.digest()
+            assert getattr(copy.copy(ours), "tag", None) == getattr(theirs, "tag", None)
         checked += 1
     assert checked
 
