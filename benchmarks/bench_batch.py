@@ -271,7 +271,7 @@ def main(argv=None):
     print(machine())
     print(f"default_threads() = {batch.default_threads()}; JIT "
           f"{'on' if jitdigest.info()['jit'] else 'off'}")
-    from jitdigest import _calibration
+    from jitdigest.engine import calibration as _calibration
     print(f"batch kernels by length: {_calibration.source()}\n")
     algorithms = args.algorithms
     if args.engines:

@@ -90,7 +90,7 @@ def time_batch_loop(name, count=20000):
     import numpy as np
 
     import jitdigest
-    from jitdigest._algorithms import MERKLE_DAMGARD, SPECS
+    from jitdigest.base.algorithms import MERKLE_DAMGARD, SPECS
     from jitdigest.kernels._md import md_oneshot
     spec = SPECS[name]
     if spec.family not in MERKLE_DAMGARD:

@@ -36,7 +36,7 @@ import numpy as np  # noqa: E402
 
 import jitdigest  # noqa: E402
 import jitdigest.cuda as jc  # noqa: E402
-from jitdigest import _config  # noqa: E402
+from jitdigest.base import config as _config  # noqa: E402
 from jitdigest.kernels._rows_cuda import rows_kernel  # noqa: E402
 from _timing import cpu_model  # noqa: E402  (benchmarks/, this script's folder)
 from numba import cuda  # noqa: E402
@@ -140,7 +140,7 @@ def resources(name):
 
 
 def _algorithms_family(name):
-    return jitdigest._algorithms.lookup(name).family
+    return jitdigest.base.algorithms.lookup(name).family
 
 
 def measure(name, size, args, rng):

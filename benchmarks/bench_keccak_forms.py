@@ -56,7 +56,7 @@ def child_kernel(form, nbytes, repeat, clock):
 
     sys.path.insert(0, ROOT)
     import jitdigest
-    from jitdigest._algorithms import SPECS
+    from jitdigest.base.algorithms import SPECS
 
     spec = SPECS["sha3_256"]
     compile_s = None

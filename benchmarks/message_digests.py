@@ -87,7 +87,7 @@ COLUMNS = ("benchmark", "algorithm", "length", "mode", "kernel", "cnt", "score",
 
 
 def all_algorithms():
-    from jitdigest import _algorithms
+    from jitdigest.base import algorithms as _algorithms
     return list(_algorithms.SPECS)
 
 
@@ -374,7 +374,7 @@ def main(argv=None):
         params["warmup_time"] = params["interp_time"] = a.time
     algorithms = a.algorithms or (QUICK_ALGORITHMS if a.quick else None)
     if algorithms:
-        import jitdigest._algorithms as alg
+        import jitdigest.base.algorithms as alg
         algorithms = [alg.lookup(n).name for n in algorithms]
     lengths = list(a.lengths or LENGTHS) + ([MIB] if a.mib else [])
 

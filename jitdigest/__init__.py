@@ -17,13 +17,16 @@ on first use and is cached per user, outside the package (``jitdigest cache info
 ``jitdigest warmup`` compiles ahead of time). A cache that cannot be written or holds a damaged
 entry never stops hashing: it costs a compile and one ``CacheWarning``.
 """
-from . import _stdlib  # first: the real hashlib and hmac, before anything can stand in for them
-from . import _algorithms, _dispatch
-from ._algorithms import algorithms_available, algorithms_guaranteed
-from ._cachedir import CacheWarning
-from ._dispatch import backend
+import sys
 
-__version__ = "0.1.0"
+from .base import stdlib as _stdlib  # first: the real hashlib and hmac, before anything can stand in for them
+from .base import algorithms as _algorithms, config as _config
+from .engine import dispatch as _dispatch
+from .base.algorithms import algorithms_available, algorithms_guaranteed
+from .base.cachedir import CacheWarning
+from .engine.dispatch import backend
+
+__version__ = _config.VERSION
 
 __all__ = [
     "new", "file_digest", "algorithms_guaranteed", "algorithms_available",
@@ -36,30 +39,65 @@ __all__ = [
 
 # Names whose modules need numpy (hash objects, batches, hmac, pbkdf2) or the blake3 package's
 # API: imported on first use by ``__getattr__``, so that ``import jitdigest`` imports neither
-# numpy nor Numba. name -> (module, its attribute; None: the module itself).
+# numpy nor Numba. Each module's loader (a plain ``import``: ``from . import`` would ask this
+# module's ``__getattr__`` first), then name -> (loader, its attribute; None: the module).
+def _load_constructors():
+    import jitdigest._constructors
+    return sys.modules[f"{__name__}._constructors"]
+
+
+def _load_batch():
+    import jitdigest.batch
+    return sys.modules[f"{__name__}.batch"]
+
+
+def _load_hmac():
+    import jitdigest.hmac
+    return sys.modules[f"{__name__}.hmac"]
+
+
+def _load_pbkdf2():
+    import jitdigest._pbkdf2
+    return sys.modules[f"{__name__}._pbkdf2"]
+
+
+def _load_scrypt():
+    import jitdigest._scrypt
+    return sys.modules[f"{__name__}._scrypt"]
+
+
+def _load_keyed_batch():
+    import jitdigest.keyed_batch
+    return sys.modules[f"{__name__}.keyed_batch"]
+
+
+def _load_blake3():
+    import jitdigest.blake3
+    return sys.modules[f"{__name__}.blake3"]
+
+
 _LAZY = {
-    **{name: ("._constructors", name) for name in _algorithms.SPECS},
-    "new": ("._constructors", "new"),
-    "file_digest": ("._constructors", "file_digest"),
-    "_CONSTRUCTORS": ("._constructors", "CONSTRUCTORS"),
-    **{name: (".batch", name)
+    **{name: (_load_constructors, name) for name in _algorithms.SPECS},
+    "new": (_load_constructors, "new"),
+    "file_digest": (_load_constructors, "file_digest"),
+    "_CONSTRUCTORS": (_load_constructors, "CONSTRUCTORS"),
+    **{name: (_load_batch, name)
        for name in ("hash_many", "hexdigests", "uuid3_many", "uuid5_many", "uuid_strings")},
-    "hmac": (".hmac", None),
-    "pbkdf2_hmac": ("._pbkdf2", "pbkdf2_hmac"),
-    "scrypt": ("._scrypt", "scrypt"),
-    "hmac_many": (".keyed_batch", "hmac_many"),
-    "blake3": (".blake3", None),
+    "hmac": (_load_hmac, None),
+    "pbkdf2_hmac": (_load_pbkdf2, "pbkdf2_hmac"),
+    "scrypt": (_load_scrypt, "scrypt"),
+    "hmac_many": (_load_keyed_batch, "hmac_many"),
+    "blake3": (_load_blake3, None),
 }
 
 
 def __getattr__(name):
     """The names of ``_LAZY``, imported on first use (then module attributes like any other)."""
     try:
-        module, attribute = _LAZY[name]
+        load, attribute = _LAZY[name]
     except KeyError:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    import importlib
-    value = importlib.import_module(module, __name__)
+    value = load()
     if attribute is not None:
         value = getattr(value, attribute)
     globals()[name] = value

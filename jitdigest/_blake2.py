@@ -9,13 +9,13 @@ Argument conversion and validation follow CPython's ``_blake2`` module, in its o
 its exception types and messages (conversion of every argument first, then the range checks).
 """
 import operator
-import struct
 from functools import lru_cache
 
-from . import _algorithms, _cpu
+from .base import algorithms as _algorithms
+from .engine import cpu as _cpu
 from ._hashobj import (_CHOSEN, Hash, HashType, _first_kernels,
                        unknown_keyword_error)
-from ._numpy import on_first_use
+from .base.lazy_numpy import on_first_use
 
 np = on_first_use(globals())        # numpy with the first object that needs an array
 
@@ -99,10 +99,7 @@ class _Blake2(Hash, metaclass=_Blake2Type):
 
     __slots__ = ("_digest_size",)
 
-    _FMT = None               # struct format of the 8 parameter-block words
-    _IV = None                # the family's IV words
     _NODE_OFFSET_BITS = None  # width of the node_offset field
-    _WORD_MASK = None         # all ones in a state word (the last-node flag)
 
     def _setup(self, data, digest_size, key, salt, person, fanout, depth, leaf_size,
                node_offset, node_depth, inner_size, last_node, usedforsecurity):
@@ -177,24 +174,10 @@ class _Blake2(Hash, metaclass=_Blake2Type):
     @lru_cache(maxsize=256)
     def _initial_state(cls, digest_size, key_size, salt, person, fanout, depth, leaf_size,
                        node_offset, node_depth, inner_size, last_node):
-        """The read-only initial state: IV XOR parameter block, zero counter, last-node flag."""
-        salt_size, person_size = cls.SALT_SIZE, cls.PERSON_SIZE
-        block = bytearray(2 * (salt_size + person_size))
-        block[0:4] = bytes((digest_size, key_size, fanout, depth))
-        block[4:8] = leaf_size.to_bytes(4, "little")
-        offset_bytes = cls._NODE_OFFSET_BITS // 8
-        block[8:8 + offset_bytes] = node_offset.to_bytes(offset_bytes, "little")
-        block[8 + offset_bytes] = node_depth
-        block[9 + offset_bytes] = inner_size
-        start = len(block) - salt_size - person_size
-        block[start:start + len(salt)] = salt
-        block[start + salt_size:start + salt_size + len(person)] = person
-        words = struct.unpack(cls._FMT, block)
-        flag = cls._WORD_MASK if last_node else 0
-        state = np.array([iv ^ w for iv, w in zip(cls._IV, words)] + [0, 0, flag],
-                         dtype=_algorithms.SPECS[cls.name].word)
-        state.setflags(write=False)
-        return state
+        """The read-only initial state (``_algorithms.blake2_state``)."""
+        return _algorithms.blake2_state(cls.name, digest_size, key_size, salt, person, fanout,
+                                        depth, leaf_size, node_offset, node_depth, inner_size,
+                                        last_node)
 
     @property
     def digest_size(self):
@@ -226,10 +209,7 @@ class blake2b(_Blake2):
     PERSON_SIZE = 16
     MAX_KEY_SIZE = 64
     MAX_DIGEST_SIZE = 64
-    _FMT = "<8Q"
-    _IV = _algorithms.SPECS["sha512"].iv      # RFC 7693 2.6: SHA-512's initial state
-    _NODE_OFFSET_BITS = 64
-    _WORD_MASK = 2 ** 64 - 1
+    _NODE_OFFSET_BITS = _algorithms.BLAKE2_PARAMETERS["blake2b"][1]
 
     def __init__(self, data=_NO_DATA, /, *args, digest_size=64, key=b"", salt=b"", person=b"",
                  fanout=1, depth=1, leaf_size=0, node_offset=0, node_depth=0, inner_size=0,
@@ -250,10 +230,7 @@ class blake2s(_Blake2):
     PERSON_SIZE = 8
     MAX_KEY_SIZE = 32
     MAX_DIGEST_SIZE = 32
-    _FMT = "<8I"
-    _IV = _algorithms.SPECS["sha256"].iv      # RFC 7693 2.6: SHA-256's initial state
-    _NODE_OFFSET_BITS = 48
-    _WORD_MASK = 2 ** 32 - 1
+    _NODE_OFFSET_BITS = _algorithms.BLAKE2_PARAMETERS["blake2s"][1]
 
     def __init__(self, data=_NO_DATA, /, *args, digest_size=32, key=b"", salt=b"", person=b"",
                  fanout=1, depth=1, leaf_size=0, node_offset=0, node_depth=0, inner_size=0,

@@ -6,7 +6,8 @@ what hash objects use. numpy comes with the first object that needs an array (a 
 buffer, a streaming state); a script's first one-shot digests of ``bytes`` through stored
 kernels need none (``_native.FirstDigests``).
 """
-from . import _algorithms, _config, _hashobj, _stdlib
+from .base import algorithms as _algorithms, config as _config, stdlib as _stdlib
+from . import _hashobj
 from ._blake2 import CONSTRUCTORS as BLAKE2, blake2b, blake2s
 
 

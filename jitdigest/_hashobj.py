@@ -24,8 +24,10 @@ import operator
 import sys
 import threading
 
-from . import _algorithms, _config, _cpu, _dispatch, _stdlib
-from ._numpy import on_first_use
+from .base import algorithms as _algorithms, config as _config, stdlib as _stdlib
+from .engine import cpu as _cpu, dispatch as _dispatch
+from .engine.layout import fresh_bytes_storage
+from .base.lazy_numpy import on_first_use
 
 np = on_first_use(globals())        # numpy once an object views a buffer or streams
 
@@ -351,7 +353,7 @@ class ShakeHash(Hash):
             if self._state is None:
                 self._materialise()
             self._flush()
-            final(self._state, self._buf, self._buflen, self._total, _fresh_bytes_storage(result))
+            final(self._state, self._buf, self._buflen, self._total, fresh_bytes_storage(result))
         return result
 
     def hexdigest(self, length):
@@ -398,7 +400,7 @@ def first_digests(spec):
     """``_native.FirstDigests`` of ``spec`` while it serves (Numba not imported, no backend
     forced, a stored kernel, digests left), else None."""
     if _dispatch.FORCED is None and "numba" not in sys.modules:
-        from . import _native
+        from .runtime import native as _native
         _first_class[0] = _native.FirstDigests
         return _native.first_digests(spec)
     return None
@@ -421,15 +423,3 @@ def _output_length(length):
     if length > sys.maxsize:
         raise OverflowError("Python int too large to convert to C ssize_t")
     return length
-
-
-def _fresh_bytes_storage(data):
-    """A writable uint8 array over the storage of ``data``, a ``bytes`` object this module has
-    just made and nobody else has seen (filling it is what C code does with
-    ``PyBytes_FromStringAndSize(NULL, n)``); the caller keeps ``data`` alive meanwhile."""
-    import ctypes                          # only for long SHAKE output: not at import time
-    as_string = ctypes.pythonapi.PyBytes_AsString
-    as_string.restype = ctypes.c_void_p
-    as_string.argtypes = [ctypes.py_object]
-    storage = (ctypes.c_ubyte * len(data)).from_address(as_string(data))
-    return np.ctypeslib.as_array(storage)

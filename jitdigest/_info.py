@@ -2,7 +2,9 @@
 ``java -XX:+PrintFlagsFinal | grep SHA``."""
 import platform
 
-from . import _algorithms, _cachedir, _calibration, _cpu, _dispatch, _gpu, _parallel, blake3
+from .base import algorithms as _algorithms, cachedir as _cachedir
+from .engine import (calibration as _calibration, cpu as _cpu, dispatch as _dispatch, gpu as _gpu, parallel as _parallel)
+from . import blake3
 
 # Flag lines: name -> (algorithm family, backend name that makes it true)
 FLAGS = {

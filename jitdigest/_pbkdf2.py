@@ -19,8 +19,9 @@ tests).
 """
 import operator
 
-from . import _algorithms, _dispatch, _keyed
-from ._stdlib import hashlib
+from .base import algorithms as _algorithms
+from .engine import dispatch as _dispatch, keyed as _keyed
+from .base.stdlib import hashlib
 
 _HASHLIB_FASTER = {("sha512", "portable")}    # (family, backend) pairs that lose to hashlib
 _INT_MAX = 2 ** 31 - 1

@@ -17,8 +17,9 @@ wording, which differs between OpenSSL versions).
 """
 import numpy as np
 
-from . import _cpu, _keyed, _pbkdf2
-from ._stdlib import hashlib
+from .engine import cpu as _cpu, keyed as _keyed
+from . import _pbkdf2
+from .base.stdlib import hashlib
 
 _INT_MAX = _pbkdf2._INT_MAX           # C int
 _UINT32_MAX = 2 ** 32 - 1

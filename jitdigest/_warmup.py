@@ -28,7 +28,9 @@ import sys
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
-from . import _algorithms, _calibration, _cpu, _dispatch
+from . import _tune
+from .base import algorithms as _algorithms
+from .engine import calibration as _calibration, cpu as _cpu, dispatch as _dispatch
 
 # Entries of a batch ("lanes") backend: one task, as the prange entries call its hash_rows.
 # Per-message backends serve every entry.
@@ -39,7 +41,7 @@ def plan(names, blake3=False, tune=False):
     """[(backend, word name, entries)] that the algorithms ``names`` (and BLAKE3, if
     ``blake3``) use on this CPU, without repeats, lane kernels first, and {algorithm: (kernel,
     batch kernel)} names for the report. With ``tune``, also the kernels the calibration
-    times (``_calibration.candidates``), as it may pick any of them. A kernel set's entries are
+    times (``_tune.candidates``), as it may pick any of them. A kernel set's entries are
     one task, as they share compiled pieces (a lane kernel's block function, a per-message
     kernel's ``compress``). BLAKE3's objects' entries are one task of their own (``OBJECT``),
     its per-message backend's batch entries another (they serve batches of a few rows:
@@ -51,7 +53,7 @@ def plan(names, blake3=False, tune=False):
         batch = _dispatch.batch_kernels_for(spec)
         chosen[spec.name] = (single.name, batch.name)
         word = spec.word_name
-        timed = (_calibration.candidates(spec, every=False)
+        timed = (_tune.candidates(spec, every=False)
                  if tune and spec is not _algorithms.BLAKE3 else [])
         for ks in [batch] + timed:
             if ks is not single:
@@ -111,7 +113,7 @@ def compile_one(family, name, word, entries):
     ks = _dispatch._kernel_set(backend, getattr(np, word))
     for entry in entries:
         if entry == NATIVE:
-            from . import _native
+            from .runtime import native as _native
             try:
                 _native.write_kernel(ks)
             except OSError:
@@ -126,7 +128,7 @@ def _store_index(names):
     the algorithms it could."""
     if not _cpu.jit_enabled():
         return []
-    from . import _native
+    from .runtime import native as _native
     try:
         return _native.write_index({name: _dispatch.batch_kernels_for(_algorithms.lookup(name))
                                     for name in names})
@@ -209,20 +211,20 @@ def _exit_now():
 
 def tune_one(name):
     """Time ``name``'s candidate kernels (compiled and cached by then) in this process: the
-    table entry (``_calibration.measure_algorithm``, quick) and the seconds it took."""
+    table entry (``_tune.measure_algorithm``, quick) and the seconds it took."""
     start = time.perf_counter()
-    entry = _calibration.measure_algorithm(name, quick=True, every=False)
+    entry = _tune.measure_algorithm(name, quick=True, every=False)
     return entry, time.perf_counter() - start
 
 
 def tunings(names):
     """[(algorithm, its class's names, the (family, module name) of every kernel set it
-    times)]: one timing per class (``_calibration.classes``), ready once those are compiled."""
+    times)]: one timing per class (``_tune.classes``), ready once those are compiled."""
     found = []
-    for first, members in _calibration.classes(names, every=False).items():
+    for first, members in _tune.classes(names, every=False).items():
         spec = _algorithms.lookup(first)
         needs = {(ks.backend.family, _module_name(ks.backend))
-                 for ks in _calibration.candidates(spec, every=False)}
+                 for ks in _tune.candidates(spec, every=False)}
         found.append((first, members, needs))
     return found
 
@@ -255,11 +257,12 @@ def run(names, jobs, out=None, err=None, blake3=False, tune=False):
 
 def _preload():
     """A worker's first job: import what compiling needs (Numba, the kernel helpers)."""
-    from .kernels import _jit  # noqa: F401
+    from .kernels import _jit  # noqa: F401,F811
 
 
 def _run(pool, names, jobs, out, err, blake3, tune, start):
-    from . import _cachedir, _notice
+    from .base import cachedir as _cachedir
+    from .engine import notice as _notice
     tasks, chosen = plan(names, blake3, tune)
     pending_tunes = tunings(names) if tune else []
     total = len(tasks) + len(pending_tunes)
@@ -346,7 +349,7 @@ def _run(pool, names, jobs, out, err, blake3, tune, start):
               f"process{'es' if jobs > 1 else ''}; cache: {_cachedir.directory()}\n")
     if entries:
         for name in names:
-            out.write(_calibration.describe(_algorithms.lookup(name).name, entries[name]) + "\n")
+            out.write(_tune.describe(_algorithms.lookup(name).name, entries[name]) + "\n")
         _, saved = _calibration.store(entries)
         where = _calibration.path() if saved else "not stored (see the warning above)"
         out.write(f"batch kernels timed in {tune_seconds:.1f} s (while compiling); "

@@ -3,11 +3,11 @@
 One call hashes a whole batch into one (n, digest_size) uint8 array. The messages are first
 brought to one layout -- a byte buffer ``values`` and, per message, ``starts`` and ``lengths``
 (int64) -- then handed, as row numbers, to the algorithm's ``hash_rows`` kernel entry (see
-``jitdigest._dispatch``): the per-message kernels loop over the one-shot driver, multi-buffer
+``jitdigest.engine.dispatch``): the per-message kernels loop over the one-shot driver, multi-buffer
 ("lanes") kernels hash a group of messages across SIMD lanes. Python never touches a message
 one at a time (except to join a list of separate ``bytes`` objects into one buffer). The
 inputs are brought to that layout, and every bound proven right before a kernel runs, by
-``jitdigest._layout`` (Numba does not bounds-check).
+``jitdigest.engine.layout`` (Numba does not bounds-check).
 
 Layouts accepted by ``hash_many``:
 
@@ -39,7 +39,7 @@ Design:
   multiples of 64 rows so lane groups stay whole; at most about ``_config.CHUNK_BLOCKS`` each,
   as many for every thread). A Numba ``prange`` loop over the chunks calling the backend's
   ``hash_rows`` (``over_chunks``, ``jitdigest/kernels/_rows.py``) hashes one chunk per thread
-  per call on Numba's threading layer; ``jitdigest._parallel`` makes that layer safe from
+  per call on Numba's threading layer; ``jitdigest.engine.parallel`` makes that layer safe from
   several threads at once and across ``fork``. Between calls the calling thread takes
   signals, so Ctrl-C ends a long batch within a chunk (a single message longer than a chunk is
   one kernel call). A batch under about 2048 blocks per thread runs on the calling thread
@@ -56,7 +56,8 @@ import uuid as _uuid
 
 import numpy as np
 
-from . import _algorithms, _config, _cpu, _dispatch, _layout, _parallel
+from .base import algorithms as _algorithms, config as _config
+from .engine import cpu as _cpu, dispatch as _dispatch, layout as _layout, parallel as _parallel
 
 __all__ = ["hash_many", "hexdigests", "uuid3_many", "uuid5_many", "uuid_strings"]
 
@@ -112,21 +113,11 @@ def _thread_cap(threads):
 
 # --- the driver -----------------------------------------------------------------------------
 
-_IVS = {}
 
 
 def initial_state(spec):
-    """The read-only initial state words an algorithm's ``hash_rows`` starts from (BLAKE2: its
-    default parameters, asked of the blake2 class)."""
-    iv = _IVS.get(spec.name)
-    if iv is None:
-        if spec.iv:
-            iv = spec.initial_state
-        else:
-            import jitdigest
-            iv = getattr(jitdigest, spec.name)()._iv
-        _IVS[spec.name] = iv
-    return iv
+    """The read-only initial state words an algorithm's ``hash_rows`` starts from."""
+    return spec.initial_state
 
 
 def _out_length(spec, length):

@@ -21,7 +21,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from . import _algorithms, _config, _cpu, _notice, _parallel
+from .base import algorithms as _algorithms, config as _config
+from .engine import cpu as _cpu, notice as _notice, parallel as _parallel
 from ._hashobj import HashType
 from .kernels.blake3 import backends
 from .kernels.blake3.layout import (BLOCK_LEN, BLOCKS, CHUNK_LEN, COUNTER, DERIVE_KEY_CONTEXT,

@@ -11,7 +11,7 @@ values before a launch, on the host (device offsets are copied to the host once 
 """
 import numpy as np
 
-from . import _gpu
+from .engine import gpu as _gpu
 
 _problem = _gpu.missing()
 if _problem is not None:
@@ -19,7 +19,8 @@ if _problem is not None:
 
 from numba import cuda  # noqa: E402
 
-from . import _algorithms, _config, _layout  # noqa: E402
+from .base import algorithms as _algorithms, config as _config  # noqa: E402
+from .engine import layout as _layout
 from .batch import _out_length, initial_state  # noqa: E402
 from .kernels._rows_cuda import FAMILIES, rows_kernel  # noqa: E402
 

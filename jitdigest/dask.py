@@ -37,7 +37,7 @@ except ImportError as exc:
 
 import numpy as np
 
-from . import _algorithms, _config, _fork
+from .base import algorithms as _algorithms, config as _config, fork as _fork
 from .batch import hash_many
 from .keyed_batch import hmac_many
 

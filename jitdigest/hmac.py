@@ -16,9 +16,11 @@ library's, in its order and words. SHAKE, which the standard library refuses, is
 """
 import warnings as _warnings
 
-from . import _algorithms, _config, _cpu, _fork, _hashobj, _keyed
-from ._stdlib import hashlib as _hashlib, hmac as _std_hmac
-from ._keyed import bytes_view as _bytes_view
+from .base import algorithms as _algorithms, config as _config, fork as _fork
+from .engine import cpu as _cpu, keyed as _keyed
+from . import _hashobj
+from .base.stdlib import hashlib as _hashlib, hmac as _std_hmac
+from .engine.keyed import bytes_view as _bytes_view
 from ._hashobj import _ZERO
 
 __all__ = ["HMAC", "new", "digest", "compare_digest", "digest_size", "trans_5C", "trans_36"]

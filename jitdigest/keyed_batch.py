@@ -20,8 +20,10 @@ Threads as in ``hash_many`` (``threads``; chunks of rows in a ``prange`` loop).
 """
 import numpy as np
 
-from . import _algorithms, _dispatch, _keyed, _layout, batch
-from ._stdlib import hmac as _std_hmac
+from .base import algorithms as _algorithms
+from .engine import dispatch as _dispatch, keyed as _keyed, layout as _layout
+from . import batch
+from .base.stdlib import hmac as _std_hmac
 from .hmac import HMAC
 
 __all__ = ["hmac_many"]

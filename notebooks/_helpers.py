@@ -52,7 +52,7 @@ def check_form(label, sizes=(0, 3, 64, 100, 1000)):
 
     import numpy as np
 
-    from jitdigest import _algorithms
+    from jitdigest.base import algorithms as _algorithms
     algorithm = FORMS[label][0]
     spec = _algorithms.SPECS[algorithm]
     module = kernels(label)
@@ -73,7 +73,7 @@ def update_speeds(labels, nbytes, rounds=3, min_time=0.05, repeat=3):
     in this process's mode, the forms taking turns (``_timing.take_turns``)."""
     import numpy as np
 
-    from jitdigest import _algorithms
+    from jitdigest.base import algorithms as _algorithms
     fns = {}
     for label in labels:
         check_form(label, sizes=(0, 100))           # correct, and compiled (or cache loaded)

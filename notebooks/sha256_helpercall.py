@@ -23,7 +23,7 @@ over this ``compress``: called with the same arguments, they give SHA-224/SHA-25
 """
 import numpy as np
 
-from jitdigest._algorithms import MERKLE_DAMGARD
+from jitdigest.base.algorithms import MERKLE_DAMGARD
 from jitdigest.kernels._jit import add32, gil_kernel, kernel, load_be32, new_words, rotr32, u32
 from jitdigest.kernels._md import finish_piece, md_final, md_hash_rows, md_oneshot, md_update
 from jitdigest.kernels.sha256.portable import K256

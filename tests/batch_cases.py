@@ -6,7 +6,8 @@ import hashlib
 import numpy as np
 import pytest
 
-from jitdigest import _algorithms, _dispatch
+from jitdigest.base import algorithms as _algorithms
+from jitdigest.engine import dispatch as _dispatch
 
 ALL = sorted(_algorithms.SPECS)
 SHAKE_LENGTH = 40

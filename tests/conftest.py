@@ -11,7 +11,8 @@ import signal
 import pytest
 
 import jitdigest
-from jitdigest import _algorithms, _dispatch
+from jitdigest.base import algorithms as _algorithms
+from jitdigest.engine import dispatch as _dispatch
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -8,7 +8,7 @@ import warnings
 warnings.simplefilter("error")
 
 import jitdigest  # noqa: E402
-from jitdigest import _cpu  # noqa: E402
+from jitdigest.engine import cpu as _cpu  # noqa: E402
 from vectors import messages  # noqa: E402
 
 

@@ -21,7 +21,7 @@ import unittest
 import warnings
 
 import jitdigest
-import jitdigest._stdlib
+import jitdigest.base.stdlib
 import jitdigest.hmac
 
 STAND_INS = {"hashlib": jitdigest, "hmac": jitdigest.hmac}
@@ -121,7 +121,7 @@ def stand_in_report(modules):
     """For each suite module (and ``test.support.hashlib_helper``), its globals that are
     hashlib/hmac modules: "stand-in" (jitdigest) or "stdlib" (the real one: a test through it
     would not test jitdigest)."""
-    real = {id(module): name for name, module in jitdigest._stdlib.MODULES.items()}
+    real = {id(module): name for name, module in jitdigest.base.stdlib.MODULES.items()}
     stand_in = {id(module): name for name, module in STAND_INS.items()}
     report = {}
     for module in modules:
@@ -137,7 +137,7 @@ def stand_in_report(modules):
 
 def load(modules):
     """The suites' tests, made while CPython's private hash modules are hidden (see above)."""
-    with jitdigest._stdlib.swapped(dict.fromkeys(PRIVATE_HASH_MODULES)), \
+    with jitdigest.base.stdlib.swapped(dict.fromkeys(PRIVATE_HASH_MODULES)), \
             warnings.catch_warnings():
         warnings.filterwarnings("ignore", "Did a C extension fail to compile")
         loader = unittest.TestLoader()

@@ -12,7 +12,8 @@ import os
 import sys
 import tempfile
 
-from jitdigest import _config, cli
+from jitdigest.base import config as _config
+from jitdigest import cli
 
 # The tests make their files just before these runs: a --cache run trusts them as it trusts
 # files older than its margin for coarse clocks (2 s), which a quiet machine does not reach

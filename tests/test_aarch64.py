@@ -17,7 +17,8 @@ import sys
 import pytest
 
 import jitdigest
-from jitdigest import _algorithms, _arm, _cpu, _dispatch
+from jitdigest.base import algorithms as _algorithms, arm as _arm
+from jitdigest.engine import cpu as _cpu, dispatch as _dispatch
 
 import vectors
 

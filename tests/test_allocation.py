@@ -8,7 +8,7 @@ import pytest
 
 import jitdigest
 from conftest import FIXED, kernel_params, make
-from jitdigest._config import DIRECT_OUTPUT_MIN
+from jitdigest.base.config import DIRECT_OUTPUT_MIN
 
 JIT_ENABLED = not __import__("numba").config.DISABLE_JIT
 

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import jitdigest
-from jitdigest import _algorithms, _cpu, _dispatch
+from jitdigest.base import algorithms as _algorithms
+from jitdigest.engine import cpu as _cpu, dispatch as _dispatch
 
 ALGORITHMS = sorted(jitdigest.algorithms_available)
 

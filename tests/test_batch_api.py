@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 import jitdigest
-from jitdigest import _algorithms, _config, batch
+from jitdigest.base import algorithms as _algorithms, config as _config
+from jitdigest import batch
 
 from batch_cases import ALL, check_batch, expected, length_kw, out_length, ragged_messages
 
@@ -91,7 +92,7 @@ def test_offsets_of_rows_of_one_length(width):
     """Values with offsets whose rows all have one length (the first past 0, bytes before and
     after them) take the grid form, as a 2-D array does, and hash as hashlib does; a row of
     another length among them keeps the general form."""
-    from jitdigest import _layout
+    from jitdigest.engine import layout as _layout
     msgs = [bytes((i * 7 + j) & 0xFF for j in range(width)) for i in range(70)]
     values = np.frombuffer(b"abc" + b"".join(msgs) + b"tail", np.uint8)
     offsets = 3 + np.arange(71) * width
@@ -112,7 +113,7 @@ def test_offsets_of_one_length_checked_a_window_at_a_time():
     """Int32/int64 offsets are checked for rows of one length a window (GRID_WINDOW offsets)
     at a time, without an n-long copy: rows of another length in a later window, or a last
     offset past the end, are still found; other offsets types take the general check."""
-    from jitdigest import _layout
+    from jitdigest.engine import layout as _layout
     n, width = 2 * _config.GRID_WINDOW + 5, 3
     values = np.frombuffer(os.urandom(n * width + 10), np.uint8)
     equal = np.arange(n + 1) * width

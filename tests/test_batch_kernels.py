@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 
 import jitdigest
-from jitdigest import _algorithms, _layout, batch
+from jitdigest.base import algorithms as _algorithms
+from jitdigest.engine import layout as _layout
+from jitdigest import batch
 
 from batch_cases import (ALL, LAYOUTS, SHAKE_LENGTH, batch_params, check_batch, expected,
                          layout, length_kw, ragged_messages, registered_batch_backends,
@@ -121,7 +123,7 @@ def test_shake_output_longer_than_the_rate(name, kernels):
 
 INTERPRETED = r"""
 import hashlib, uuid, numpy as np, jitdigest
-from jitdigest import _algorithms, _dispatch, batch
+from jitdigest.base import algorithms as _algorithms; from jitdigest.engine import dispatch as _dispatch; from jitdigest import batch
 from jitdigest.kernels._jit import JIT_ENABLED
 assert not JIT_ENABLED
 failures, done = [], []

@@ -14,7 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import jitdigest
-from jitdigest import _algorithms, _dispatch
+from jitdigest.base import algorithms as _algorithms
+from jitdigest.engine import dispatch as _dispatch
 from jitdigest._blake2 import CONSTRUCTORS, blake2b, blake2s
 from jitdigest.kernels._blake2 import SIGMA
 
@@ -440,7 +441,7 @@ def test_constructors_export():
 INTERPRETED = r"""
 import hashlib, random, sys
 import jitdigest
-from jitdigest import _algorithms, _dispatch
+from jitdigest.base import algorithms as _algorithms; from jitdigest.engine import dispatch as _dispatch
 from jitdigest._blake2 import blake2b, blake2s
 from jitdigest.kernels._jit import JIT_ENABLED
 assert not JIT_ENABLED

@@ -376,7 +376,7 @@ INTERPRETED = r"""
 import sys, warnings
 warnings.simplefilter("error")
 sys.path.insert(0, sys.argv[1])
-from jitdigest import _cpu
+from jitdigest.engine import cpu as _cpu
 from jitdigest.blake3 import blake3
 import vectors
 assert not _cpu.jit_enabled()

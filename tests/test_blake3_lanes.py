@@ -12,7 +12,7 @@ import sys
 import pytest
 
 import vectors
-from jitdigest import _cpu
+from jitdigest.engine import cpu as _cpu
 from jitdigest.blake3 import backend_name, blake3
 
 ref = pytest.importorskip("blake3")       # the package: in the test extras
@@ -169,7 +169,7 @@ def test_threads_cut_subtrees_anywhere(width, monkeypatch):
     inputs that start anywhere in the tree (a first update of any length: the part before the
     next subtree boundary goes as usual) and every mode, each digest equals the package's, and
     the parallel entry ran with every subtree size asked for."""
-    from jitdigest import _config
+    from jitdigest.base import config as _config
     from jitdigest import blake3 as b3mod
     kernels = b3mod._kernels()
     if not kernels.group_len or not b3mod._parallel.usable():

@@ -14,7 +14,8 @@ import pytest
 import jitdigest
 import vectors
 from conftest import outcome
-from jitdigest import _algorithms, _warmup
+from jitdigest.base import algorithms as _algorithms
+from jitdigest import _warmup
 
 ref = pytest.importorskip("blake3")       # the package: in the test extras
 

@@ -12,7 +12,8 @@ import sys
 import pytest
 
 import jitdigest
-from jitdigest import _algorithms, _cpu, _dispatch
+from jitdigest.base import algorithms as _algorithms
+from jitdigest.engine import cpu as _cpu, dispatch as _dispatch
 from test_blake3_many import MESSAGES, MODES, expected, rows
 
 ref = pytest.importorskip("blake3")       # the package: in the test extras
@@ -45,7 +46,7 @@ def test_each_lane_width(width):
 
 CHILD = """
 import json, random, jitdigest
-from jitdigest import _algorithms, _dispatch
+from jitdigest.base import algorithms as _algorithms; from jitdigest.engine import dispatch as _dispatch
 rnd = random.Random(3)
 msgs = [rnd.randbytes(n) for n in (0, 1, 64, 65, 1024, 1025, 3000) * 5]
 ks = _dispatch.batch_kernels_for(_algorithms.BLAKE3, len(msgs), 700)

@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from jitdigest import _cachedir
+from jitdigest.base import cachedir as _cachedir
 
 REPO = Path(__file__).resolve().parents[1]
 ABC_MD5 = hashlib.md5(b"abc").hexdigest()
+ABC_BLAKE3 = "6437b3ac38465133ffb63b75273a8db548c558465d79db03fd359c6cd5bd9d85"  # blake3 package
 
 
 def run_python(args, env=None, cwd=None, timeout=600):
@@ -83,7 +84,7 @@ def test_source_key_covers_every_kernel_file(monkeypatch, tmp_path):
 
 def test_kernels_are_cached_outside_the_package(tmp_path):
     code = ("import jitdigest, sys; print(jitdigest.md5(b'abc').hexdigest());"
-            "from jitdigest import _cachedir; print(_cachedir.directory())")
+            "from jitdigest.base import cachedir as _cachedir; print(_cachedir.directory())")
     before = set((REPO / "jitdigest").rglob("*.nb[ic]"))      # a checkout's older debris
     first = run_python(code, env={"JITDIGEST_CACHE_DIR": str(tmp_path)})
     assert first.returncode == 0, first.stderr
@@ -134,7 +135,7 @@ def test_two_processes_fill_one_cold_cache(tmp_path):
     code = ("import hashlib, jitdigest\n"
             "for n in range(1, 200, 7):\n"
             "    assert jitdigest.sha1(b'a' * n).digest() == hashlib.sha1(b'a' * n).digest()\n"
-            "from jitdigest import _dispatch, _algorithms\n"
+            "from jitdigest.engine import dispatch as _dispatch; from jitdigest.base import algorithms as _algorithms\n"
             "f = _dispatch.kernels_for(_algorithms.SPECS['sha1'])._function('oneshot')\n"
             "print('ok', sum(f.stats.cache_hits.values()), sum(f.stats.cache_misses.values()))\n")
     procs = [subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE,
@@ -391,7 +392,8 @@ def test_warmup_chains_only_kernel_sets_that_share_kernels():
     per-message ``compress``); the others are chains of their own, for the other processes.
     Every task once, in plan order within its chain, longest chains first: the most source
     compiled (the chain's modules and those they call)."""
-    from jitdigest import _algorithms, _warmup
+    from jitdigest.base import algorithms as _algorithms
+    from jitdigest import _warmup
     assert _warmup._callees("sha1", "ni_x4") == {"x86"}
     assert _warmup._callees("sha256", "ni_x2") == {"x86"}
     assert _warmup._callees("blake3", "many8") == {"lanes8", "portable"}
@@ -447,22 +449,30 @@ def test_import_loads_no_numba_and_names_are_there():
             # nor the standard library modules whose import took half of ``import jitdigest``
             # (dataclasses and inspect 20 ms, ctypes and platform 6 ms)
             "print(sorted({'dataclasses', 'inspect', 'ctypes', 'platform'} & set(sys.modules)))\n"
-            "print(jitdigest.__version__, len(jitdigest.algorithms_available))\n"
+            "import hashlib\n"
+            "print(jitdigest.__version__,\n"
+            "      hashlib.algorithms_guaranteed <= jitdigest.algorithms_available)\n"
             "jitdigest.md5\n"
             "print(sorted(m for m, mod in sys.modules.items() if m.startswith('jitdigest.kernels')"
             " and not mod.__file__.endswith('__init__.py')))\n"
             "missing = [n for n in jitdigest.__all__ if not hasattr(jitdigest, n)]\n"
             "print(missing, sorted(set(jitdigest.__all__) - set(dir(jitdigest))))\n"
-            "from jitdigest import *\n"
-            "print(sha256 is jitdigest.sha256 is jitdigest._CONSTRUCTORS['sha256'],\n"
-            "      hash_many.__module__, jitdigest.hmac.__name__, blake3.__name__)\n")
+            "star = {}\n"
+            "exec('from jitdigest import *', star)\n"
+            "print([n for n in hashlib.__all__ if n not in star])\n"
+            "print(star['sha256'](b'abc').hexdigest(), star['new']('md5', b'abc').hexdigest(),\n"
+            "      star['hash_many']('sha256', [b'abc'])[0].tobytes().hex(),\n"
+            "      star['blake3'].blake3(b'abc').hexdigest())\n")
     proc = run_python(code)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0] == "[]" and lines[1] == "[]" and lines[3] == "[]"  # no kernel module
-    assert lines[2].split()[1] != "0"
+    assert lines[2].split()[1] == "True"             # every algorithm hashlib guarantees
     assert lines[4] == "[] []"                        # every public name resolves, dir() lists it
-    assert lines[5] == "True jitdigest.batch jitdigest.hmac jitdigest.blake3"
+    assert lines[5] == "[]"                           # "import *" brings all of hashlib's names
+    # the digests of b"abc": hashlib's SHA-256 and MD5, and the blake3 package's BLAKE3
+    assert lines[6].split() == [hashlib.sha256(b"abc").hexdigest(), ABC_MD5,
+                                hashlib.sha256(b"abc").hexdigest(), ABC_BLAKE3]
 
 
 @pytest.mark.parametrize("value", ["0", "-5", "many"])

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from jitdigest import _cachedir
+from jitdigest.base import cachedir as _cachedir
 from test_cache import run_python, warnings_in
 
 # The portable MD5 kernels, of all kernel sets the quickest to compile in memory; the same
@@ -46,7 +46,7 @@ assert h.hexdigest() == hashlib.md5(b"".join(messages)).hexdigest()
 rows = jitdigest.hash_many("md5", messages[:5])
 assert [r.tobytes() for r in rows] == [hashlib.md5(m).digest() for m in messages[:5]]
 if len(sys.argv) > 1:                       # the first process: store the batch kernel too
-    from jitdigest import _algorithms, _native
+    from jitdigest.base import algorithms as _algorithms; from jitdigest.runtime import native as _native
     assert _native.store(_algorithms.SPECS["md5"])
 print("ok")
 print(json.dumps(opened))

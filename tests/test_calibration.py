@@ -1,4 +1,4 @@
-"""The per-CPU batch kernel table (``jitdigest/_calibration.py``, ``jitdigest tune``): the
+"""The per-CPU batch kernel table (``jitdigest/engine/calibration.py``, ``jitdigest tune``): the
 margin rule, the choice by mean length, dispatch reading the table (digests still hashlib's),
 tables of other CPUs and damaged files ignored, and one real (small) measurement."""
 import contextlib
@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 
 import jitdigest
-from jitdigest import _algorithms, _cachedir, _calibration, _config, _cpu, _dispatch, cli
+from jitdigest.base import algorithms as _algorithms, cachedir as _cachedir, config as _config
+from jitdigest.engine import calibration as _calibration, cpu as _cpu, dispatch as _dispatch
+from jitdigest import _tune, cli
 
 
 @pytest.fixture
@@ -34,7 +36,7 @@ def test_a_kernel_replaces_the_default_only_beyond_the_margin():
     margin = _config.TUNE_MARGIN
     seconds = {"lanes16": [1.0, 1.0, 1.0], "sha_ni": [1.0 / margin * 1.01, 1.0 / margin * 0.99,
                                                        2.0]}
-    assert _calibration.decide("lanes16", seconds) == ["lanes16", "sha_ni", "lanes16"]
+    assert _tune.decide("lanes16", seconds) == ["lanes16", "sha_ni", "lanes16"]
 
 
 def test_a_kernel_far_behind_takes_no_more_turns(monkeypatch):
@@ -61,9 +63,9 @@ def test_a_kernel_far_behind_takes_no_more_turns(monkeypatch):
     monkeypatch.setattr(_config, "TUNE_DROP", 1.5)
     monkeypatch.setattr(_dispatch, "backend", backend)
     monkeypatch.setattr(batch, "hash_many", lambda *a, **k: None)
-    monkeypatch.setattr(_calibration, "_per_call", per_call)
+    monkeypatch.setattr(_tune, "_per_call", per_call)
     sets = [type("Set", (), {"name": n})() for n in per_turn]
-    seconds = _calibration.measure(_algorithms.lookup("md5"), sets, [64], 1 << 12, 5, 0.0)
+    seconds = _tune.measure(_algorithms.lookup("md5"), sets, [64], 1 << 12, 5, 0.0)
     assert {name: n - 1 for name, n in seen.items()} == {
         "lanes8": 5, "portable": 2, "close": 5, "late": 5}
     assert seconds == {"lanes8": [1.0], "portable": [2.0], "close": [1.2], "late": [0.5]}
@@ -131,7 +133,7 @@ def test_tune_measures_and_stores(table_file, monkeypatch, capsys):
     with open(table_file) as f:
         stored = json.load(f)["algorithms"]["md5"]
     spec = _algorithms.lookup("md5")
-    names = {ks.name for ks in _calibration.candidates(spec, every=False)}
+    names = {ks.name for ks in _tune.candidates(spec, every=False)}
     assert stored["lengths"] == [64, 2048] and set(stored["best"]) <= names
     assert set(stored["seconds"]) == names and all(
         len(t) == 2 and min(t) > 0 for t in stored["seconds"].values())
@@ -164,7 +166,7 @@ def test_algorithms_on_the_same_kernels_and_blocks_are_timed_once(table_file, mo
     """sha224 runs sha256's kernels on the same 64-byte blocks (sha384 sha512's, shake_256
     sha3_256's rate): one timing serves both, stored under each name; other families and other
     rates are timed apart."""
-    groups = _calibration.classes(["sha224", "sha256", "sha384", "sha512", "sha3_256",
+    groups = _tune.classes(["sha224", "sha256", "sha384", "sha512", "sha3_256",
                                    "shake_256", "sha3_512", "md5"], every=False)
     assert sorted(groups.values()) == [["md5"], ["sha224", "sha256"], ["sha384", "sha512"],
                                        ["sha3_256", "shake_256"], ["sha3_512"]]
@@ -175,7 +177,7 @@ def test_algorithms_on_the_same_kernels_and_blocks_are_timed_once(table_file, mo
         return {"lengths": [64], "best": ["x" + name], "seconds": {"x" + name: [1.0]}}
     monkeypatch.setattr(_calibration, "measure_algorithm", measure)
     reported = []
-    algos, stored = _calibration.tune(["sha256", "sha224", "md5"], every=False,
+    algos, stored = _tune.tune(["sha256", "sha224", "md5"], every=False,
                                       report=lambda name, entry: reported.append(name))
     assert stored and timed == ["sha256", "md5"] and reported == ["sha256", "sha224", "md5"]
     assert algos["sha224"] == algos["sha256"] == {"lengths": [64], "best": ["xsha256"],
@@ -191,7 +193,7 @@ def test_warmup_times_the_interleaved_sha_ni_kernels():
     from jitdigest import _warmup
     for name, interleaved in (("sha256", "sha_ni_x2"), ("sha1", "sha_ni_x4")):
         spec = _algorithms.lookup(name)
-        names = [ks.name for ks in _calibration.candidates(spec, every=False)]
+        names = [ks.name for ks in _tune.candidates(spec, every=False)]
         assert interleaved in names and "sha_ni" in names, names
         tasks, _ = _warmup.plan([name], tune=True)
         assert [t for t in tasks if t[1] == interleaved.replace("sha_", "")], tasks
@@ -212,8 +214,14 @@ def test_warmup_on_one_process_times_each_class_once_after_compiling(table_file,
     out = io.StringIO()
     assert _warmup.run(["sha256", "sha224", "md5"], 1, out=out, err=io.StringIO(),
                        tune=True) == 0
-    tasks, _ = _warmup.plan(["sha256", "sha224", "md5"], tune=True)
-    assert calls == tasks + ["sha256", "md5"]
+    compiled = [c for c in calls if isinstance(c, tuple)]
+    timed = [c for c in calls if isinstance(c, str)]
+    assert compiled and calls == compiled + timed       # every kernel compiled before timing
+    assert timed == ["sha256", "md5"]    # SHA-224 is SHA-256 from another IV (FIPS 180-4)
+    assert len(set(compiled)) == len(compiled)          # no kernel set compiled twice
+    families = {task[0] for task in compiled}           # the kernel packages compiled from
+    assert {"sha256", "md5"} <= families
+    assert not families & ({s.family for s in _algorithms.SPECS.values()} - {"sha256", "md5"})
     lines = out.getvalue().splitlines()
     assert [ln.split(":")[0] for ln in lines[-4:-1]] == ["sha256", "sha224", "md5"]
     assert lines[-1].startswith("batch kernels timed in 1.0 s") and table_file in lines[-1]

@@ -97,7 +97,7 @@ def test_other_algorithms_and_lengths(tree):
 def test_bsd_tags_read_back_from_the_table():
     """Each algorithm's BSD tag (coreutils' spelling where coreutils has one) names it again
     when read; lengths in tags as b2sum writes them; tags that name nothing are refused."""
-    from jitdigest import _algorithms
+    from jitdigest.base import algorithms as _algorithms
     from jitdigest.sum import algos
     expected = {"md5": b"MD5", "sha1": b"SHA1", "sha224": b"SHA224", "sha256": b"SHA256",
                 "sha384": b"SHA384", "sha512": b"SHA512", "sha512_224": b"SHA512-224",
@@ -163,7 +163,7 @@ if sys.argv[1] == "fake":
         rows = [hashlib.new(name, bytes(m)).digest(*([length] if length else [])) for m in messages]
         return np.frombuffer(b"".join(rows), np.uint8).reshape(len(rows), -1)
     jitdigest.hash_many = hash_many
-    from jitdigest import _native           # the kernels stored as machine code: test_native
+    from jitdigest.runtime import native as _native           # the kernels stored as machine code: test_native
     _native.rows = lambda name: None
     _native.store = lambda spec: False
 from jitdigest import cli

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from jitdigest import _algorithms, _gpu
+from jitdigest.base import algorithms as _algorithms
+from jitdigest.engine import gpu as _gpu
 
 ROOT = Path(__file__).resolve().parent.parent
 HAVE_NUMBA_CUDA = importlib.util.find_spec("numba_cuda") is not None

@@ -91,7 +91,7 @@ def _check_rows(got, expected):
 def _count_kernel_loads():
     """In a worker: count, per entry, the kernel compiles or cache loads of this process
     (``KernelSet.__getattr__`` runs only for an entry not loaded yet)."""
-    from jitdigest import _dispatch
+    from jitdigest.engine import dispatch as _dispatch
     counts = {}
     original = _dispatch.KernelSet.__dict__["__getattr__"]
 
@@ -104,7 +104,7 @@ def _count_kernel_loads():
 
 
 def _kernel_loads():
-    from jitdigest import _dispatch
+    from jitdigest.engine import dispatch as _dispatch
     counts = dict(_dispatch.KernelSet._load_counts)
     _dispatch.KernelSet.__getattr__ = _dispatch.KernelSet._original_getattr
     return {f"{name}.{entry}": n for (name, entry), n in counts.items()}
@@ -132,7 +132,7 @@ def test_two_workers_fill_one_cold_cache_and_load_each_kernel_once(client, cache
         import hashlib, warnings
         import numpy as np
         import jitdigest
-        from jitdigest import _algorithms, _dispatch
+        from jitdigest.base import algorithms as _algorithms; from jitdigest.engine import dispatch as _dispatch
         warnings.simplefilter("error", jitdigest.CacheWarning)
         with jitdigest.backend("portable"):                # as in the workers
             ks = _dispatch.batch_kernels_for(_algorithms.lookup("{ALGO}"))

@@ -1,14 +1,17 @@
-"""``jitdigest/_elf.py``: relocatable x86-64 objects, as Numba emits them, linked into
+"""``jitdigest/runtime/elf.py``: relocatable x86-64 objects, as Numba emits them, linked into
 executable memory without LLVM. An object it links runs; anything it does not link exactly (an
 unknown relocation type, an offset or index outside the object, a name nobody defines, a
 truncated or foreign file) gives None, never a crash or a half-linked function."""
 import ctypes
-import struct
+import os
+import re
+import shutil
+import subprocess
 
 import numpy as np
 import pytest
 
-from jitdigest import _elf, _native
+from jitdigest.runtime import elf as _elf, native as _native
 
 pytestmark = pytest.mark.skipif(not _native.ELF_LOADER,
                                 reason="the ELF loader serves x86-64 Linux")
@@ -101,6 +104,43 @@ def test_code_is_not_writable_after_linking(tiny):
     raise AssertionError("the code's page is not mapped")
 
 
-def test_relocation_entry_layout():
-    assert _elf._RELA.size == 24 and _elf._SYM.size == 24 and _elf._SHDR.size == 64
-    assert struct.calcsize("<16sHHIQQQIHHHHHH") == 64
+def _readelf(path, *options):
+    readelf = shutil.which("readelf")
+    if readelf is None:
+        pytest.skip("binutils' readelf not installed")
+    return subprocess.run([readelf, "-W", *options, str(path)], capture_output=True, text=True,
+                          check=True, env=dict(os.environ, LC_ALL="C"), timeout=120).stdout
+
+
+def test_reads_the_object_as_readelf_does(tiny, tmp_path):
+    """The header, section table and relocations ``_elf`` reads from an object are those
+    binutils' readelf lists: sizes, offsets, entry sizes, and each RELA entry's offset, info
+    and addend."""
+    code, _, _ = tiny
+    path = tmp_path / "tiny.o"
+    path.write_bytes(code)
+    header = _readelf(path, "-h")
+    assert f"Size of this header: {_elf._EHDR.size} (bytes)" in " ".join(header.split())
+    assert f"Size of section headers: {_elf._SHDR.size} (bytes)" in " ".join(header.split())
+    obj = _elf._Object(code)
+    listed = re.findall(r"^\s*\[\s*(\d+)\]\s+(\S*)\s+([A-Z0-9_]+)\s+[0-9a-f]{16} ([0-9a-f]+) "
+                        r"([0-9a-f]+) ([0-9a-f]+)", _readelf(path, "-S"), re.M)
+    assert [int(n) for n, *_ in listed] == list(range(len(obj.sections)))
+    rela = []
+    for (_, name, kind, offset, size, entsize), section in zip(listed, obj.sections):
+        assert section[4:6] == (int(offset, 16), int(size, 16)), name
+        assert section[9] == int(entsize, 16), name
+        assert (section[1] == _elf.SHT_RELA) == (kind == "RELA"), name
+        if kind == "SYMTAB":
+            assert section[9] == _elf._SYM.size
+        if kind == "RELA":
+            assert section[9] == _elf._RELA.size
+            rela.append(section)
+    assert rela
+    entries = [(int(at, 16), int(info, 16), int(sign + (addend or "0"), 16))
+               for at, info, sign, addend in re.findall(
+                   r"^([0-9a-f]{16})\s+([0-9a-f]{16})\s+R_X86_64_\S+\s+[0-9a-f]+\s+.*? "
+                   r"([+-]) ([0-9a-f]+)$", _readelf(path, "-r"), re.M)]
+    read = [_elf._RELA.unpack_from(code, section[4] + i)
+            for section in rela for i in range(0, section[5], _elf._RELA.size)]
+    assert read == entries

@@ -34,7 +34,9 @@ def test_module_locks_held_by_another_thread_are_free_in_a_child():
     compile), are free in the child, which then hashes."""
     import threading
 
-    from jitdigest import _fork, _keyed, _notice, _parallel, dask, hmac  # noqa: F401
+    from jitdigest.base import fork as _fork  # noqa: F401
+    from jitdigest.engine import keyed as _keyed, notice as _notice, parallel as _parallel
+    from jitdigest import dask, hmac
     held = [(module_globals, name) for module_globals, name in _fork._RENEWED]
     assert {name for _, name in held} >= {"_lock", "_serial", "_STARTING", "_warm_lock"}
     taken, release = threading.Event(), threading.Event()
@@ -75,7 +77,7 @@ def test_module_locks_held_by_another_thread_are_free_in_a_child():
 CUT_IMPORTS = """
 import os, sys, threading, time
 import numpy, jitdigest
-from jitdigest import _config
+from jitdigest.base import config as _config
 _config.FORK_WAIT = 0.3            # the fork stops waiting for the imports below
 folder = sys.argv[1]
 for package in (numpy, jitdigest):

@@ -16,8 +16,8 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
-from jitdigest._algorithms import SPECS
-from jitdigest._dispatch import _signatures
+from jitdigest.base.algorithms import SPECS
+from jitdigest.engine.dispatch import _signatures
 from jitdigest.kernels._jit import JIT_ENABLED
 
 TESTS = pathlib.Path(__file__).resolve().parent
@@ -39,7 +39,7 @@ def _load_generator():
 @lru_cache(maxsize=None)
 def entries(form):
     """(update, final, oneshot) of a form, compiled for the dispatcher's signatures when the
-    JIT is on (as jitdigest._dispatch does), the plain functions when it is off."""
+    JIT is on (as jitdigest.engine.dispatch does), the plain functions when it is off."""
     mod = importlib.import_module("jitdigest.kernels.keccak." + form)
     funcs = (mod.update, mod.final, mod.oneshot)
     if JIT_ENABLED:

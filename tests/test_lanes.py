@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 import jitdigest
-from jitdigest import _algorithms, _cpu, _dispatch
+from jitdigest.base import algorithms as _algorithms
+from jitdigest.engine import cpu as _cpu, dispatch as _dispatch
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 GENERATORS = [REPO / "tools" / "gen_lanes.py", REPO / "tools" / "gen_sha_ni_batch.py"]

@@ -14,7 +14,9 @@ import numpy as np
 import pytest
 
 import jitdigest
-from jitdigest import _algorithms, _dispatch, batch
+from jitdigest.base import algorithms as _algorithms
+from jitdigest.engine import dispatch as _dispatch
+from jitdigest import batch
 
 TESTS = pathlib.Path(__file__).resolve().parent
 PRELUDE = """\
@@ -474,7 +476,9 @@ import jitdigest
 threads = int(sys.argv[1])
 jitdigest.hash_many("sha3_512", np.zeros((64, 65536), np.uint8), threads=threads)  # compile
 rows = np.zeros((1 << 16, 1 << 16), np.uint8)         # 4 GiB of untouched zero pages
-print("start", flush=True)
+t = time.perf_counter()
+jitdigest.hash_many("sha3_512", rows[:1 << 12], threads=threads)    # a sixteenth of it
+print("start", time.perf_counter() - t, flush=True)
 t = time.perf_counter()
 try:
     jitdigest.hash_many("sha3_512", rows, threads=threads)
@@ -493,24 +497,26 @@ def test_ctrl_c_ends_a_long_batch(threads):
     proc = subprocess.Popen([sys.executable, "-c", INTERRUPT, str(threads)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    # the batch takes about sixteen times what its sixteenth took in the child just before:
+    # Ctrl-C sent once a sixteenth of it has had time to run must end it well before it could
+    # have finished (under half of it: times measured on the same machine at the same load)
     try:
-        assert proc.stdout.readline().strip() == "start"
-        time.sleep(0.5)
-        sent = time.perf_counter()
+        word, sixteenth = proc.stdout.readline().split()
+        assert word == "start"
+        time.sleep(float(sixteenth))
         proc.send_signal(signal.SIGINT)
-        stdout, stderr = proc.communicate(timeout=30)
-        took = time.perf_counter() - sent
+        stdout, stderr = proc.communicate(timeout=600)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
     assert "interrupted" in stdout, stdout + stderr
     assert "KeyboardInterrupt" in stderr
-    assert took < 1.5, f"Ctrl-C took {took:.2f} s to end the call"
+    ran = float(stdout.split("interrupted", 1)[1].split()[0])
+    assert ran < 8 * float(sixteenth), f"Ctrl-C ended the call after {ran:.2f} s of it"
 
 
 def test_long_shake_output_matches_hashlib():
-    checked = 0
     for name in ("shake_128", "shake_256"):
         for length in (65535, 65536, 200_001):
             for data in (b"", b"abc", bytes(range(256)) * 3):
@@ -521,15 +527,14 @@ def test_long_shake_output_matches_hashlib():
                 assert oneshot.digest(length) == want
                 assert streamed.digest(np.int32(length)) == want
                 assert oneshot.hexdigest(length) == want.hex()      # the object stays usable
-                checked += 1
-    assert checked == 18
 
 
 @pytest.mark.parametrize("n", [1, 2, 64, 65, 1000])
 def test_last_checks_before_the_kernel(n):
     # the checks every segment and row array passes just before a kernel call, on short batches
     # (worked out on Python ints) and long ones (numpy): each bad index is refused
-    from jitdigest import _config, _layout
+    from jitdigest.base import config as _config
+    from jitdigest.engine import layout as _layout
     assert _config.FEW_ROWS == 64            # the sizes above straddle it
     size = 10 * n
     values = np.zeros(size, np.uint8)

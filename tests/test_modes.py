@@ -69,7 +69,8 @@ def feature_bound():
     such kernel here; compiling them again for the generic target would only repeat the host's
     checks (about 90 s on a 2-core machine). Also the one of them to hash there: SHA-256
     where it is one (SHA-NI's), else the first."""
-    from jitdigest import _algorithms, _dispatch
+    from jitdigest.base import algorithms as _algorithms
+    from jitdigest.engine import dispatch as _dispatch
     names, kernels = [], set()
     for name in sorted(set(_algorithms.SPECS) & hashlib.algorithms_available):
         bound = [b.name for b in _dispatch.backends(_algorithms.SPECS[name].family)

@@ -1,4 +1,4 @@
-"""Batch kernels stored as machine code and run without Numba (``jitdigest/_native.py``):
+"""Batch kernels stored as machine code and run without Numba (``jitdigest/runtime/native.py``):
 ``jitdigest sum`` through them prints hashlib's digests and imports neither Numba nor numpy; a
 run that had to go through Numba stores its kernel for the next; a missing, damaged or
 foreign stored kernel costs only the way through Numba, never a wrong digest or a crash. The
@@ -14,7 +14,7 @@ from array import array
 
 import pytest
 
-from jitdigest import _native
+from jitdigest.runtime import native as _native
 
 # every kernel family: SHA-NI or portable (sha256), 32- and 64-bit lanes, sponge, BLAKE2's
 # parameter block as its initial state
@@ -41,7 +41,7 @@ def _python(code, context, *argv):
 
 
 def _folder(context):
-    proc = _python("from jitdigest import _native; print(_native.folder())", context)
+    proc = _python("from jitdigest.runtime import native as _native; print(_native.folder())", context)
     assert proc.returncode == 0, proc.stderr.decode()
     return proc.stdout.decode().strip()
 
@@ -49,7 +49,7 @@ def _folder(context):
 @pytest.fixture(scope="module")
 def stored():
     """The batch kernels of STORED, stored by a process of their own (as warmup's workers do)."""
-    code = ("from jitdigest import _algorithms, _native\n"
+    code = ("from jitdigest.base import algorithms as _algorithms; from jitdigest.runtime import native as _native\n"
             "print([_native.store(_algorithms.SPECS[n]) for n in %r])\n" % (STORED,))
     proc = _python(code, "stored")
     assert proc.returncode == 0, proc.stderr.decode()
@@ -86,12 +86,12 @@ def test_sum_through_stored_kernels_imports_neither_numba_nor_numpy(stored, file
 
 @pytest.mark.skipif(not _native.ELF_LOADER, reason="the ELF loader serves x86-64 Linux")
 def test_stored_kernels_load_without_llvm(stored, files):
-    """On x86-64 Linux the stored objects are linked by ``jitdigest/_elf.py``: a run through
+    """On x86-64 Linux the stored objects are linked by ``jitdigest/runtime/elf.py``: a run through
     them imports neither Numba nor llvmlite.binding (50-78 ms of a one-file run), and
     every stored algorithm's kernel loads that way."""
     code = RUN_SUM + ("print(sorted(m for m in sys.modules if m.startswith('llvmlite.binding')),"
                       " file=sys.stderr)\n"
-                      "from jitdigest import _native\n"
+                      "from jitdigest.runtime import native as _native\n"
                       "print(all(_native.rows(n) is not None for n in %r), file=sys.stderr)\n"
                       "print('llvmlite.binding' in sys.modules, file=sys.stderr)\n" % (STORED,))
     proc = _python(code, "stored", *files)
@@ -128,7 +128,7 @@ def test_an_algorithm_not_stored_and_a_large_file_go_through_numba(stored, files
 FIRST = ("import sys\n"
          "had_inspect = 'inspect' in sys.modules   # (site imports it in some environments)\n"
          "import hashlib, jitdigest\n"
-         "from jitdigest import _native\n"
+         "from jitdigest.runtime import native as _native\n"
          "msgs = [bytes(range(i % 256)) * (i // 7 + 1) for i in range(40)]\n"
          "got = [jitdigest.sha256(m).hexdigest() for m in msgs[:3]]\n"
          "c = jitdigest.sha256(msgs[3]).copy(); got.append(c.hexdigest())\n"
@@ -327,7 +327,7 @@ def test_disabled_jit_and_other_switches_use_nothing_stored(stored, files):
         return proc.stderr.decode().splitlines()[-1]
 
     def folder_of(extra):
-        code = "from jitdigest import _native; print(_native.folder())"
+        code = "from jitdigest.runtime import native as _native; print(_native.folder())"
         full = dict(_env("stored"), **extra)
         proc = subprocess.run([sys.executable, "-c", code], env=full, capture_output=True,
                               text=True, timeout=600)

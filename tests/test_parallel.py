@@ -1,8 +1,9 @@
 """hash_many's parallel path: a Numba prange loop (``kernels/_rows.over_chunks``, calling the
 backend's kernel on each chunk) on whichever threading layer this machine has, safe from many
-threads at once and across fork (``jitdigest/_parallel.py``). The scenarios run in child
+threads at once and across fork (``jitdigest/engine/parallel.py``). The scenarios run in child
 processes (``parallel_child.py``): a layer is chosen once per process, and an abort or a hang
 must fail a test, not the run."""
+import hashlib
 import json
 import os
 import subprocess
@@ -12,7 +13,8 @@ import numpy as np
 import pytest
 
 import jitdigest
-from jitdigest import _algorithms, _dispatch, _parallel
+from jitdigest.base import algorithms as _algorithms
+from jitdigest.engine import dispatch as _dispatch
 
 CHILD = os.path.join(os.path.dirname(__file__), "parallel_child.py")
 LAYERS = ("tbb", "omp", "workqueue")
@@ -31,7 +33,7 @@ def _child(scenario, layer=None, timeout=600):
 
 def _layer_loads(layer):
     """Can Numba load ``layer`` here (as jitdigest would: TBB from the tbb package)?"""
-    code = ("import jitdigest._parallel as p, numba; print(p.layer())")
+    code = ("import jitdigest.engine.parallel as p, numba; print(p.layer())")
     env = dict(os.environ, NUMBA_THREADING_LAYER=layer)
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     return proc.returncode == 0 and proc.stdout.strip() == layer
@@ -116,8 +118,13 @@ def test_threads_maps_to_numba_and_is_restored():
 
 
 def test_info_names_the_layer():
+    """info() names the layer Numba itself says ran this process's parallel regions."""
+    import numba
+    rows = np.zeros((100_000, 64), np.uint8)
+    assert bytes(jitdigest.hash_many("md5", rows, threads=2)[-1]) == \
+        hashlib.md5(bytes(64)).digest()
     line = jitdigest.info()["parallel"]
-    assert _parallel.layer() in line
+    assert numba.threading_layer() in line
     assert "concurrent calls" in line
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from jitdigest import _cachedir
+from jitdigest.base import cachedir as _cachedir
 from test_cache import REPO, warnings_in
 
 

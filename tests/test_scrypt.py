@@ -38,10 +38,6 @@ RFC7914 = [
 BIG = os.environ.get("JITDIGEST_TEST_BIG_SCRYPT") == "1"
 
 
-def test_vector_count():
-    assert len(RFC7914) == 4
-
-
 @pytest.mark.parametrize("password,salt,n,r,p,dklen,expected", RFC7914)
 def test_rfc7914(password, salt, n, r, p, dklen, expected, known_answers):
     maxmem = 128 * r * (n + 2) + 128 * r * p

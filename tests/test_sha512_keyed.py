@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 
 import jitdigest
-from jitdigest import _algorithms, _dispatch, _keyed, _pbkdf2
+from jitdigest.base import algorithms as _algorithms
+from jitdigest.engine import dispatch as _dispatch, keyed as _keyed
+from jitdigest import _pbkdf2
 
 NAMES = ["sha512", "sha384", "sha512_256", "sha512_224"]
 BACKENDS = [b.name for b in _dispatch.backends("sha512")]

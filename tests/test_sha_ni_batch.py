@@ -11,7 +11,9 @@ import hashlib
 import numpy as np
 import pytest
 
-from jitdigest import _algorithms, _dispatch, _layout, batch
+from jitdigest.base import algorithms as _algorithms
+from jitdigest.engine import dispatch as _dispatch, layout as _layout
+from jitdigest import batch
 
 from vectors import messages, source_of, vector_path
 
@@ -190,7 +192,7 @@ def test_grid_chunks(name, kernels):
 def test_the_built_in_rule_never_picks_them(name, off):
     """Interleaved SHA-NI wins on some CPUs at some lengths only: without a calibration table
     the choice stays the lane kernel or the per-message SHA-NI one, whichever SIMD is off."""
-    from jitdigest import _cpu
+    from jitdigest.engine import cpu as _cpu
     spec = _algorithms.SPECS[name]
     with _cpu.disabled(*off):
         for rows in (None, 1, 3, 1000):

@@ -10,7 +10,8 @@ import threading
 
 import pytest
 
-from jitdigest import _config, cli
+from jitdigest.base import config as _config
+from jitdigest import cli
 from jitdigest.sum import cache as cache_mod
 
 SIZES = [0, 1, 55, 64, 1000, 4096, 16384, 65536, 65537, 100_000, 7, 300]
@@ -102,7 +103,7 @@ def test_a_run_that_finds_every_file_imports_neither_numpy_nor_numba(tree, tmp_p
     root, files = tree
     db = tmp_path / "sums.db"
     code = ("import sys\n"
-            "from jitdigest import _config, cli\n"
+            "from jitdigest.base import config as _config; from jitdigest import cli\n"
             "_config.SUM_CACHE_RACY_NS = 0\n"
             "status = cli.main(['sum', '-r', sys.argv[1], '--cache', sys.argv[2]])\n"
             "sys.stdout.flush()\n"

@@ -202,7 +202,7 @@ def test_usage_errors(tree, capsysbinary, argv, message):
 
 
 def test_cache_keeps_a_row_per_algorithm(tree, tmp_path, capsysbinary, opened, monkeypatch):
-    from jitdigest import _config
+    from jitdigest.base import config as _config
     monkeypatch.setattr(_config, "SUM_CACHE_RACY_NS", 0)    # files made before: trust them
     root, files = tree
     db = tmp_path / "sums.db"

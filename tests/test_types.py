@@ -11,7 +11,6 @@ CONSTRUCTED = sorted(jitdigest.algorithms_available)
 
 def test_algorithm_sets():
     assert jitdigest.algorithms_guaranteed == hashlib.algorithms_guaranteed
-    assert len(jitdigest.algorithms_guaranteed) == 14
     assert jitdigest.algorithms_available - jitdigest.algorithms_guaranteed == {
         "sha512_224", "sha512_256"}
     assert jitdigest.algorithms_available & hashlib.algorithms_available == \

@@ -9,7 +9,7 @@ import numpy as np
 
 def compiled():
     """The kernel, compiled for the batch entry's uint32 signature."""
-    from jitdigest import _dispatch
+    from jitdigest.engine import dispatch as _dispatch
 
     @numba.njit
     def kernel(values, starts, lengths, rows, iv, out):
@@ -28,7 +28,7 @@ MESSAGES = [bytes(range(i)) for i in range(20)]
 
 
 def answers(rows):
-    """Whether ``rows`` (a ``jitdigest._native.Rows`` over the kernel, iv [7]) gives the
+    """Whether ``rows`` (a ``jitdigest.runtime.native.Rows`` over the kernel, iv [7]) gives the
     formula's 3 bytes for each of MESSAGES."""
     out = rows.hash(b"".join(MESSAGES), array("q", map(len, MESSAGES)), 3)
     return out == b"".join(bytes(((sum(m) + 7 + k) & 255) for k in range(3)) for m in MESSAGES)

@@ -20,7 +20,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 import emit  # noqa: E402
 sys.path.insert(0, str(ROOT))
-from jitdigest._algorithms import SPECS  # noqa: E402
+from jitdigest.base.algorithms import SPECS  # noqa: E402
 from jitdigest.kernels._blake2 import SIGMA as _SIGMA  # noqa: E402
 
 SIGMA = [[int(v) for v in _SIGMA[16 * r:16 * r + 16]] for r in range(10)]

@@ -116,7 +116,7 @@ nearly all of them), a longer row's extra blocks through the per-message ``compr
 padded tails (built here, one or two blocks each) interleaved again. A last group of fewer than
 {ways} rows goes one by one.{pad4}
 
-SAFETY: as ``x86.py`` -- nothing here may be called unless ``jitdigest._cpu.usable(FEATURE,
+SAFETY: as ``x86.py`` -- nothing here may be called unless ``jitdigest.engine.cpu.usable(FEATURE,
 SWITCH)`` returned True (LLVM aborts the process compiling ``llvm.x86.sha*`` for a target
 without ``sha``). Importing this module compiles nothing.
 """

@@ -33,7 +33,7 @@ exactly like the portable ones.
 SAFETY: these kernels contain ``llvm.x86.sha*`` intrinsics, which LLVM can only select when
 Numba's compile target has the ``sha`` feature. Compiling them for a target without it does not
 raise -- LLVM aborts the whole process ("Cannot select"). So nothing here may be *called* (the
-first call compiles) unless ``jitdigest._cpu.usable(FEATURE, SWITCH)`` returned True; that also
+first call compiles) unless ``jitdigest.engine.cpu.usable(FEATURE, SWITCH)`` returned True; that also
 covers ``NUMBA_DISABLE_JIT=1`` (no interpreted form exists) and ``NUMBA_CPU_NAME`` /
 ``NUMBA_CPU_FEATURES`` targets without ``sha``. Importing this module compiles nothing.
 

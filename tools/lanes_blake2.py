@@ -7,7 +7,7 @@ from lanes_common import (W32, W64, block_function, finish, group_loads, loop_he
 
 # The IVs and SIGMA from the tables that own them (lanes_common, imported first, put the
 # repository on sys.path).
-from jitdigest._algorithms import SPECS
+from jitdigest.base.algorithms import SPECS
 from jitdigest.kernels._blake2 import SIGMA as _SIGMA
 
 

@@ -154,7 +154,7 @@ def preamble(lw, wide):
     L.append("of BLAKE3's own ``hash_many``), for ``jitdigest.hash_many``.")
     L.append("")
     L.append("Entry ``hash_rows(values, starts, lengths, rows, iv, out)``, signature")
-    L.append("``jitdigest._dispatch._signatures(word)['hash_rows']``, ``iv`` the parameters (key")
+    L.append("``jitdigest.engine.dispatch._signatures(word)['hash_rows']``, ``iv`` the parameters (key")
     L.append("words and mode), ``out``'s width the output length. Messages over a chunk take the")
     L.append("tree path of ``lanes%d`` (chunks of one message across lanes). Compiled only (plain"
              % lw)

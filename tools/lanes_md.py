@@ -8,7 +8,7 @@ from lanes_common import (W32, W64, block_function, finish, group_loads, interle
 
 # Round constants from the kernels that own them (one table each, as gen_keccak reads keccak.py);
 # lanes_common, imported first, put the repository on sys.path.
-from jitdigest._algorithms import MERKLE_DAMGARD
+from jitdigest.base.algorithms import MERKLE_DAMGARD
 from jitdigest.kernels.md5.portable import S as MD5_S, T as _MD5_T
 from jitdigest.kernels.sha1.portable import K as SHA1_K
 from jitdigest.kernels.sha256.portable import K256 as _K256

@@ -2,7 +2,7 @@
 its backends under the same names (``portable.py``, ``unrolled.py``, ``x86.py``, ``lanes<N>.py``),
 and the drivers and helpers they share, written once (``_md``, ``_hmac``, ``_blake2``, ``_rows``,
 ``_lanes``, ``_jit``, ``_simd``; ``_internals/``, a module per private Numba/llvmlite seam they
-rely on). ``jitdigest._dispatch`` picks a backend per family.
+rely on). ``jitdigest.engine.dispatch`` picks a backend per family.
 
 Importing this package, or a family package, imports no Numba and compiles nothing.
 """

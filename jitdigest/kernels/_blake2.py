@@ -17,7 +17,7 @@ an argument (inlined, so callers stay cacheable).
 """
 import numpy as np
 
-from .._algorithms import SPECS
+from ..base.algorithms import SPECS
 from ._jit import (GIL_MINSIZE, const_words, inline_kernel, reacquire_gil, release_gil_if,
                    scratch, scratch_copy, store_words)
 from ._rows import length_of, row_at, row_count, start_of

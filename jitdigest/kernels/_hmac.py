@@ -19,7 +19,7 @@ and outer states), ``hmac_final(state, buf, buflen, total, ostate, out)`` (an HM
 digest from its inner hash object's fields), ``hmac_rows(values, starts, lengths, rows,
 states, out)`` (batch HMAC in ``hash_rows``' layouts) and ``pbkdf2(iv, password, salt,
 iterations, ds, out)`` (``ds``: the digest size; ``out``: a bytearray of ``dklen`` bytes);
-``jitdigest._keyed`` compiles each for one signature.
+``jitdigest.engine.keyed`` compiles each for one signature.
 """
 import numpy as np
 

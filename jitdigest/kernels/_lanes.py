@@ -22,7 +22,7 @@ def lane_words(n, dtype, fill):
     """``n`` (a constant) words of ``dtype`` set to ``fill``, a lane kernel's working storage
     for one call. Compiled, they live in the kernel's stack frame: no heap allocation, so a
     lane kernel's machine code needs nothing of Numba's runtime and runs without Numba
-    (``jitdigest/_native.py``). Interpreted (lane kernels never are, outside tests), a numpy
+    (``jitdigest/runtime/native.py``). Interpreted (lane kernels never are, outside tests), a numpy
     array."""
     return np.full(n, fill, dtype)
 
@@ -44,8 +44,8 @@ def _lane_words(n, dtype, fill):
 # hardware prefetchers do not follow: out of cache the kernels waited on memory a third of
 # the time. ``prefetch(a, i)`` asks for the cache line of ``a[i]`` (llvm.prefetch: a hint,
 # on any target; no fault even past the end of ``a``). The kernels prefetch only when
-# ``values`` is larger than PF_MIN bytes (``jitdigest/_config.py``).
-from .._config import PF_MIN  # noqa: E402,F401  (re-exported for the generated files)
+# ``values`` is larger than PF_MIN bytes (``jitdigest/base/config.py``).
+from ..base.config import PF_MIN  # noqa: E402,F401  (re-exported for the generated files)
 
 
 @intrinsic

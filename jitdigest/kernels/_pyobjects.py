@@ -12,7 +12,7 @@ Safety rests on three facts, each checked before this path is used:
   tuple's item array are found by ``layout()`` from the running interpreter's own sizes and
   proved on probe objects (``ctypes`` reads of objects made for the purpose); any surprise, a
   build without the GIL, another implementation or the interpreted mode turns the path off
-  (``layout()`` is None) and ``jitdigest._layout`` joins in Python as before;
+  (``layout()`` is None) and ``jitdigest.engine.layout`` joins in Python as before;
 * the GIL: the function is a ``gil_kernel`` and calls no Python code, so no other thread can
   resize the container or free an item while it runs; the container's size and item array are
   read inside it, never passed in from an earlier look;
@@ -32,7 +32,7 @@ from llvmlite import ir  # noqa: E402
 from numba.core import cgutils, types  # noqa: E402
 from numba.extending import intrinsic  # noqa: E402
 
-from .. import _config  # noqa: E402
+from ..base import config as _config  # noqa: E402
 
 WORD = ctypes.sizeof(ctypes.c_void_p)
 

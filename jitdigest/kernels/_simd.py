@@ -12,7 +12,7 @@ Only compiled use is possible (there is no interpreted fallback): every function
 add, xor) need nothing beyond SSE2; the ``sha*`` ones need the CPU feature ``sha`` *in Numba's
 compile target* -- LLVM aborts the whole process ("Cannot select") when compiling them for a
 target without it, so code that uses them must only be compiled after
-``jitdigest._cpu.usable("sha", "sha_ni")`` said yes. Defining them compiles nothing.
+``jitdigest.engine.cpu.usable("sha", "sha_ni")`` said yes. Defining them compiles nothing.
 """
 import numpy as np
 from llvmlite import ir
@@ -363,10 +363,10 @@ def clear_upper_vectors(typingctx):
     before them in the same function (a copy loop, a memset, after inlining), every SSE
     instruction then pays an AVX-SSE transition: measured 4.4 us per SHA-1 block instead of
     30 ns, in the batch entry. Call it once before the block loop."""
-    from .. import _cpu
+    from ._target import target_features
 
     def codegen(context, builder, signature, args):
-        if "avx" in _cpu.target_features():
+        if "avx" in target_features():
             _call(builder, "llvm.x86.avx.vzeroupper", ir.VoidType(), [])
         return context.get_dummy_value()
     return types.none(), codegen

@@ -8,7 +8,7 @@ Each function is one ``llvm.aarch64.crypto.*`` intrinsic (one instruction): SHA-
 (``sha512h``, ``sha512h2``, ``sha512su0``, ``sha512su1``) and SHA-3 (``eor3``, ``rax1``,
 ``xar``, ``bcax``) need ``sha3``. LLVM aborts the whole process ("Cannot select") when asked to
 compile one for a target without its feature (an x86 target included), so code that uses them
-may only be compiled after ``jitdigest._cpu.usable`` said yes for its backend. Defining them
+may only be compiled after ``jitdigest.engine.cpu.usable`` said yes for its backend. Defining them
 compiles nothing; the arguments are in the order of the ACLE's ``vsha256hq_u32`` etc.
 """
 from llvmlite import ir

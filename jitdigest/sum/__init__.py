@@ -8,7 +8,8 @@ rules byte for byte, plus recursion, JSON lines, -j and batching; cli.py calls `
 import os
 import sys
 
-from .. import _config, _cpu, _dispatch
+from ..base import config as _config
+from ..engine import cpu as _cpu, dispatch as _dispatch
 from . import algos, b3sum, progress as _progress
 from .check import CheckState, check_file
 from .errors import FatalError, UsageError
@@ -104,11 +105,12 @@ def _hold_closed_stdin():
 
 def _store_native(names):
     """Store the batch kernels this run had to reach through Numba as machine code
-    (``jitdigest/_native.py``), once per algorithm and machine (1-3 s per kernel, after the
+    (``jitdigest/runtime/native.py``), once per algorithm and machine (1-3 s per kernel, after the
     output is written), so that later runs hash small files without importing Numba."""
     if not names or not _cpu.jit_enabled():
         return
-    from .. import _algorithms, _native
+    from ..base import algorithms as _algorithms
+    from ..runtime import native as _native
     for name in sorted(names):
         try:
             _native.store(_algorithms.lookup(name))

@@ -7,8 +7,8 @@ import re
 
 import jitdigest
 
-from .. import _algorithms
-from .._fork import cached_property
+from ..base import algorithms as _algorithms
+from ..base.fork import cached_property
 from .errors import FatalError, UsageError
 from .quote import quote
 

@@ -13,7 +13,7 @@ import hmac
 import os
 import re
 
-from .. import _config
+from ..base import config as _config
 from . import algos
 from .check import _read_lines
 from .errors import FatalError, UsageError

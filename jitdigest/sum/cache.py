@@ -26,7 +26,7 @@ import sqlite3
 import struct
 import time
 
-from .. import _config
+from ..base import config as _config
 from .walk import FILE
 
 SCHEMA_VERSION = 3                  # PRAGMA user_version of a database this module made

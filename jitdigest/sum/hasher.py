@@ -1,5 +1,5 @@
 """The hashing behind ``jitdigest sum``: small files read whole and hashed in batches (through
-the batch kernels stored as machine code, ``jitdigest/_native.py``, where they are stored,
+the batch kernels stored as machine code, ``jitdigest/runtime/native.py``, where they are stored,
 else through hash_many), large ones streamed through one reused buffer per thread, -j on a
 thread pool. Several algorithms (algos.Several) are fed from the same buffers: each file is
 read once."""
@@ -12,8 +12,8 @@ from array import array
 
 import jitdigest
 
-from .._config import SUM_BATCH_BYTES as BATCH_BYTES, SUM_BATCH_FILES as BATCH_FILES
-from .._config import SUM_CHUNK as CHUNK, SUM_SMALL_FILE as SMALL
+from ..base.config import SUM_BATCH_BYTES as BATCH_BYTES, SUM_BATCH_FILES as BATCH_FILES
+from ..base.config import SUM_CHUNK as CHUNK, SUM_SMALL_FILE as SMALL
 from .algos import Algo
 from .walk import FILE, STDIN, Item
 
@@ -100,7 +100,7 @@ class Hasher:
 
     def _batch(self, algo, datas):
         """The digests of ``datas``: one call of the batch kernel stored as machine code
-        (``jitdigest/_native.py``: no Numba to import) where one is stored (by ``jitdigest
+        (``jitdigest/runtime/native.py``: no Numba to import) where one is stored (by ``jitdigest
         warmup`` or an earlier run), else one hash_many call when it serves this algorithm; for
         several algorithms, each over one joined copy of ``datas``, the digests as tuples."""
         parts = getattr(algo, "parts", None)
@@ -299,7 +299,7 @@ class Hasher:
 
 def _native_rows(algo):
     """The stored batch kernel of one of hashlib's algorithms at its output length, or None."""
-    from .. import _native
+    from ..runtime import native as _native
     if type(algo) is not Algo or algo.batch_name is None:
         return None
     return _native.rows(algo.batch_name)

@@ -5,7 +5,7 @@ import sys
 import threading
 import time
 
-from .._notice import isatty
+from ..engine.notice import isatty
 
 
 def wanted(args):

@@ -10,7 +10,7 @@ marks the final block (f0 = ~0, f1 = the state's flag). Same entry points as ``p
 """
 import numpy as np
 
-from ..._algorithms import SPECS
+from ...base.algorithms import SPECS
 from .._blake2 import b2_final, b2_hash_rows, b2_oneshot, b2_update
 from .._jit import (add64, block_function, gil_kernel, kernel, load_le64, new_words,
                    not64, rotr64, u64)

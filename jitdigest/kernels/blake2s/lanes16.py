@@ -2,7 +2,7 @@
 """Multi-buffer BLAKE2s (RFC 7693), unkeyed: one message per SIMD lane, 16 lanes of uint32.
 
 Entry ``hash_rows(values, starts, lengths, rows, iv, out)``, signature
-``jitdigest._dispatch._signatures(word)['hash_rows']``. Compiled only (plain Numba
+``jitdigest.engine.dispatch._signatures(word)['hash_rows']``. Compiled only (plain Numba
 code that LLVM vectorises); dispatch never runs it interpreted. Edit
 tools/gen_lanes.py, not this file.
 """

@@ -14,7 +14,7 @@ backend (and no Numba).
 def batch_backends():
     """The across-messages backends of ``hash_many`` (``hash_rows``: one message of up to a
     chunk per lane, longer ones through ``lanes16``/``lanes8``'s tree path), widest first;
-    ``jitdigest._dispatch`` adds ``backends()``, whose ``hash_rows`` go a message at a time."""
+    ``jitdigest.engine.dispatch`` adds ``backends()``, whose ``hash_rows`` go a message at a time."""
     from . import many8, many16
     return (many16, many8)
 

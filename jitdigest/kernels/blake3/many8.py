@@ -3,7 +3,7 @@
 of BLAKE3's own ``hash_many``), for ``jitdigest.hash_many``.
 
 Entry ``hash_rows(values, starts, lengths, rows, iv, out)``, signature
-``jitdigest._dispatch._signatures(word)['hash_rows']``, ``iv`` the parameters (key
+``jitdigest.engine.dispatch._signatures(word)['hash_rows']``, ``iv`` the parameters (key
 words and mode), ``out``'s width the output length. Messages over a chunk take the
 tree path of ``lanes8`` (chunks of one message across lanes). Compiled only (plain
 Numba code that LLVM vectorises). Edit tools/gen_lanes.py, not this file.

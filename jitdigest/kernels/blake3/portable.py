@@ -21,7 +21,7 @@ its call sites in the tree code, and BLAKE3's kernels took 73 CPU-s to compile i
 """
 import numpy as np
 
-from ..._algorithms import SPECS
+from ...base.algorithms import SPECS
 from .._jit import (GIL_MINSIZE, add32, const_words, gil_kernel, inline_in_callers,
                    inline_kernel, kernel, load_le32, new_words, reacquire_gil, release_gil_if,
                    scratch, typed_kernel, u32, u64)

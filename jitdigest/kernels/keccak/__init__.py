@@ -11,9 +11,9 @@ this package imports no backend (and no Numba).
 
 def backends():
     """The per-message backends, best first: the first one this process can run serves."""
-    from ... import _cpu
+    from ...base import host as _host
     from . import portable, unrolled
-    if _cpu.ARCH == "aarch64":
+    if _host.ARCH == "aarch64":
         from . import armv8
         return (armv8, unrolled, portable)
     return (unrolled, portable)

@@ -9,7 +9,7 @@ functions it reuses; only ``permute`` and ``absorb`` differ.
 SAFETY: these kernels contain ``llvm.aarch64.crypto.*`` intrinsics, which LLVM can only select
 for an aarch64 target with the ``sha3`` feature; for any other target it aborts the whole
 process ("Cannot select"). So nothing here may be *called* (the first call compiles) unless
-``jitdigest._cpu.usable(FEATURE, SWITCH)`` returned True (on aarch64 only, the host reporting
+``jitdigest.engine.cpu.usable(FEATURE, SWITCH)`` returned True (on aarch64 only, the host reporting
 HWCAP_SHA3, Numba's target having ``sha3``, and ``JITDIGEST_ENABLE=sha3``: off by default).
 Importing this module compiles nothing.
 """

@@ -253,7 +253,7 @@ def sponge_hash_rows(absorb, permute, values, starts, lengths, rows, iv, out):
                        length_of(lengths, r), out[r])
 
 
-# --- entry points (signatures in jitdigest._dispatch) ---------------------------------------
+# --- entry points (signatures in jitdigest.engine.dispatch) ---------------------------------------
 
 @gil_kernel
 def update(state, buf, buflen, data):

@@ -2,7 +2,7 @@
 """Multi-buffer MD5 (RFC 1321): one message per SIMD lane, 32 lanes of uint32 (2 groups of 16).
 
 Entry ``hash_rows(values, starts, lengths, rows, iv, out)``, signature
-``jitdigest._dispatch._signatures(word)['hash_rows']``. Compiled only (plain Numba
+``jitdigest.engine.dispatch._signatures(word)['hash_rows']``. Compiled only (plain Numba
 code that LLVM vectorises); dispatch never runs it interpreted. Edit
 tools/gen_lanes.py, not this file.
 """

@@ -5,7 +5,7 @@ and length field, which the entry points below pass to the shared Merkle-Damgard
 """
 from .._jit import (add32, block_function, const_words, gil_kernel, kernel, load_le32, new_words,
                    not32, rotl32, u32)
-from ..._algorithms import MERKLE_DAMGARD
+from ...base.algorithms import MERKLE_DAMGARD
 from .._hmac import (keyed_pieces, md_hmac, md_hmac_final, md_hmac_rows, md_hmac_states,
                      md_pbkdf2)
 from .._md import finish_piece, md_final, md_hash_rows, md_oneshot, md_update
@@ -93,7 +93,7 @@ def compress(state, data, offset, nblocks):
     state[3] = h3
 
 
-# --- entry points (signatures in jitdigest._dispatch and jitdigest._keyed) ----------------
+# --- entry points (signatures in jitdigest.engine.dispatch and jitdigest.engine.keyed) ----------------
 BLOCK, LENGTH_BYTES, LITTLE = MERKLE_DAMGARD["md5"]
 # the padded last block and the keyed entries' steps: compiled once for this compress,
 # inlined by LLVM into each entry that calls them (kernels/_md.py, kernels/_hmac.py)

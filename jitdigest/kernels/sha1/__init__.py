@@ -11,9 +11,9 @@ declares it (``FEATURE``, ``SWITCH``) at its top. Importing this package imports
 
 def backends():
     """The per-message backends, best first: the first one this process can run serves."""
-    from ... import _cpu
+    from ...base import host as _host
     from . import portable, x86
-    if _cpu.ARCH == "aarch64":
+    if _host.ARCH == "aarch64":
         from . import armv8
         return (armv8, x86, portable)
     return (x86, portable)

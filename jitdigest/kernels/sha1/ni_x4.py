@@ -14,7 +14,7 @@ or 56-63 past one: 2-D batches of 64-byte rows) run their other blocks as above 
 through ``pad_rounds_x4``: the four rows' rounds interleaved, with the block's message words
 made once per length (``pad_schedule``).
 
-SAFETY: as ``x86.py`` -- nothing here may be called unless ``jitdigest._cpu.usable(FEATURE,
+SAFETY: as ``x86.py`` -- nothing here may be called unless ``jitdigest.engine.cpu.usable(FEATURE,
 SWITCH)`` returned True (LLVM aborts the process compiling ``llvm.x86.sha*`` for a target
 without ``sha``). Importing this module compiles nothing.
 """

@@ -5,7 +5,7 @@
 """
 from .._jit import (add32, block_function, const_words, gil_kernel, inline_kernel, kernel,
                    load_be32, new_words, rotl32, u32)
-from ..._algorithms import MERKLE_DAMGARD
+from ...base.algorithms import MERKLE_DAMGARD
 from .._hmac import (keyed_pieces, md_hmac, md_hmac_final, md_hmac_rows, md_hmac_states,
                      md_pbkdf2)
 from .._md import finish_piece, md_final, md_hash_rows, md_oneshot, md_update
@@ -96,7 +96,7 @@ def compress(state, data, offset, nblocks):
     state[4] = h4
 
 
-# --- entry points (signatures in jitdigest._dispatch and jitdigest._keyed) ----------------
+# --- entry points (signatures in jitdigest.engine.dispatch and jitdigest.engine.keyed) ----------------
 BLOCK, LENGTH_BYTES, LITTLE = MERKLE_DAMGARD["sha1"]
 # the padded last block and the keyed entries' steps: compiled once for this compress,
 # inlined by LLVM into each entry that calls them (kernels/_md.py, kernels/_hmac.py)

@@ -9,14 +9,14 @@ exactly like the portable ones.
 SAFETY: these kernels contain ``llvm.x86.sha*`` intrinsics, which LLVM can only select when
 Numba's compile target has the ``sha`` feature. Compiling them for a target without it does not
 raise -- LLVM aborts the whole process ("Cannot select"). So nothing here may be *called* (the
-first call compiles) unless ``jitdigest._cpu.usable(FEATURE, SWITCH)`` returned True; that also
+first call compiles) unless ``jitdigest.engine.cpu.usable(FEATURE, SWITCH)`` returned True; that also
 covers ``NUMBA_DISABLE_JIT=1`` (no interpreted form exists) and ``NUMBA_CPU_NAME`` /
 ``NUMBA_CPU_FEATURES`` targets without ``sha``. Importing this module compiles nothing.
 
 The round sequence is Intel's reference one (Linux sha1_ni_asm.S / sha256_ni_asm.S, OpenSSL,
 Go): one straight-line basic block per 64-byte block, vectors held in XMM registers.
 """
-from ..._algorithms import MERKLE_DAMGARD
+from ...base.algorithms import MERKLE_DAMGARD
 from .._hmac import (keyed_pieces, md_hmac, md_hmac_final, md_hmac_rows, md_hmac_states,
                      md_pbkdf2)
 from .._jit import block_function, gil_kernel, kernel
@@ -202,7 +202,7 @@ def compress(state, data, offset, nblocks):
     state[4] = u32x4_lane(e0, 3)
 
 
-# --- entry points (signatures in jitdigest._dispatch and jitdigest._keyed) ----------------
+# --- entry points (signatures in jitdigest.engine.dispatch and jitdigest.engine.keyed) ----------------
 BLOCK, LENGTH_BYTES, LITTLE = MERKLE_DAMGARD["sha1"]
 # the padded last block and the keyed entries' steps: compiled once for this compress,
 # inlined by LLVM into each entry that calls them (kernels/_md.py, kernels/_hmac.py)

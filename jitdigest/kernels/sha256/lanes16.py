@@ -2,7 +2,7 @@
 """Multi-buffer SHA-224/SHA-256 (FIPS 180-4): one message per SIMD lane, 16 lanes of uint32.
 
 Entry ``hash_rows(values, starts, lengths, rows, iv, out)``, signature
-``jitdigest._dispatch._signatures(word)['hash_rows']``. Compiled only (plain Numba
+``jitdigest.engine.dispatch._signatures(word)['hash_rows']``. Compiled only (plain Numba
 code that LLVM vectorises); dispatch never runs it interpreted. Edit
 tools/gen_lanes.py, not this file.
 """

@@ -17,7 +17,7 @@ four at a time, two pairs where their lengths differ, and a last group of fewer 
 rows goes two by two, then one by one. Runs of 64-byte rows (one data block each) go through
 ``rows64_x4``, which also runs their data blocks four at a time, software-pipelined.
 
-SAFETY: as ``x86.py`` -- nothing here may be called unless ``jitdigest._cpu.usable(FEATURE,
+SAFETY: as ``x86.py`` -- nothing here may be called unless ``jitdigest.engine.cpu.usable(FEATURE,
 SWITCH)`` returned True (LLVM aborts the process compiling ``llvm.x86.sha*`` for a target
 without ``sha``). Importing this module compiles nothing.
 """

@@ -11,9 +11,9 @@ Per message: ``armv8`` (the ARMv8.2 SHA-512 instructions, on aarch64 only;
 
 def backends():
     """The per-message backends, best first: the first one this process can run serves."""
-    from ... import _cpu
+    from ...base import host as _host
     from . import avx2, portable
-    if _cpu.ARCH == "aarch64":
+    if _host.ARCH == "aarch64":
         from . import armv8
         return (armv8, avx2, portable)
     return (avx2, portable)

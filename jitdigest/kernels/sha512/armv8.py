@@ -11,10 +11,10 @@ exactly like the portable ones.
 SAFETY: these kernels contain ``llvm.aarch64.crypto.*`` intrinsics, which LLVM can only select
 for an aarch64 target with the ``sha3`` feature; for any other target it aborts the whole
 process ("Cannot select"). So nothing here may be *called* (the first call compiles) unless
-``jitdigest._cpu.usable(FEATURE, SWITCH)`` returned True (on aarch64 only, the host reporting
+``jitdigest.engine.cpu.usable(FEATURE, SWITCH)`` returned True (on aarch64 only, the host reporting
 HWCAP_SHA512 and Numba's target having ``sha3``). Importing this module compiles nothing.
 """
-from ..._algorithms import MERKLE_DAMGARD
+from ...base.algorithms import MERKLE_DAMGARD
 from .._hmac import (keyed_pieces, md_hmac, md_hmac_final, md_hmac_rows, md_hmac_states,
                      md_pbkdf2)
 from .._jit import block_function, gil_kernel, kernel
@@ -562,7 +562,7 @@ def compress(state, data, offset, nblocks):
     u64x2_store(state, 6, gh)
 
 
-# --- entry points (signatures in jitdigest._dispatch and jitdigest._keyed) ----------------
+# --- entry points (signatures in jitdigest.engine.dispatch and jitdigest.engine.keyed) ----------------
 BLOCK, LENGTH_BYTES, LITTLE = MERKLE_DAMGARD["sha512"]
 # the padded last block and the keyed entries' steps: compiled once for this compress,
 # inlined by LLVM into each entry that calls them (kernels/_md.py, kernels/_hmac.py)

@@ -19,7 +19,7 @@ interpreted form), so dispatch offers it only where the host and Numba's target 
 """
 import numpy as np
 
-from ..._algorithms import MERKLE_DAMGARD
+from ...base.algorithms import MERKLE_DAMGARD
 from .._hmac import (keyed_pieces, md_hmac, md_hmac_final, md_hmac_rows, md_hmac_states,
                      put_digest, salt_and_index, set_index)
 from .._internals import stack_array
@@ -143,7 +143,7 @@ def compress(state, data, offset, nblocks):
     state[6] = h6
     state[7] = h7
 
-# --- entry points (signatures in jitdigest._dispatch and jitdigest._keyed) ----------------
+# --- entry points (signatures in jitdigest.engine.dispatch and jitdigest.engine.keyed) ----------------
 BLOCK, LENGTH_BYTES, LITTLE = MERKLE_DAMGARD["sha512"]
 # the padded last block and the keyed entries' steps: compiled once for this compress,
 # inlined by LLVM into each entry that calls them (kernels/_md.py, kernels/_hmac.py)

@@ -2,7 +2,7 @@
 """Multi-buffer SHA-384/SHA-512/SHA-512/t (FIPS 180-4): one message per SIMD lane, 4 lanes of uint64.
 
 Entry ``hash_rows(values, starts, lengths, rows, iv, out)``, signature
-``jitdigest._dispatch._signatures(word)['hash_rows']``. Compiled only (plain Numba
+``jitdigest.engine.dispatch._signatures(word)['hash_rows']``. Compiled only (plain Numba
 code that LLVM vectorises); dispatch never runs it interpreted. Edit
 tools/gen_lanes.py, not this file.
 """

@@ -11,7 +11,7 @@ faster but each entry took nearly twice as long to compile (oneshot 16.6 s inste
 """
 from .._jit import (add64, be64, block_function, const_words, gil_kernel, inline_kernel, kernel,
                    rotr64, shr64, u64)
-from ..._algorithms import MERKLE_DAMGARD
+from ...base.algorithms import MERKLE_DAMGARD
 from .._hmac import (keyed_pieces, md_hmac, md_hmac_final, md_hmac_rows, md_hmac_states,
                      md_pbkdf2)
 from .._md import finish_piece, md_final, md_hash_rows, md_oneshot, md_update
@@ -148,7 +148,7 @@ def compress(state, data, offset, nblocks):
     state[7] = h7
 
 
-# --- entry points (signatures in jitdigest._dispatch and jitdigest._keyed) ----------------
+# --- entry points (signatures in jitdigest.engine.dispatch and jitdigest.engine.keyed) ----------------
 BLOCK, LENGTH_BYTES, LITTLE = MERKLE_DAMGARD["sha512"]
 # the padded last block and the keyed entries' steps: compiled once for this compress,
 # inlined by LLVM into each entry that calls them (kernels/_md.py, kernels/_hmac.py)

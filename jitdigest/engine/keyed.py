@@ -10,8 +10,9 @@ this Python has one. ``entry(spec, "hmac")`` is None for the other families; cal
 hash objects.
 """
 
-from . import _algorithms, _cpu, _dispatch, _fork
-from ._numpy import on_first_use
+from ..base import algorithms as _algorithms, fork as _fork
+from . import cpu as _cpu, dispatch as _dispatch
+from ..base.lazy_numpy import on_first_use
 
 np = on_first_use(globals())        # a script's first HMACs (``hmac._first_hmac``) need none
 

@@ -12,8 +12,9 @@ hash object: kernels never read a global switch.
 import contextlib
 import functools
 
-from . import _cpu, _fork, _notice
-from .kernels import blake2b, blake2s, blake3, keccak, md5, sha1, sha256, sha512
+from . import cpu as _cpu, notice as _notice
+from ..base import fork as _fork
+from ..kernels import blake2b, blake2s, blake3, keccak, md5, sha1, sha256, sha512
 
 # Algorithm families (``AlgoSpec.family``) -> their kernel package. BLAKE3's per-message
 # backends serve here only their batch entries (``hash_rows``...): its objects' entries have
@@ -107,12 +108,12 @@ def chunks_entry(driver, rows_function, rows_signature):
     ``rows_signature``), with the kernel bound: ``entry(values, starts, lengths, rows, bounds,
     iv, out)``. One compiled driver per signature serves every backend; it calls the kernel by
     address."""
-    from .kernels import _rows
+    from ..kernels import _rows
     driver = getattr(_rows, driver)
     if not _cpu.jit_enabled():
         return functools.partial(driver, rows_function)
-    from .kernels._internals import KernelAddress
-    from . import _parallel
+    from ..kernels._internals import KernelAddress
+    from . import parallel as _parallel
     _parallel.layer()   # first: lowering a prange loop starts Numba's layer, and TBB must be
     # loadable by then (with NUMBA_THREADING_LAYER=tbb Numba otherwise finds none and raises)
     signature = chunks_signature(rows_signature)
@@ -135,9 +136,9 @@ class KernelSet:
         """Is ``entry`` loaded, or in the kernel cache (so using it compiles nothing)?"""
         if entry in self.__dict__ or not _cpu.jit_enabled():
             return True
-        from .kernels._numba_cache import on_disk
+        from ..kernels._numba_cache import on_disk
         if entry in CHUNKS:
-            from .kernels import _rows
+            from ..kernels import _rows
             return on_disk(getattr(_rows, CHUNKS[entry])) and self.ready("hash_rows")
         return on_disk(self._function(entry))
 
@@ -206,7 +207,7 @@ def bytes_builtin(dispatcher, signature, name):
     that takes ``bytes`` objects for ``bytes``, ``bytearray`` and read-only uint8 arrays
     (``_internals.bytes_entry``), or None where this Python has none."""
     try:
-        from .kernels import _internals
+        from ..kernels import _internals
         return _internals.bytes_entry(dispatcher.overloads[tuple(signature)], name)
     except Exception:           # a Numba that no longer fits (its test in test_internals says)
         return None
@@ -219,8 +220,8 @@ def _into_fresh_bytes(function):
     def entry(*args):
         out = args[-1]
         if type(out) is bytes:
-            from ._hashobj import _fresh_bytes_storage
-            out = _fresh_bytes_storage(out)
+            from .layout import fresh_bytes_storage
+            out = fresh_bytes_storage(out)
         function(*args[:-1], out)
     return entry
 
@@ -324,7 +325,7 @@ def batch_kernels_for(spec, rows=None, mean_length=None):
     ks = single if rows is not None and rows < few else many
     # the table was measured on full batches: a batch too small to fill the lanes keeps the rule
     if FORCED is None and mean_length is not None and (ks is many or ks.name == many.name):
-        from . import _calibration
+        from . import calibration as _calibration
         name = _calibration.choice(spec, mean_length)
         if name is not None and name != ks.name:
             ks = by_name.get(name, ks)

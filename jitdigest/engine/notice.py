@@ -8,7 +8,7 @@ import sys
 import threading
 import time
 
-from . import _config, _fork
+from ..base import config as _config, fork as _fork
 
 _FRAMES = "|/-\\"
 _lock = _fork.lock(globals(), "_lock")      # held while a compile line shows

@@ -26,7 +26,7 @@ import contextlib
 import os
 import sys
 
-from . import _fork
+from ..base import fork as _fork
 
 _lock = _fork.lock(globals(), "_lock")          # guards the set-up below
 _serial = _fork.lock(globals(), "_serial")      # held around parallel calls on a layer that
@@ -75,7 +75,7 @@ def layer():
     if _layer is None:
         with _fork.loading(), _lock:         # no fork while Numba starts its layer's threads
             if _layer is None:
-                from .kernels._internals import launch_threading_layer, launched_layer
+                from ..kernels._internals import launch_threading_layer, launched_layer
                 if launched_layer() is None:
                     _load_tbb()
                 _layer = launch_threading_layer()
@@ -97,7 +97,7 @@ def current_threads():
     user's ``numba.set_num_threads`` applies), else None (nothing is loaded to ask)."""
     if "numba.np.ufunc.parallel" not in sys.modules:
         return None
-    from .kernels._internals import launched_layer
+    from ..kernels._internals import launched_layer
     if launched_layer() is None:
         return None
     import numba
@@ -146,7 +146,7 @@ def describe():
 def _after_fork_in_child():
     global _forked_off
     if "numba.np.ufunc.parallel" in sys.modules:
-        from .kernels._internals import launched_layer
+        from ..kernels._internals import launched_layer
         if launched_layer() == "omp":
             _forked_off = True
 

@@ -5,7 +5,7 @@ Why: jitdigest stands in for them, down to ``sys.modules["hashlib"] = jitdigest`
 a module jitdigest imports lazily, such as its kernel cache, or in Numba, which checksums its
 cache with ``hashlib.sha256``) would find jitdigest, whose kernels need that cache: a recursion.
 So jitdigest's modules take the real modules from here, and Numba is imported inside
-``real_modules()`` (``jitdigest._cpu.import_numba``).
+``real_modules()`` (``jitdigest.engine.cpu.import_numba``).
 """
 import contextlib
 import hashlib

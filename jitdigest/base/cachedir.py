@@ -25,7 +25,7 @@ import sys
 import threading
 import warnings
 
-from ._stdlib import hashlib
+from .stdlib import hashlib
 
 ENV = "JITDIGEST_CACHE_DIR"
 
@@ -35,7 +35,8 @@ class CacheWarning(UserWarning):
     discarded); hashing goes on, compiling what it needs."""
 
 
-KERNELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels")
+PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+KERNELS = os.path.join(PACKAGE, "kernels")
 
 
 def _user_cache_home():
@@ -94,17 +95,17 @@ def _root(explicit, numba_dir):
 @functools.lru_cache(maxsize=None)
 def source_key():
     """A digest of every kernel source file's path and bytes: ``jitdigest/kernels`` and its
-    family packages, and ``_algorithms.py`` and ``_config.py``, the modules outside it the
-    kernels read constants from."""
+    family packages, and ``base/algorithms.py`` and ``base/config.py``, the modules outside it
+    the kernels read constants from."""
     h = hashlib.sha256()
-    files = [os.path.join(os.path.dirname(KERNELS), n) for n in ("_algorithms.py", "_config.py")]
+    files = [os.path.join(PACKAGE, "base", n) for n in ("algorithms.py", "config.py")]
     for folder, dirs, names in os.walk(KERNELS):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
         files.extend(os.path.join(folder, n) for n in sorted(names) if n.endswith(".py"))
     for path in files:
         with open(path, "rb") as f:
             data = f.read()
-        name = os.path.relpath(path, os.path.dirname(KERNELS)).replace(os.sep, "/")
+        name = os.path.relpath(path, PACKAGE).replace(os.sep, "/")
         h.update(b"%s\0%d\0" % (name.encode(), len(data)))
         h.update(data)
     return h.hexdigest()[:16]
@@ -136,8 +137,8 @@ def _ours(name):
 
 def directory():
     """The folder this installation's kernels are loaded from and saved to."""
-    from . import __version__
-    return os.path.join(root(), f"{__version__}-{source_key()}")
+    from .config import VERSION
+    return os.path.join(root(), f"{VERSION}-{source_key()}")
 
 
 def write_whole(path, data):

@@ -21,13 +21,12 @@ Public: ``ARCH``, ``SWITCHES``, ``ARM_SWITCHES``, ``OFF_BY_DEFAULT``, ``ENV_DISA
 import contextlib
 import functools
 import os
-import sys
 
-from . import _arm, _fork
-from ._stdlib import real_modules
+from ..base import arm as _arm
+# re-exported: what the host is, and what Numba's target is
+from ..base.host import ARCH, host_cpu_name, host_features, import_numba, llvm_host_features  # noqa: F401,E501
+from ..kernels._target import features_of, target_cpu_name, target_features  # noqa: F401
 
-# The instruction set this process runs ("x86_64", "aarch64", ...).
-ARCH = _arm.machine()
 
 # Every name JITDIGEST_DISABLE understands; "all" switches off every hardware path. The ARM
 # ones (HotSpot's UseSHA1/SHA256/SHA512/SHA3Intrinsics) mean something on aarch64 only.
@@ -93,127 +92,8 @@ DISABLED = ENV_DISABLED
 # --- host and target ----------------------------------------------------------------------
 
 @functools.lru_cache(maxsize=None)
-def _host_feature_map():
-    """LLVM's host feature map as a plain dict {name: bool}; empty if LLVM cannot tell."""
-    with _fork.loading():                # an LLVM call: no fork inside it (llvmlite's lock)
-        import llvmlite.binding as ll
-        try:
-            return dict(ll.get_host_cpu_features())
-        except RuntimeError:
-            return {}
-
-
-@functools.lru_cache(maxsize=None)
-def llvm_host_features():
-    """Features LLVM sees on the host CPU (what its host model implies)."""
-    return frozenset(k for k, on in _host_feature_map().items() if on)
-
-
-@functools.lru_cache(maxsize=None)
-def host_features():
-    """Features the host CPU has (LLVM names: 'sha', 'avx2', 'avx512f', 'sse4.1', ...; on
-    aarch64 the kernel's answer: 'neon', 'aes', 'sha1', 'sha2', 'sha512', 'sha3')."""
-    if ARCH == "aarch64":
-        found = _arm.host_features()
-        if found is not None:
-            return found
-        return _arm.implied(llvm_host_features())
-    return llvm_host_features()
-
-
-@functools.lru_cache(maxsize=None)
-def host_cpu_name():
-    """LLVM's name for the host CPU model (e.g. 'icelake-server', 'znver3')."""
-    with _fork.loading():                # as _host_feature_map
-        import llvmlite.binding as ll
-        return ll.get_host_cpu_name()
-
-
-def sane_numba_environment():
-    """Called before Numba is first imported: a ``NUMBA_NUM_THREADS`` that is not a positive
-    whole number makes ``import numba`` itself raise, deep inside Numba. Drop it with a one-line
-    warning instead (Numba then uses one thread per CPU). On aarch64, where LLVM misses a SHA
-    extension the kernel reports (an emulator's ``/proc/cpuinfo``), Numba's target is given it
-    (``_arm.fix_numba_target``; not when ``NUMBA_CPU_NAME``/``NUMBA_CPU_FEATURES`` is set)."""
-    if ARCH == "aarch64":
-        _arm.fix_numba_target(os.environ, host_features, _host_feature_map)
-    text = os.environ.get("NUMBA_NUM_THREADS")
-    if text is None:
-        return
-    try:
-        ok = int(text) >= 1
-    except ValueError:
-        ok = False
-    if not ok:
-        import warnings
-        del os.environ["NUMBA_NUM_THREADS"]
-        warnings.warn(f"jitdigest: NUMBA_NUM_THREADS={text!r} is not a positive whole number; "
-                      "ignored (one thread per CPU)", RuntimeWarning, stacklevel=3)
-
-
-def import_numba():
-    """``import numba``, the one way jitdigest first imports it: after
-    ``sane_numba_environment()``, and with the standard library's hashlib and hmac in
-    ``sys.modules`` while Numba's modules bind them (``_stdlib``: jitdigest may stand in for
-    them by then). Later calls find Numba imported. Under ``_fork``'s gate: one thread swaps
-    (two would put back each other's), and no fork lands inside the import (a child would wait
-    forever on its import lock)."""
-    if "numba" not in sys.modules:
-        with _fork.loading():
-            if "numba" not in sys.modules:
-                sane_numba_environment()
-                with real_modules():
-                    import numba  # noqa: F401
-    import numba
-    return numba
-
-
-@functools.lru_cache(maxsize=None)
 def _numba_config():
     return import_numba().core.config
-
-
-def _numba_target():
-    """``(cpu_name, features)`` Numba's JIT compiles for (``kernels._internals.jit_target``,
-    which imports Numba: imported here, on first use)."""
-    from .kernels import _internals
-    return _internals.jit_target()
-
-
-@functools.lru_cache(maxsize=None)
-def target_cpu_name():
-    """The CPU model Numba's JIT compiles for: ``NUMBA_CPU_NAME`` or the host's."""
-    return _numba_target()[0]
-
-
-def _parse_features(text):
-    plus, minus = set(), set()
-    for item in text.split(","):
-        item = item.strip()
-        if len(item) > 1 and item[0] in "+-":
-            (plus if item[0] == "+" else minus).add(item[1:].lower())
-    return plus, minus
-
-
-def features_of(cpu_name, text):
-    """The features a target with model ``cpu_name`` and LLVM feature string ``text`` (which
-    overrides the model) has. What a model implies by itself is known only for the host's own
-    model; any other name is treated as implying nothing, so then only features listed
-    ``+name`` count (conservative: it can only under-report)."""
-    plus, minus = _parse_features(text)
-    implied = llvm_host_features() if cpu_name in ("host", host_cpu_name()) else ()
-    found = frozenset((set(implied) | plus) - minus)
-    return _arm.implied(found) if ARCH == "aarch64" else found
-
-
-@functools.lru_cache(maxsize=None)
-def target_features():
-    """Features Numba's JIT compiles for: its CPU model (``NUMBA_CPU_NAME``, default the
-    host's) and feature string (``NUMBA_CPU_FEATURES`` when set, ``NUMBA_CPU_NAME=generic``
-    sets it to "", otherwise the full host list with ``avx*`` switched off under
-    ``NUMBA_ENABLE_AVX=0``) as ``kernels._internals.jit_target`` reads Numba's rule, made a
-    set by ``features_of``."""
-    return features_of(*_numba_target())
 
 
 def jit_enabled():

@@ -7,7 +7,7 @@ Why: importing Numba and loading a kernel through it is most of a short ``jitdig
 (``kernels/_internals/native.py`` makes it: a C-callable wrapper around the compiled
 ``hash_rows``, linked with everything it calls), by ``jitdigest warmup`` for every algorithm
 and by a ``jitdigest sum`` that had to reach one through Numba, and a later process loads that
-object without Numba and calls it through ctypes: linked by ``jitdigest/_elf.py`` on x86-64
+object without Numba and calls it through ctypes: linked by ``jitdigest/runtime/elf.py`` on x86-64
 Linux (no LLVM: importing ``llvmlite.binding`` alone was half of a one-file ``jitdigest sum``),
 by llvmlite's MCJIT elsewhere or where ``_elf`` refuses an object. A loaded kernel must give
 hashlib's digest of b"abc" before it is used.
@@ -44,8 +44,8 @@ import os
 import sys
 from array import array
 
-from . import _arm, _cachedir, _fork
-from ._stdlib import hashlib    # the real one, whatever stands in for it in sys.modules
+from ..base import arm as _arm, cachedir as _cachedir, fork as _fork
+from ..base.stdlib import hashlib  # the real one, whatever stands in for it in sys.modules
 
 FORMAT = 2
 # Settings that change nothing the machine code or the choice of kernel depends on.
@@ -181,7 +181,7 @@ class FirstDigests:
         return self._spec.initial_state if iv is None else iv
 
     def _kernel_set(self):
-        from . import _dispatch
+        from ..engine import dispatch as _dispatch
         return _dispatch.kernels_for(self._spec)
 
     def __getattr__(self, name):
@@ -346,7 +346,7 @@ def _resolver():
     return resolve
 
 
-# Loaded by jitdigest/_elf.py, without importing llvmlite.binding (50-78 ms of a 110 ms
+# Loaded by jitdigest/runtime/elf.py, without importing llvmlite.binding (50-78 ms of a 110 ms
 # one-file ``jitdigest sum``), where the objects are ELF for x86-64; else by llvmlite's MCJIT.
 ELF_LOADER = sys.platform.startswith("linux") and _arm.machine() in ("x86_64", "amd64")
 
@@ -373,7 +373,7 @@ def _link_elf(parts, meta, found, resolve):
     """The entry's address, the objects linked by ``_elf``, or None. The names they use come
     from ``found`` (``_addresses``); others, ``memcpy`` and the like that LLVM's intrinsics
     became, from ``resolve``."""
-    from . import _elf
+    from . import elf as _elf
     return _elf.link(parts, meta["symbol"], lambda name: found.get(name) or resolve(name))
 
 
@@ -410,8 +410,9 @@ def write_kernel(kernel_set):
     """Store ``kernel_set``'s ``hash_rows`` (a ``_dispatch.KernelSet``) as machine code, with
     the initial state of every algorithm of its family and word type. Returns the file's base
     name, or None where the object would need Numba's runtime (a kernel that allocates)."""
-    from . import _algorithms, _dispatch, batch
-    from .kernels._internals import native
+    from ..base import algorithms as _algorithms
+    from ..engine import dispatch as _dispatch
+    from ..kernels._internals import native
     word = kernel_set._word
     kernel_set.hash_rows                                  # compiled (or loaded) first
     kernel = kernel_set._function("hash_rows")
@@ -434,7 +435,7 @@ def write_kernel(kernel_set):
              if s.family == kernel_set.backend.family and s.word_name == word.__name__]
     meta = {"format": FORMAT, "symbol": symbol, "word": word.__name__, "uses": uses,
             "parts": [len(p) for p in parts],
-            "iv": {s.name: [int(w) for w in batch.initial_state(s)] for s in specs},
+            "iv": {s.name: [int(w) for w in s.initial_state] for s in specs},
             "sizes": {s.name: s.digest_size for s in specs}}
     meta["sha256"] = _digest(code, meta)
     base = base_name(kernel_set)
@@ -471,7 +472,7 @@ def store(spec):
     """Store the kernel serving ``spec``'s batches here, unless it is stored whole already
     (another algorithm of its family stored it), and index it (``write_kernel`` and
     ``write_index`` for one algorithm, in this process). Returns whether it is stored."""
-    from . import _dispatch, _notice
+    from ..engine import dispatch as _dispatch, notice as _notice
     if not _cachedir.trusted(folder()):
         return False
     kernel_set = _dispatch.batch_kernels_for(spec)

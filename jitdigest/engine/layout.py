@@ -20,7 +20,7 @@ import operator
 
 import numpy as np
 
-from . import _config, _stdlib
+from ..base import config as _config, stdlib as _stdlib
 
 _INT64_MAX = np.iinfo(np.int64).max
 
@@ -239,7 +239,7 @@ def exclusive_cumsum(lengths):
 def _sequence(items):
     """One Segment of a sequence of messages: all exactly ``bytes`` in a list, tuple or object
     array, joined in one compiled pass (``kernels/_pyobjects.py``); else in Python (``join``)."""
-    from .kernels import _pyobjects
+    from ..kernels import _pyobjects
     fast = _pyobjects.join(items)
     if fast is not None:
         values, starts, lengths = fast
@@ -483,3 +483,16 @@ def overlaps(out, segs):
     """Whether ``out`` may share memory with any segment's input bytes (then the batch is
     hashed into a fresh array and copied into ``out`` afterwards, as numpy's ufuncs do)."""
     return any(np.may_share_memory(out, seg.values) for seg in segs)
+
+
+def fresh_bytes_storage(data):
+    """A writable uint8 array over the storage of ``data``, a ``bytes`` object its caller has
+    just made and nobody else has seen (filling it is what C code does with
+    ``PyBytes_FromStringAndSize(NULL, n)``); the caller keeps ``data`` alive meanwhile."""
+    import ctypes                          # only for long SHAKE output: not at import time
+    as_string = ctypes.pythonapi.PyBytes_AsString
+    as_string.restype = ctypes.c_void_p
+    as_string.argtypes = [ctypes.py_object]
+    storage = (ctypes.c_ubyte * len(data)).from_address(as_string(data))
+    import numpy as np
+    return np.ctypeslib.as_array(storage)

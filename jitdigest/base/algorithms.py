@@ -3,7 +3,7 @@
 Every other module reads it; nothing repeats it. Names resolve as hashlib's do: the canonical
 names exactly, and OpenSSL's names ("SHA-256", "sha3-256", "blake2b512", ...) in any case.
 """
-from ._fork import cached_property
+from .fork import cached_property
 
 
 class AlgoSpec:
@@ -64,11 +64,44 @@ class AlgoSpec:
 
     @cached_property
     def initial_state(self):
-        """A read-only numpy array of the initial state words (made once)."""
+        """A read-only numpy array of the initial state words (made once; BLAKE2's with its
+        default parameters)."""
+        if not self.iv:
+            return blake2_state(self.name, self.digest_size)
         import numpy as np
         arr = np.array(self.iv, dtype=self.word)
         arr.setflags(write=False)
         return arr
+
+
+# BLAKE2's parameter block (RFC 7693 2.5; BLAKE2 paper 2.8): salt and personalization bytes,
+# node_offset bits, and the family whose initial state is its IV (RFC 7693 2.6).
+BLAKE2_PARAMETERS = {"blake2b": (16, 64, "sha512"), "blake2s": (8, 48, "sha256")}
+
+
+def blake2_state(name, digest_size, key_size=0, salt=b"", person=b"", fanout=1, depth=1,
+                 leaf_size=0, node_offset=0, node_depth=0, inner_size=0, last_node=False):
+    """BLAKE2's read-only initial state: IV XOR parameter block, zero counter, last-node flag
+    (the arguments already checked by the caller)."""
+    import struct
+    import numpy as np
+    salt_size, offset_bits, iv_of = BLAKE2_PARAMETERS[name]
+    spec = SPECS[iv_of]
+    block = bytearray(4 * salt_size)
+    block[0:4] = bytes((digest_size, key_size, fanout, depth))
+    block[4:8] = leaf_size.to_bytes(4, "little")
+    offset_bytes = offset_bits // 8
+    block[8:8 + offset_bytes] = node_offset.to_bytes(offset_bytes, "little")
+    block[8 + offset_bytes] = node_depth
+    block[9 + offset_bytes] = inner_size
+    start = 2 * salt_size
+    block[start:start + len(salt)] = salt
+    block[start + salt_size:start + salt_size + len(person)] = person
+    words = struct.unpack("<8Q" if spec.word_name == "uint64" else "<8I", block)
+    flag = np.iinfo(spec.word).max if last_node else 0
+    state = np.array([iv ^ w for iv, w in zip(spec.iv, words)] + [0, 0, flag], dtype=spec.word)
+    state.setflags(write=False)
+    return state
 
 
 # The Merkle-Damgard families' padding: block size in bytes, bytes of the length field, and

@@ -3,6 +3,9 @@ that set it. The kernels compile in the first two (and tools/gen_lanes.py writes
 the lane kernels), so the kernel cache key covers this file; the rest are read at call time.
 Figures: the 2-core AMD EPYC development VM (AVX-512, SHA-NI), numba 0.68, unless said."""
 
+# The package version (pyproject.toml's; jitdigest.__version__, the cache folder's name).
+VERSION = "0.1.0"
+
 # A kernel releases the GIL around its long part from this many bytes: hashlib's
 # HASHLIB_GIL_MINSIZE (below it, releasing and retaking the GIL is a sixth of a small call).
 GIL_MINSIZE = 2048

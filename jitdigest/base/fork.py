@@ -41,7 +41,7 @@ import sys
 import threading
 import time
 
-from . import _config
+from . import config as _config
 
 # The packages whose imports a fork waits for (top-level names): jitdigest's and what its
 # kernels import lazily.
