@@ -11,7 +11,7 @@ import time
 import numpy as np
 import pytest
 
-from jitdigest import _cpu
+from jitdigest.engine import cpu as _cpu
 
 numba = pytest.importorskip("numba")
 if numba.config.DISABLE_JIT:
@@ -199,7 +199,7 @@ def test_gil_released_only_when_asked(counter):
 
 TARGET_CHECK = r"""
 import numba
-from jitdigest import _cpu
+from jitdigest.engine import cpu as _cpu
 from jitdigest.kernels import _internals
 
 @numba.njit
@@ -387,7 +387,7 @@ except Exception as exc:
 # First every family's CPU batch kernel compiled here (not loaded from a cache), as a process
 # does that hashes on the CPU before it uses jitdigest.cuda: the CPU typing of the shared
 # helpers must not leak into the CUDA compiles below.
-from jitdigest import _algorithms
+from jitdigest.base import algorithms as _algorithms
 from jitdigest.batch import initial_state
 values = np.arange(256, dtype=np.uint8)
 for name in ("md5", "sha1", "sha256", "sha512", "sha3_256", "blake2b", "blake2s"):
@@ -480,7 +480,7 @@ def test_block_functions_are_typed_once_for_every_caller():
     and reads the caller's bytes; the same function under plain ``numba.njit`` gets a signature
     per argument type (so the count is not blind). Every family's block function is declared
     with ``block_function``, which applies it."""
-    from jitdigest import _dispatch
+    from jitdigest.engine import dispatch as _dispatch
     from jitdigest.kernels._internals.typed_once import TypedOnceDispatcher
 
     md_blocks = _internals.typed_once(numba.njit(_md_body))
@@ -614,9 +614,10 @@ def test_kernel_address_is_a_first_class_function_argument():
 def test_a_batch_kernel_as_machine_code_runs_without_numba(loader, monkeypatch):
     """``native.rows_entry`` views raw pointers as a ``hash_rows`` kernel's arrays (read-only
     where its signature says so: no second compile), ``object_code`` emits the linked module,
-    ``declarations`` lists what it uses; ``jitdigest._native`` links it, through
-    ``jitdigest/_elf.py`` (x86-64 Linux) or llvmlite's MCJIT, and calls it."""
-    from jitdigest import _dispatch, _native
+    ``declarations`` lists what it uses; ``jitdigest.runtime.native`` links it, through
+    ``jitdigest/runtime/elf.py`` (x86-64 Linux) or llvmlite's MCJIT, and calls it."""
+    from jitdigest.engine import dispatch as _dispatch
+    from jitdigest.runtime import native as _native
     from jitdigest.kernels._internals import native
     if loader == "elf":
         if not _native.ELF_LOADER:
@@ -676,7 +677,8 @@ def test_oneshot_builtin_reads_its_arguments_and_checks_them(name):
     import hashlib
     import sysconfig
 
-    from jitdigest import _algorithms, _dispatch
+    from jitdigest.base import algorithms as _algorithms
+    from jitdigest.engine import dispatch as _dispatch
     if sysconfig.get_config_var("Py_GIL_DISABLED"):
         pytest.skip("the builtin reads objects of the GIL build's layout")
     assert _internals.fastcall_layout() is not None
@@ -739,7 +741,8 @@ def test_hmac_builtin_takes_key_message_and_output_bytes(name):
     import hmac
     import sysconfig
 
-    from jitdigest import _algorithms, _keyed
+    from jitdigest.base import algorithms as _algorithms
+    from jitdigest.engine import keyed as _keyed
     if sysconfig.get_config_var("Py_GIL_DISABLED"):
         pytest.skip("the builtin reads objects of the GIL build's layout")
     spec = _algorithms.SPECS[name]
@@ -773,7 +776,8 @@ def test_update_builtin_takes_bytes_and_returns_an_int(name):
     import hashlib
     import sysconfig
 
-    from jitdigest import _algorithms, _dispatch
+    from jitdigest.base import algorithms as _algorithms
+    from jitdigest.engine import dispatch as _dispatch
     if sysconfig.get_config_var("Py_GIL_DISABLED"):
         pytest.skip("the builtin reads objects of the GIL build's layout")
     spec = _algorithms.SPECS[name]

@@ -1,11 +1,10 @@
 """Tests of the ``_internals`` seams that cut Numba's compile time on the generated kernels
-(sections 10, 11 and 15-18: SSA in long blocks, operator types, literal types, statement
-variables, error markup, inlined overloads): each replacement gives Numba's own answers, and
-Numba still calls it, so a Numba upgrade that moves one fails here instead of silently
-compiling slower or differently. The other seams are tested in tests/test_internals.py."""
+(sections 10, 11 and 18: SSA in long blocks, operator types, inlined overloads, and section 20,
+``ours()``, the only place they are in Numba's): each replacement gives Numba's own answers,
+and Numba calls it inside ``ours()`` and its own function outside, so a Numba upgrade that
+moves one fails here instead of silently compiling slower or differently. The other seams are
+tested in tests/test_internals.py; tests/test_numba_untouched.py checks a whole process."""
 import collections
-import operator
-import sys
 
 import numpy as np
 import pytest
@@ -26,8 +25,10 @@ def test_stmt_index_gives_numbas_answers():
     import random
 
     from numba.core import ir, ssa
-    assert ssa._FixSSAVars._stmt_index is _internals.stmt_index
     original = _internals.NUMBA_STMT_INDEX
+    assert ssa._FixSSAVars._stmt_index is original
+    with _internals.ours():
+        assert ssa._FixSSAVars._stmt_index is _internals.stmt_index
     scope, loc = ir.Scope(None, ir.Loc("f", 1)), ir.Loc("f", 1)
 
     def assign(i):
@@ -35,6 +36,7 @@ def test_stmt_index_gives_numbas_answers():
 
     rng = random.Random(7)
     ours, numbas, checked = ssa._FixSSAVars({}), ssa._FixSSAVars({}), 0
+    ours._stmt_index = _internals.stmt_index.__get__(ours)
     block = ir.Block(scope, loc)
     block.body = [assign(i) for i in range(40)]
     outside = [assign(-1), ir.Assign(ir.Expr.phi(loc), scope.redefine("x", loc), loc)]
@@ -67,20 +69,18 @@ def test_long_blocks_compile_without_a_quadratic_ssa_pass():
     namespace = {}
     exec("\n".join(lines), namespace)
     calls = []
-    replacement = ssa._FixSSAVars._stmt_index
 
     def counting(self, *args, **kwargs):
         calls.append(1)
-        return replacement(self, *args, **kwargs)
-    ssa._FixSSAVars._stmt_index = counting
-    try:
-        f = numba.njit(namespace["f"])
-        expected = 5
-        for i in range(500):
-            expected = (expected * 3 + i) % (1 << 64)
+        return _internals.stmt_index(self, *args, **kwargs)
+    f = numba.njit(namespace["f"])
+    expected = 5
+    for i in range(500):
+        expected = (expected * 3 + i) % (1 << 64)
+    with _internals.ours():
+        ssa._FixSSAVars._stmt_index = counting
         assert f(5, 1) % (1 << 64) == expected
-    finally:
-        ssa._FixSSAVars._stmt_index = replacement
+    assert ssa._FixSSAVars._stmt_index is _internals.NUMBA_STMT_INDEX
     assert calls, "Numba's SSA pass no longer calls _stmt_index: see _internals/ssa.py"
 
 
@@ -90,12 +90,18 @@ def test_operator_types_are_numbas_and_new_overloads_are_seen():
     """Remembered answers equal Numba's own, first time and again, for operators on scalar
     numbers (literal or not); other calls go to Numba untouched; a failure is not remembered,
     and an operator overload registered later is used."""
+    from numba.core.types import functions
+    assert functions.BaseFunction.get_call_type is _internals.NUMBA_GET_CALL_TYPE
+    with _internals.ours():
+        assert functions.BaseFunction.get_call_type is _internals.call_type
+        _check_operator_types()
+
+
+def _check_operator_types():
     import operator
 
     from numba.core import types
     from numba.core.registry import cpu_target
-    from numba.core.types import functions
-    assert functions.BaseFunction.get_call_type is _internals.call_type
     context = cpu_target.typing_context
     context.refresh()
     scalars = [types.uint32, types.uint64, types.int64, types.uint8, types.boolean,
@@ -137,171 +143,6 @@ def test_operator_types_are_numbas_and_new_overloads_are_seen():
     assert numba.njit(matmul)(3, 4) == 13
 
 
-# --- 15. literal types asked for without an exception ---------------------------------------
-
-def test_literal_answers_are_numbas_and_no_exception_is_raised_for_a_binop():
-    """The replacements answer as Numba's own functions do for values with a literal type and
-    without (an Omitted or None where Numba raises and catches), a Literal passed in still
-    raises; Numba's lowering and type inference still call them, and compiling a function of
-    binary operators on variables raises no LiteralTypingError."""
-    import types as pytypes
-
-    from numba.core import errors, ir, lowering, types
-    assert lowering._lit_or_omitted is _internals.lit_or_omitted
-    assert types.maybe_literal is _internals.maybe_literal
-    values = [ir.UNDEFINED, 7, -1, True, 2.5, "s", None, np.uint64(3), np.int32(4), (1, 2),
-              np, int, len, lowering, pytypes.SimpleNamespace(), b"x", 1j]
-
-    def answer(fn, value):
-        try:
-            return ("ok", fn(value))
-        except Exception as exc:
-            return (type(exc).__name__,)
-    checked = 0
-    for value in values + [types.IntegerLiteral(3)]:
-        assert answer(_internals.lit_or_omitted, value) == \
-            answer(_internals.NUMBA_LIT_OR_OMITTED, value), value
-        assert answer(_internals.maybe_literal, value) == \
-            answer(_internals.NUMBA_MAYBE_LITERAL, value), value
-        checked += 1
-    assert answer(_internals.maybe_literal, types.IntegerLiteral(3))[0] == "ValueError"
-    assert checked == len(values) + 1
-
-    calls = collections.Counter()
-    raised = []
-
-    def counting(name, fn):
-        def wrapper(*args, **kws):
-            calls[name] += 1
-            return fn(*args, **kws)
-        return wrapper
-    init = errors.LiteralTypingError.__init__
-
-    def record(self, *args, **kws):
-        raised.append(args)
-        init(self, *args, **kws)
-    lowering._lit_or_omitted = counting("lower", _internals.lit_or_omitted)
-    types.maybe_literal = counting("typing", _internals.maybe_literal)
-    errors.LiteralTypingError.__init__ = record
-    try:
-        @numba.njit
-        def mix(a, b):
-            t = a ^ (b & np.uint32(0xff))
-            return np.uint32(t + (a << np.uint32(3)) + len((1, 2)))
-        assert mix(np.uint32(5), np.uint32(0x1234)) == np.uint32(
-            (5 ^ (0x1234 & 0xff)) + (5 << 3) + 2)
-    finally:
-        lowering._lit_or_omitted = _internals.lit_or_omitted
-        types.maybe_literal = _internals.maybe_literal
-        errors.LiteralTypingError.__init__ = init
-    assert calls["lower"] >= 8 and calls["typing"] >= 1, \
-        f"Numba no longer calls these ({dict(calls)}): see _internals/literals.py"
-    assert not raised, raised
-
-
-# --- 16. an IR statement's variables ------------------------------------------------------
-
-def test_statement_variables_are_numbas():
-    """For every statement of two functions' IR (straight-line word arithmetic, a loop, calls,
-    tuples, getitem/setitem) and for values Numba's IR does not hold (subclasses of list,
-    dict and Var, nesting), the replacement lists the same Var objects in the same order as
-    Numba's walk; and Numba's use/def analysis reaches it."""
-    from numba.core import analysis, ir
-    from numba.core.compiler import run_frontend
-    assert ir.Inst._rec_list_vars is _internals.rec_list_vars
-    original = _internals.NUMBA_REC_LIST_VARS
-
-    def words(a, b, n):
-        x = np.uint32(a ^ (b >> np.uint32(3)))
-        for i in range(n):
-            x = np.uint32(x + (a & b) + i)
-            a, b = b, x
-        return (x, a, b)
-
-    def rows(values, out, k):
-        t = (values[0], values[k])
-        for i in range(values.shape[0]):
-            out[i] = values[i] * k + len(t)
-        return min(t[0], t[1], key=None)
-
-    def numbas(stmt):
-        ir.Inst._rec_list_vars = original
-        try:
-            return stmt.list_vars()
-        finally:
-            ir.Inst._rec_list_vars = _internals.rec_list_vars
-
-    checked = 0
-    for func in (words, rows):
-        for block in run_frontend(func).blocks.values():
-            for stmt in block.body:
-                assert stmt.list_vars() == numbas(stmt), stmt
-                assert [id(v) for v in stmt.list_vars()] == [id(v) for v in numbas(stmt)]
-                checked += 1
-    assert checked > 40
-
-    scope, loc = ir.Scope(None, ir.Loc("f", 1)), ir.Loc("f", 1)
-    v1, v2 = scope.redefine("a", loc), scope.redefine("b", loc)
-
-    class Vars(list):
-        pass
-
-    class Table(dict):
-        pass
-
-    class Named(ir.Var):
-        pass
-    v3 = Named(scope, "c", loc)
-    expr = ir.Expr.binop(operator.add, v1, v2, loc)
-    for value in ([v1, (v2, {"k": v3, "l": [expr, loc]})], Vars([v2, v1]), Table(x=v1, y=(v2,)),
-                  (), {}, None, 3, "v", v3, expr, (loc, ir.Const(1, loc), [[[v2]]])):
-        assert _internals.rec_list_vars(expr, value) == original(expr, value), value
-
-    calls = collections.Counter()
-
-    def counting(self, val):
-        calls["walk"] += 1
-        return _internals.rec_list_vars(self, val)
-    ir.Inst._rec_list_vars = counting
-    try:
-        analysis.compute_use_defs(run_frontend(words).blocks)
-    finally:
-        ir.Inst._rec_list_vars = _internals.rec_list_vars
-    assert calls["walk"] > 10, "Numba's use/def analysis no longer walks statements here"
-
-
-# --- 17. error text marked up without wrapping the streams ---------------------------------
-
-def test_error_markup_is_numbas_text():
-    """Where Numba marks error text up (colorama installed), the replacement returns Numba's
-    own text for every colour and style of every theme, and raises as Numba does for text
-    that cannot be encoded; sys.stdout and sys.stderr are left as they were."""
-    from numba.core import errors
-    if _internals.NUMBA_MARKUP is None:
-        pytest.skip("colorama is not installed: Numba marks nothing up")
-    scheme = errors.HighlightColorScheme
-    assert scheme._markup is _internals.markup
-    original, ours = _internals.NUMBA_MARKUP, _internals.markup
-    checked = 0
-    out, err = sys.stdout, sys.stderr
-    for theme in errors.themes.values():
-        colours = set(theme.values()) | {None, ""}
-        for colour in colours:
-            for style in (errors.Style.BRIGHT, None, "", errors.Style.DIM):
-                for msg in ("Cannot determine Numba type of <class 'function'>", "", "é ∑ 🎉"):
-                    assert ours(None, msg, colour, style) == original(None, msg, colour, style)
-                    checked += 1
-            assert ours(None, "x", colour) == original(None, "x", colour)
-    assert checked > 50
-    with pytest.raises(UnicodeEncodeError):
-        original(None, "\ud800")
-    with pytest.raises(UnicodeEncodeError):
-        ours(None, "\ud800")
-    assert sys.stdout is out and sys.stderr is err
-    assert errors.termcolor().errmsg("m") == original(errors.termcolor(), "m",
-                                                      errors.termcolor()._errmsg)
-
-
 # --- 18. jitdigest's inlined overloads not compiled on their own ---------------------------
 
 def test_inlined_overloads_are_not_compiled_on_their_own():
@@ -310,14 +151,20 @@ def test_inlined_overloads_are_not_compiled_on_their_own():
     builds a helper's IR once for the same argument types however many calls and kernels
     there are, and gives right answers; a helper's error still raises at run time; an inlined
     overload defined outside jitdigest is left to Numba (compiled on its own, as Numba does)."""
-    from numba.core import event
-    from numba.core.inline_closurecall import InlineWorker
     from numba.core.typing import templates
 
     from jitdigest.kernels._jit import new_words, scratch
-    assert templates._OverloadFunctionTemplate._get_jit_decorator is \
-        _internals.get_jit_decorator
-    assert templates._OverloadFunctionTemplate.generic is _internals.generic
+    template = templates._OverloadFunctionTemplate
+    assert template.generic is _internals.NUMBA_GENERIC
+    with _internals.ours():
+        assert template._get_jit_decorator is _internals.get_jit_decorator
+        assert template.generic is _internals.generic
+        _check_inlined_overloads(new_words, scratch)
+
+
+def _check_inlined_overloads(new_words, scratch):
+    from numba.core import event
+    from numba.core.inline_closurecall import InlineWorker
 
     def theirs(n):
         return n
@@ -383,3 +230,74 @@ def test_inlined_overloads_are_not_compiled_on_their_own():
     finally:
         InlineWorker.run_untyped_passes = untyped
     assert built["_new_words.<locals>.impl"] == 1, built
+
+
+# --- 20. the replacements in Numba's only while jitdigest compiles ---------------------------
+
+def _replaced():
+    """Which of the functions sections 10, 11 and 18 stand in for are replaced now."""
+    from numba.core import ssa
+    from numba.core.types import functions
+    from numba.core.typing import templates
+    template = templates._OverloadFunctionTemplate
+    return [ssa._FixSSAVars._stmt_index is _internals.stmt_index,
+            functions.BaseFunction.get_call_type is _internals.call_type,
+            template._get_jit_decorator is _internals.get_jit_decorator,
+            template.generic is _internals.generic]
+
+
+def test_ours_replaces_under_the_compiler_lock_and_restores_when_the_outermost_exits():
+    """Inside ``ours()`` (nested or not) every replacement is in place and Numba's compiler lock
+    is held by this thread; after the outermost exits (also by an exception), Numba's own
+    objects are back and the lock is released."""
+    import threading
+
+    lock = _internals.compiler_lock()
+
+    def lock_free_elsewhere():
+        free = []
+        t = threading.Thread(target=lambda: free.append(lock.acquire(timeout=0.01)
+                                                         and (lock.release() or True)))
+        t.start()
+        t.join()
+        return free[0]
+    assert _replaced() == [False] * 4 and lock_free_elsewhere()
+    with _internals.ours():
+        assert _replaced() == [True] * 4 and not lock_free_elsewhere()
+        with pytest.raises(KeyError):
+            with _internals.ours():
+                assert _replaced() == [True] * 4
+                raise KeyError("inner")
+        assert _replaced() == [True] * 4
+    assert _replaced() == [False] * 4 and lock_free_elsewhere()
+
+
+def test_jitdigest_dispatchers_compile_inside_ours_and_users_do_not():
+    """A dispatcher made by ``ours_dispatcher`` types its body with the replacements in place (a
+    first call, a caller's typing, ``compile(sig)``); a plain ``numba.njit`` function that calls
+    it is typed on Numba's own functions before and after, with the replacements in place only
+    while the callee compiles."""
+    seen = []
+
+    def probe(x):
+        return x
+
+    @numba.extending.overload(probe)
+    def _probe(x):
+        seen.append(all(_replaced()))
+        return lambda x: x + 1
+
+    @numba.njit
+    def kernel_body(x):
+        return probe(x) * 2
+    kernel = _internals.ours_dispatcher(kernel_body)
+    assert kernel(np.int64(3)) == 8 and seen == [True]
+    kernel.compile((numba.types.float64,))
+    assert seen == [True, True]
+
+    @numba.njit
+    def users(x):
+        return probe(x) + kernel(np.int32(x))
+    assert users(np.int16(1)) == 2 + 4
+    assert seen == [True, True, False, True], seen
+    assert _replaced() == [False] * 4

@@ -8,7 +8,7 @@ read from arrays go through ``u32``/``u64`` (or the block loaders) before any ar
 """
 import struct
 
-from .._cpu import import_numba
+from ..base.host import import_numba
 
 import_numba()       # first (a bad NUMBA_NUM_THREADS breaks Numba; jitdigest may be hashlib)
 import numba  # noqa: E402
@@ -16,7 +16,8 @@ import numpy as np  # noqa: E402
 from numba.core import types  # noqa: E402
 from numba.extending import intrinsic, overload  # noqa: E402
 
-from ._internals import restore_thread, save_thread_if, stack_array, typed_once  # noqa: E402
+from ._internals import (ours_dispatcher, restore_thread, save_thread_if, stack_array,  # noqa: E402,E501
+                         typed_once)
 
 JIT_ENABLED = not numba.config.DISABLE_JIT
 
@@ -24,13 +25,21 @@ M32 = 0xFFFFFFFF
 M64 = 0xFFFFFFFFFFFFFFFF
 
 
+def ours(dispatcher):
+    """A dispatcher that compiles inside ``_internals.ours()``: with jitdigest's compile-speed
+    replacements of Numba functions in place, which are Numba's own again once it is done (a
+    user's ``@njit`` functions compile on unmodified Numba)."""
+    return ours_dispatcher(dispatcher) if JIT_ENABLED else dispatcher
+
+
 def cached(dispatcher):
     """Give a compiled kernel jitdigest's on-disk cache (``_numba_cache``: outside the package,
-    keyed on version and sources, safe when not writable or damaged)."""
+    keyed on version and sources, safe when not writable or damaged), compiling inside
+    ``_internals.ours()``."""
     if not JIT_ENABLED:
         return dispatcher
     from ._numba_cache import attach
-    return attach(dispatcher)
+    return attach(ours(dispatcher))
 
 
 def kernel(func):
@@ -98,7 +107,7 @@ def piece(*outputs):
 
 def parallel_kernel(func):
     """A GIL-free kernel compiled with ``parallel=True``: its ``prange`` loops run on Numba's
-    threading layer (``jitdigest._parallel`` chooses and guards it). Interpreted, ``prange`` is
+    threading layer (``jitdigest.engine.parallel`` chooses and guards it). Interpreted, ``prange`` is
     ``range`` and the loop runs on the calling thread."""
     return cached(numba.njit(parallel=True, nogil=True)(func))
 
@@ -111,7 +120,7 @@ def gil_kernel(func):
     return cached(numba.njit(nogil=False)(func))
 
 
-from .._config import GIL_MINSIZE  # noqa: E402,F401  (hashlib's HASHLIB_GIL_MINSIZE)
+from ..base.config import GIL_MINSIZE  # noqa: E402,F401  (hashlib's HASHLIB_GIL_MINSIZE)
 
 
 def cpu_overload(pyfunc, **options):
@@ -142,7 +151,7 @@ def inline_kernel(func):
     Inlined into each caller at Numba-IR level, so the function argument becomes a direct call
     and the caller stays cacheable (a first-class function argument left as a call would be
     lowered as a pointer to the dispatcher object, which Numba cannot cache)."""
-    return numba.njit(inline="always", nogil=True)(func)
+    return ours(numba.njit(inline="always", nogil=True)(func))
 
 
 def const_words(values, dtype):

@@ -1,4 +1,4 @@
-"""Numba's on-disk kernel cache, kept where ``jitdigest._cachedir`` says and made safe to lose.
+"""Numba's on-disk kernel cache, kept where ``jitdigest.base.cachedir`` says and made safe to lose.
 
 Numba finds a cache folder through a list of "locators" (the package's ``__pycache__`` first)
 and raises ``RuntimeError: no locator available`` when none is writable; a truncated or damaged
@@ -35,8 +35,8 @@ try:
 except ImportError:                     # Windows: each process compiles for itself
     fcntl = None
 
-from .. import _cachedir, _config
-from .._stdlib import hashlib
+from ..base import cachedir as _cachedir, config as _config
+from ..base.stdlib import hashlib
 from ._internals import KernelCache, cache_of, set_cache
 
 _warned = set()

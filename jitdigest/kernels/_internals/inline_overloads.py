@@ -1,34 +1,22 @@
 """Section 18 of ``_internals``: an overload of jitdigest's that Numba inlines at IR level
-(``cpu_overload``: ``inline="always"``) is not also compiled on its own, once per argument
-types, to be thrown away (the dispatcher Numba makes for it,
-``_OverloadFunctionTemplate._get_jit_decorator``, is one that does not compile), and its IR
-is built and typed once per argument types, not once per call (``generic`` remembered).
+(``cpu_overload``, ``inline="always"``) is not also compiled on its own for each argument types
+and thrown away, and its IR is built and typed once per argument types, not at every call.
+
+Typing a call of an overload, Numba makes its implementation's dispatcher and compiles it
+(``_OverloadFunctionTemplate._build_impl``), then, for an inlined one, builds and types its IR
+again (``generic``) and inlines that. Here the dispatcher may not compile (``_can_compile``,
+Numba's own switch; it still folds the arguments, all ``generic`` asks of it), and ``generic``'s
+answer (the signature and the inlining records it files in ``_inline_overloads`` and
+``_compiled_overloads``) is kept per template, typing context, argument types and compiler
+flags (the key of Numba's ``_impl_cache``) and filed again when asked. Only overloads defined in
+jitdigest's modules and always inlined; in place of Numba's only inside ``ours()`` (section 20).
 
 Part of the one package that touches Numba's and llvmlite's private internals (see
 ``__init__``); tested in tests/test_internals_compile.py."""
-
-# Typing a call of an overload, Numba builds the implementation's dispatcher and makes "sure
-# that the implementation can be fully compiled" (``_build_impl``: typing, lowering, LLVM and
-# machine code); for an overload inlined at IR level it then types the implementation's IR
-# again (``generic``: ``run_untyped_passes``, ``type_inference_stage``) and inlines that, so
-# the compiled function is never called. jitdigest's helpers take constants (a scratch size, a
-# lane count: literal types), so each size is a new compile: 23 of ``scratch``'s in one warmup,
-# 16 of ``lane_words``'s, 12 of ``scratch_copy``'s (AMD EPYC znver3). A dispatcher that may not
-# compile (``_can_compile``, Numba's own switch, ``Dispatcher.disable_compile``) still folds the
-# arguments, which is all ``generic`` asks of it; an error in the implementation still shows
-# where Numba types and lowers the inlined IR. Only overloads defined in jitdigest's modules
-# and inlined always are changed.
-#
-# Then, for every call typed, ``generic`` builds the implementation's IR from its bytecode and
-# types it (the IR the inliner copies into the caller), although a template's answer for the
-# same argument types is the same: ``lane_words``' IR was built 164 times in ten kernel sets.
-# The answer (the signature and the inlining record Numba files under it in the template's
-# class: ``_inline_overloads``, ``_compiled_overloads``) is kept per template, typing
-# context, argument types and compiler flags (the key of Numba's own ``_impl_cache``), and
-# filed again when it is asked for. The inliner copies that IR for each call site
-# (``InlineWorker.inline_ir``), as it does when two calls of one function share the record.
 from numba.core import targetconfig as _targetconfig
 from numba.core.typing import templates as _templates
+
+from .ours import replace
 
 _TEMPLATE = getattr(_templates, "_OverloadFunctionTemplate", None)
 NUMBA_GET_JIT_DECORATOR = getattr(_TEMPLATE, "_get_jit_decorator", None)
@@ -77,6 +65,5 @@ def generic(self, args, kws):
     return sig
 
 
-if NUMBA_GET_JIT_DECORATOR is not None and NUMBA_GENERIC is not None:
-    _TEMPLATE._get_jit_decorator = get_jit_decorator
-    _TEMPLATE.generic = generic
+replace(_TEMPLATE, "_get_jit_decorator", get_jit_decorator)
+replace(_TEMPLATE, "generic", generic)

@@ -8,7 +8,7 @@ function in Python at every call (``_get_wrapper_address`` and ``_get_jit_addres
 address protocol (an object with ``__wrapper_address__()``), which this object implements with
 the address Numba's own function gave once. Called through that address (the compiled
 function's C wrapper) an exception raised in the kernel is printed, not raised: the batch
-driver proves every bound before the call (``jitdigest._layout``).
+driver proves every bound before the call (``jitdigest.engine.layout``).
 
 Part of the one package that touches Numba's and llvmlite's private internals (see
 ``__init__``); tested in tests/test_internals.py."""

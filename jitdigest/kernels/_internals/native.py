@@ -1,5 +1,5 @@
 """Section 14 of ``_internals``: a compiled batch kernel as machine code that a process can run
-without importing Numba (``jitdigest._native`` loads it with llvmlite alone).
+without importing Numba (``jitdigest.runtime.native`` loads it with llvmlite alone).
 
 Numba's cache cannot be read without Numba (its entries are pickles of Numba's objects), and
 importing Numba is most of a short run's time: measured on AMD EPYC (znver1), a process
@@ -22,6 +22,8 @@ Part of the one package that touches Numba's and llvmlite's private internals (s
 from numba import carray, cfunc, types
 from numba.core import cgutils
 from numba.extending import intrinsic
+
+from .ours import ours
 
 
 @intrinsic
@@ -96,7 +98,8 @@ def rows_entry(kernel, word, compiled=None):
                read_only(carray(lengths, n_rows)), read_only(carray(rows, n_rows)),
                read_only(carray(iv, n_iv)), carray(out, (out_rows, out_cols)))
         return 0
-    return cfunc(signature)(entry)
+    with ours():
+        return cfunc(signature)(entry)
 
 
 def object_code(entry):

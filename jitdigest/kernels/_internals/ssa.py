@@ -1,19 +1,16 @@
-"""Section 10 of ``_internals``: Numba's SSA reconstruction (``_FixSSAVars._stmt_index``) finds
-statements by a linear scan, quadratic in a block's length; replaced, on import, by a lookup
-with the same results.
+"""Section 10 of ``_internals``: Numba's SSA reconstruction finds a statement's position in its
+block by a linear scan (``_FixSSAVars._stmt_index``), quadratic in a block's length, and the
+generated kernels' blocks are thousands of statements long. ``stmt_index`` answers as the scan
+does (the index of ``defstmt`` among ``range(len(body))[:stop]``, else ``len(body)``) from a
+dict of positions, kept per handler and block body and made again when the body or its length
+changes (Numba builds new blocks, ``_run_block_rewrite``, and does not change one a handler
+reads). In place of Numba's only inside ``ours()`` (section 20).
 
 Part of the one package that touches Numba's and llvmlite's private internals (see
 ``__init__``); tested in tests/test_internals_compile.py."""
+from numba.core import ssa as _ssa
 
-# Measured (BLAKE2b lanes4 ``hash_rows``, a fresh cache, AMD EPYC znver1): 42 s to compile, 48 s
-# of them (profiled) in 189,000 scans of one block's statement list; with the lookup below the
-# same compile takes 24 s. The replacement returns exactly what Numba's scan returns (tests
-# compare the two): the index of ``defstmt`` in ``block.body`` if it is found among the
-# positions ``range(len(body))[:stop]``, else ``len(body)``. Each handler (one per variable
-# being fixed) keeps the index of the block it last looked in; blocks are not changed while a
-# handler reads them (``_run_block_rewrite`` builds new ones), and a changed body or length is
-# indexed again.
-from numba.core import ssa as _ssa  # noqa: E402
+from .ours import replace
 
 NUMBA_STMT_INDEX = getattr(getattr(_ssa, "_FixSSAVars", None), "_stmt_index", None)
 
@@ -32,5 +29,4 @@ def stmt_index(self, defstmt, block, stop=-1):
     return seen[1]
 
 
-if NUMBA_STMT_INDEX is not None:
-    _ssa._FixSSAVars._stmt_index = stmt_index
+replace(_ssa._FixSSAVars, "_stmt_index", stmt_index)

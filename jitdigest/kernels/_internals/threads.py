@@ -1,6 +1,6 @@
 """Section 6 of ``_internals``: Numba's threading layer set-up (``numba.np.ufunc.parallel``), for
-``jitdigest._parallel``, and the locks a fork must not cut (Numba's global compiler lock,
-llvmlite's lock around every LLVM call), for ``jitdigest._fork``.
+``jitdigest.engine.parallel``, and the locks a fork must not cut (Numba's global compiler lock,
+llvmlite's lock around every LLVM call), for ``jitdigest.base.fork``.
 
 Part of the one package that touches Numba's and llvmlite's private internals (see
 ``__init__``); tested in tests/test_internals.py."""

@@ -7,7 +7,8 @@ Part of the one package that touches Numba's and llvmlite's private internals (s
 ``__init__``); tested in tests/test_internals.py."""
 from numba.core import types
 from numba.core.imputils import lower_cast
-from numba.core.registry import CPUDispatcher
+
+from .ours import OursDispatcher
 
 # A compiled function called from another is compiled for the argument types of the call:
 # ``compress(state, buf, 0, 1)`` from one driver, ``compress(state, message, pos, n)`` from
@@ -42,8 +43,9 @@ def normal_type(t, output=False):
     return t
 
 
-class TypedOnceDispatcher(CPUDispatcher):
-    """A CPU dispatcher whose calls from compiled code are typed with ``normal_type``."""
+class TypedOnceDispatcher(OursDispatcher):
+    """A CPU dispatcher (compiling inside ``ours()``) whose calls from compiled code are typed
+    with ``normal_type``."""
 
     outputs = frozenset()           # positions of the arguments it writes bytes to
 
