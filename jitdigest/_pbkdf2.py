@@ -9,13 +9,10 @@ names jitdigest does not know (no kernel) are hashlib's own pbkdf2_hmac, results
 
 SHA-384/512 (and /224, /256) run the kernel where their ``avx2`` backend serves
 (``kernels/sha512/avx2.py``: the schedule in vector registers beside scalar rounds, the
-iterations on words). PBKDF2-HMAC-SHA512 at 100,000 iterations, one core of the 2-core AMD EPYC
-development VM (AVX-512, no SHA-512 instructions): 0.108 s with the old portable compression
-(467 ns per block), slower than hashlib's 0.084 s; now about 1.6x hashlib's speed (162 ns per
-compression against OpenSSL's loop at about 255). Where only the portable kernel serves them (no
-AVX2, ``JITDIGEST_DISABLE=avx2``, interpreted), hashlib does: the portable compression, about
-260 ns per compression in this loop, is only even with OpenSSL's (``derive`` still runs it, for
-tests).
+iterations on words), faster than hashlib there. Where only the portable kernel serves them (no
+AVX2, ``JITDIGEST_DISABLE=avx2``, interpreted), hashlib does: the portable compression is only
+even with OpenSSL's loop (``_HASHLIB_FASTER``: benchmarks/results/tunables.md; ``derive`` still
+runs it, for tests).
 """
 import operator
 

@@ -1,12 +1,11 @@
 """``scrypt``: hashlib's scrypt (RFC 7914), its signature, errors and limits.
 
 Why a module of its own: scrypt is PBKDF2-HMAC-SHA256, then ROMix (N BlockMix steps writing
-N * 128 * r bytes, then N reading them back in an order the data picks), then PBKDF2 again.
-Here the PBKDF2 steps are ``pbkdf2_hmac``'s kernels and ROMix one kernel call
-(``jitdigest/kernels/scrypt/portable.py``: the Salsa20/8 state in registers, V written in
-place), without the GIL. Under ``NUMBA_DISABLE_JIT=1`` the interpreted ROMix would take
-minutes for usual parameters, so hashlib's scrypt serves there (``derive`` still runs the
-kernel, for tests).
+N * 128 * r bytes, then N reading them back in an order the data picks), then PBKDF2 again. Here
+the PBKDF2 steps are ``pbkdf2_hmac``'s kernels and ROMix one kernel call, without the GIL
+(``jitdigest/kernels/scrypt/portable.py``: the Salsa20/8 state in registers, V written in place).
+Under ``NUMBA_DISABLE_JIT=1`` the interpreted ROMix would be far too slow for usual parameters,
+so hashlib's scrypt serves there (``derive`` still runs the kernel, for tests).
 
 The checks are CPython's (``_hashlib.scrypt``: its argument conversions, then its own range
 checks) and then OpenSSL's ``EVP_PBE_scrypt`` parameter checks, in their order, with the memory

@@ -4,18 +4,6 @@ Why: data too big for one process is often a Dask collection, and the usual code
 ``ddf["col"].map(lambda b: hashlib.sha256(b).digest())``, makes a Python call per row. Here
 each block or partition is one ``jitdigest.hash_many`` call (``hmac_many`` with ``key=``).
 
-* ``hash_array``: rows of a 2-D uint8 dask array -> an (n, digest_size) uint8 dask array. The
-  array is first rechunked to one chunk along axis 1, so that every block holds whole rows.
-* ``hash_column``: a dask Series of bytes or str (hashed as UTF-8) -> a Series of digests with
-  the same index and name, ``binary[pyarrow]`` (its items read as ``bytes``) or, with
-  ``hex=True``, ``string[pyarrow]``: made over the digest array without a Python object per
-  row (bytes objects cost more than hashing 64 B), and the dtype Dask gives bytes and str by
-  default. Arrow-backed columns (``string[pyarrow]``, Dask's default for str, and
-  ``binary[pyarrow]``) reach ``hash_many`` as their own Arrow arrays, with no copy to Python
-  objects; object columns are copied into one by pyarrow. Nulls are refused with ValueError,
-  as ``hash_many`` refuses them.
-* ``hash_bag``: a bag of bytes -> a bag of digest bytes, one ``hash_many`` per partition.
-
 The arguments are checked when the call is made, not in a worker. Tasks carry only the name,
 the key and the length: a worker process compiles a kernel, or loads it from the on-disk kernel
 cache, once, the first time a task needs it, and every later task reuses it (``WarmKernels``
@@ -64,10 +52,8 @@ def _out_array(shape, dtype):
     over memory from pyarrow's memory pool (mimalloc or jemalloc; the array keeps its buffer
     alive) where pyarrow is already imported, else ``np.empty``. Inside a Dask worker glibc's
     malloc maps every block of 128 KiB or more afresh (``MALLOC_TRIM_THRESHOLD_``), so an
-    ``np.empty`` result was new pages each time: 1.8-4 ms of page faults for 250k digests of
-    32 bytes, a quarter of hashing them, where the pool hands back memory just freed (0.02 ms;
-    AMD EPYC, KVM). With it a ``binary[pyarrow]`` column of 4M rows of 64 B hashed on 2
-    workers in 0.17-0.23 s, not 0.26-0.27."""
+    ``np.empty`` result would be new pages each time, page faults costing a good part of the
+    hashing, where the pool hands back memory just freed (benchmarks/results/tunables.md)."""
     pa = sys.modules.get("pyarrow")
     rows, width = shape
     if pa is None or rows * width == 0:
@@ -80,7 +66,8 @@ def _out_array(shape, dtype):
 
 def hash_array(x, name, *, key=None, length=None):
     """Digest of every row of a 2-D uint8 dask array: an (n, digest_size) uint8 dask array with
-    x's row chunks (``length``: SHAKE's output bytes; ``key``: HMAC of each row)."""
+    x's row chunks (``length``: SHAKE's output bytes; ``key``: HMAC of each row). The array is
+    first rechunked to one chunk along axis 1, so that every block holds whole rows."""
     import dask.array as da
     if not isinstance(x, da.Array):
         raise TypeError(f"hash_array takes a dask array, not {type(x).__name__} "
@@ -106,7 +93,14 @@ def _hash_block(block, name, key, length, size):
 def hash_column(series, name, *, key=None, hex=False, length=None):
     """Digest of every value of a dask Series of bytes or str (str: its UTF-8 bytes): a Series
     with the same index and name, ``binary[pyarrow]`` (items read as bytes), or lowercase hex
-    as ``string[pyarrow]`` with ``hex=True`` (``.astype(object)`` gives Python objects)."""
+    as ``string[pyarrow]`` with ``hex=True`` (``.astype(object)`` gives Python objects).
+
+    The result is made over the digest array without a Python object per row (bytes objects
+    cost more than hashing 64 B), in the dtype Dask gives bytes and str by default.
+    Arrow-backed columns (``string[pyarrow]``, Dask's default for str, and ``binary[pyarrow]``)
+    reach ``hash_many`` as their own Arrow arrays, with no copy to Python objects; object
+    columns are copied into one by pyarrow. Nulls are refused with ValueError, as ``hash_many``
+    refuses them."""
     import dask.dataframe as dd
     if not isinstance(series, dd.Series) or isinstance(series, dd.Index):
         raise TypeError(f"hash_column takes a dask Series, not {type(series).__name__}"
@@ -166,8 +160,8 @@ def _messages(part):
     """A partition's values for hash_many, their offsets (or None) and the join's scratch
     buffers to release after hashing (or None): an Arrow-backed column's own Arrow array (no
     copy); an object column of ``bytes`` joined in one compiled pass into this thread's reused
-    buffers (about 20 ns a row of 64 B); any other object column copied by pyarrow into a
-    binary array (str as UTF-8, None and NaN as nulls; 34 ns a row). A column pyarrow cannot
+    buffers; any other object column copied by pyarrow into a binary array (str as UTF-8, None
+    and NaN as nulls; slower per row: benchmarks/results/tunables.md). A column pyarrow cannot
     take goes to hash_many as a list (``_listed``)."""
     import pyarrow as pa
 
@@ -241,8 +235,9 @@ def _arrow_rows(pa, type_, data, width, n, offset_dtype):
 def _offsets(pa, rows, width, offset_dtype):
     """The Arrow offsets buffer 0, width, ..., rows * width: made once for each shape and
     shared (Arrow buffers are immutable), as partitions mostly have one length. Made afresh, it
-    cost a Dask worker 7% of a partition of 64-byte rows: glibc's malloc there maps every block
-    of 128 KiB or more anew (``MALLOC_TRIM_THRESHOLD_``), so each page was a page fault."""
+    would cost a Dask worker a noticeable part of a partition (benchmarks/results/tunables.md):
+    glibc's malloc there maps every block of 128 KiB or more anew (``MALLOC_TRIM_THRESHOLD_``),
+    so each page is a page fault."""
     # int32: rows * width <= _INT32_MAX (_arrow_rows' step), so the product fits
     offsets = np.arange(rows + 1, dtype=offset_dtype) * offset_dtype(width)
     offsets.setflags(write=False)
@@ -282,10 +277,9 @@ def hash_bag(bag, name, *, key=None, length=None):
 def _hash_bag_partition(part, name, key, length, size):
     """A partition's digests as bytes. Items that are all exactly ``bytes`` are joined into this
     thread's reused buffers and hashed into memory from ``_out_array``, as a column's are:
-    in a Dask worker ``hash_many``'s own join and result were new pages every partition
-    (62.5k items of 64 B, sha256, in a process with ``MALLOC_TRIM_THRESHOLD_`` set: 21-24 ms
-    a partition before, 10-12 ms). Any other items go to ``hash_many`` as they are, with its
-    errors."""
+    in a Dask worker ``hash_many``'s own join and result would be new pages every partition
+    (``MALLOC_TRIM_THRESHOLD_``; benchmarks/results/tunables.md). Any other items go to
+    ``hash_many`` as they are, with its errors."""
     from .kernels import _pyobjects
     items = part if isinstance(part, (list, tuple)) else list(part)
     joined = _pyobjects.join(items, scratch=True)

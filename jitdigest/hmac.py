@@ -164,9 +164,9 @@ class HMAC:
     On the keyed kernels (MD5, SHA-1, SHA-2), an object keeps the key and its first ``bytes``
     message (given to the constructor or to a first ``update()``) until something needs more:
     ``digest()`` of such an object is ``digest(key, msg, digestmod)``'s one kernel call, and
-    only a second message starts the inner hash (``_started``). ``hmac.new(key, msg,
-    "sha256").digest()`` took 10.6 us keying two hash states first, against 3.8 us for the
-    standard library (AMD EPYC)."""
+    only a second message starts the inner hash (``_started``). Keying two hash states first
+    would make a one-shot ``hmac.new(key, msg, "sha256").digest()`` far slower than the
+    standard library's (benchmarks/results/tunables.md)."""
 
     blocksize = 64  # 512-bit HMAC; can be changed in subclasses.
 

@@ -2,21 +2,9 @@
 
 Why: pseudonymising a column (HMAC-SHA256 of each row with one secret key) is otherwise a
 Python loop of ``hmac.new(key, row, name).digest()``. Here the keyed inner and outer states are
-computed once, and the rows are hashed by the batch kernels in two passes over ``out``:
-
-* MD5, SHA-1, SHA-2 on lane kernels: the inner pass hashes every row from the inner keyed
-  state, the outer pass every inner digest (a grid of rows of the digest size, read from and
-  written back to ``out``: each kernel reads a row before writing that row's output) from the
-  outer keyed state; ``iv`` carries one word past the state, the key block's byte count, which
-  the lane kernels add to the length in the padding;
-* the same families without lanes (or too few rows to fill them): one kernel pass doing both
-  hashes per row (each backend's ``hmac_rows``, ``kernels/_hmac.py``);
-* SHA-3: both passes on the Keccak batch kernels, from the keyed sponge states (no length
-  field to adjust);
-* BLAKE2, whose last block is compressed differently, so that no state after the key block
-  serves an empty message: a loop of ``jitdigest.hmac`` objects (slow; correct).
-
-Threads as in ``hash_many`` (``threads``; chunks of rows in a ``prange`` loop).
+computed once, and the rows are hashed by the batch kernels in two passes over ``out``
+(``_keyed_rows`` says which kernels serve each family). Threads as in ``hash_many``
+(``threads``; chunks of rows in a ``prange`` loop).
 """
 import numpy as np
 
@@ -93,7 +81,19 @@ def hmac_many(name, key, messages, offsets=None, *, out=None, threads=None):
 
 
 def _keyed_rows(key, spec, segments, n, out, threads):
-    """Fill ``out`` (checked, not overlapping the input) with the rows' HMACs."""
+    """Fill ``out`` (checked, not overlapping the input) with the rows' HMACs:
+
+    * MD5, SHA-1, SHA-2 on lane kernels: the inner pass hashes every row from the inner keyed
+      state, the outer pass every inner digest (a grid of rows of the digest size, read from and
+      written back to ``out``: each kernel reads a row before writing that row's output) from
+      the outer keyed state; ``iv`` carries one word past the state, the key block's byte
+      count, which the lane kernels add to the length in the padding;
+    * the same families without lanes (or too few rows to fill them): one kernel pass doing
+      both hashes per row (each backend's ``hmac_rows``, ``kernels/_hmac.py``);
+    * SHA-3: both passes on the Keccak batch kernels, from the keyed sponge states (no length
+      field to adjust);
+    * BLAKE2, whose last block is compressed differently, so that no state after the key block
+      serves an empty message: a loop of ``jitdigest.hmac`` objects (slow; correct)."""
     bs = spec.block_size
     if spec.family.startswith("blake2"):
         for seg in segments:

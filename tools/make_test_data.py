@@ -4,21 +4,11 @@ that a clone without the full NIST CAVP files still runs a known-answer test for
 
 From the full byte-oriented CAVP files (``JITDIGEST_VECTORS``, default ``../shared/vectors``
 beside the repository; each file checked against the sha256 in its ``MANIFEST.txt`` first) it
-copies, verbatim and in the same format, a few records per file:
-
-* ShortMsg: Len = 0, 1 and 3 bytes, and the lengths around the block (rate) and its padding
-  edge (for Merkle-Damgard the last length whose length field still fits the final block and
-  the first that does not), once and twice the block where the file has them;
-* LongMsg: the three shortest messages and the first of at least 1 KiB;
-* Monte: the seed and the first three checkpoints (each depends on the one before);
-* VariableOut (SHAKE): the first record of each interesting output length: the shortest and
-  longest, 32 bytes, and the rate - 1, rate and rate + 1 where the file reaches them.
-
-The RFC 1321 MD5 suite is copied whole, and the BLAKE2 examples of RFC 7693 (Appendix A and B:
-the digest of "abc"; Appendix E: the self-test's grand hash and its parameters), which are not
-among the CAVP files, are written from the values printed in the RFC. Every file starts with a
-line naming the source it was made from. BLAKE3's official ``test_vectors.json`` gives a JSON
-file of the same form holding the cases of a few input lengths (its first key names the source).
+copies, verbatim and in the same format, a few records per file (the ``pick_*`` functions say
+which). The RFC 1321 MD5 suite is copied whole; the BLAKE2 examples of RFC 7693 (``RFC7693``),
+which are not among the CAVP files, are written from the values printed in the RFC; BLAKE3's
+official ``test_vectors.json`` gives a JSON file of the same form holding the cases of a few
+input lengths (its first key names the source). Every file starts with a line naming the source.
 
     python tools/make_test_data.py            (re)write tests/data/
     python tools/make_test_data.py --check    exit 1 if tests/data/ differs from a fresh subset
@@ -109,6 +99,9 @@ def nbytes(rec):
 # --- choosing records -----------------------------------------------------------------------
 
 def pick_short(records, block, pad):
+    """ShortMsg: Len = 0, 1 and 3 bytes, and the lengths around the block (rate) and its padding
+    edge (for Merkle-Damgard the last length whose length field still fits the final block and
+    the first that does not), once and twice the block where the file has them."""
     wanted = {0, 1, 3}
     for k in (1, 2):
         wanted |= {k * block - pad, k * block - pad + 1, k * block - 1, k * block,
@@ -117,6 +110,7 @@ def pick_short(records, block, pad):
 
 
 def pick_long(records, block, pad):
+    """LongMsg: the three shortest messages and the first of at least 1 KiB."""
     order = sorted(range(len(records)), key=lambda i: nbytes(records[i]))
     chosen = set(order[:LONG_SHORTEST])
     chosen.add(next(i for i in order if nbytes(records[i]) >= LONG_AT_LEAST))
@@ -124,7 +118,8 @@ def pick_long(records, block, pad):
 
 
 def pick_monte(records, block, pad):
-    """The seed (a record without COUNT) and the first checkpoints, COUNT 0, 1, ..."""
+    """Monte: the seed (a record without COUNT) and the first checkpoints, COUNT 0, 1, ...
+    (each depends on the one before)."""
     keep, checkpoints = [], 0
     for i, rec in enumerate(records):
         if "COUNT" not in rec:
@@ -136,6 +131,8 @@ def pick_monte(records, block, pad):
 
 
 def pick_variable(records, block, pad):
+    """VariableOut (SHAKE): the first record of each interesting output length: the shortest
+    and longest, 32 bytes, and the rate - 1, rate and rate + 1 where the file reaches them."""
     lengths = [len(rec["Output"]) // 2 for rec in records]
     wanted = {min(lengths), max(lengths), 32, block - 1, block, block + 1}
     keep, seen = [], set()

@@ -12,11 +12,8 @@ measured after a warm-up, so that first-use compiles don't count).
     python tools/soak.py --minutes 10 [--seed 1] [--cache DIR] [--max-rss-growth 50]
     python tools/soak.py --replay KIND:SEED     # rerun one reported call, single-threaded
 
-JITDIGEST_CACHE_DIR is set to a fresh private folder (mode 0o700, removed at the end) before
-jitdigest is imported; ``--cache DIR`` seeds it from DIR, and fills DIR after warm-up when DIR is
-empty, so that later runs compile nothing. Not part of the test suite. Prints progress every
-minute and one summary line; exit status 1 on any mismatch, error, hang or RSS growth over the
-limit. Each failure is printed with its call's KIND:SEED (see ``--replay``).
+Not part of the test suite; its kernel cache: ``setup_cache``; its output: ``soak``. Exit status
+1 on any mismatch, error, hang or RSS growth over the limit (each failure with its KIND:SEED).
 """
 import argparse
 import collections
@@ -154,6 +151,9 @@ def watchdog():
 
 
 def setup_cache(args):
+    """JITDIGEST_CACHE_DIR is set to a fresh private folder (mode 0o700, removed at the end)
+    before jitdigest is imported; ``--cache DIR`` seeds it from DIR, and fills DIR after warm-up
+    when DIR is empty, so that later runs compile nothing."""
     cache = tempfile.mkdtemp(prefix="soak-cache-")
     os.chmod(cache, 0o700)
     seeded = bool(args.cache and os.path.isdir(args.cache) and os.listdir(args.cache))
@@ -207,6 +207,8 @@ def main():
 
 
 def soak(args, cache, seeded, calls):
+    """The timed run: progress printed every minute, then one summary line; each failure is
+    printed with its call's KIND:SEED (see ``--replay``). Returns the exit status."""
     t0 = time.monotonic()
     print(f"soak: seed {args.seed}, {args.minutes:g} min, {args.threads} threads, cache {cache}"
           f"{' (seeded from ' + args.cache + ')' if seeded else ''}; warming up ...", flush=True)

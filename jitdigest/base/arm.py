@@ -43,7 +43,7 @@ def machine(name=None):
     ``platform.machine()`` as it is ("x86_64" on Linux)."""
     if name is None:
         try:
-            name = os.uname().machine       # platform.machine() on POSIX, without its 3 ms import
+            name = os.uname().machine       # platform.machine() on POSIX, without its import
         except AttributeError:              # Windows
             import platform
             name = platform.machine()

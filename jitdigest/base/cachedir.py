@@ -11,11 +11,8 @@ uninstalling or ``pip install -e`` over an earlier install leave nothing behind)
   kernel is built from (``kernels/_jit.py`` too, not only the kernel's own file) in a checkout
   moves to a fresh folder.
 
-Nothing is read from (or written to) a cache folder that another user could have written:
-``trusted()`` says whether a folder may be used (see there for the rule), and the folders made
-here are the user's alone (0o700).
-
-Nothing here imports Numba: the command line lists and clears the cache without it.
+Nothing is read from or written to a folder another user could have written (``trusted()``);
+folders made here are 0o700 (the user's alone); no Numba import (``jitdigest cache`` needs none).
 """
 import errno
 import functools
@@ -61,13 +58,15 @@ def root():
 
 
 # every setting root()'s answer depends on -> that answer: working it out (home directory, path
-# joins) was 13 us, on every batch call (the calibration table's path). On Windows the home
-# directory comes from USERPROFILE, or HOMEDRIVE and HOMEPATH (os.path.expanduser).
+# joins) on every batch call (the calibration table's path) costs too much there
+# (benchmarks/results/tunables.md). On Windows the home directory comes from USERPROFILE, or
+# HOMEDRIVE and HOMEPATH (os.path.expanduser).
 _ROOTS = {}
 _SETTINGS = (ENV, "NUMBA_CACHE_DIR", "XDG_CACHE_HOME", "HOME") + (
     ("LOCALAPPDATA", "USERPROFILE", "HOMEDRIVE", "HOMEPATH") if sys.platform == "win32" else ())
-# os.environ's own dict (bytes keys on POSIX), read directly: four os.environ.get() calls were
-# 7 us, half of what batch dispatch still cost. Where it is not such a dict: os.environ.get.
+# os.environ's own dict (bytes keys on POSIX), read directly: four os.environ.get() calls are a
+# large part of batch dispatch (benchmarks/results/tunables.md). Where it is not such a dict:
+# os.environ.get.
 _ENV_DATA = getattr(os.environ, "_data", None)
 _ENCODED = None
 if type(_ENV_DATA) is dict and os.name == "posix":
@@ -183,17 +182,17 @@ def makedirs(folder):
 
 # --- whether a cache folder may be used --------------------------------------------------
 # Stored kernels are machine code linked into the process and Numba's cache files are pickles;
-# their SHA-256s catch damage, not a writer. Whoever can write a folder they are read from (or
-# replace a folder above it) runs code in every process that reads them. The rule, OpenSSH's
+# their SHA-256 digests catch damage, not a writer. Whoever can write a folder they are read from
+# (or replace a folder above it) runs code in every process that reads them. The rule, OpenSSH's
 # StrictModes for a path: the folder and every folder above it, up to "/", must be owned by this
-# user (the effective uid) or root and be writable by neither group nor others. One exception:
-# a folder *above* may be writable by everyone if it has the sticky bit (/tmp): others can add
-# entries to it but not rename or remove ours, and one they add in our path is theirs, so it
-# fails the rule. The cache root itself (``root()``) may not be such a folder: entries others
-# made there would be read. Links on the way are followed, each owned by this user or root.
-# Folders that are missing pass (nothing can be read from them); the answer is only kept once
-# the whole path exists, as no one else can change it then. Another user's folder, even one
-# only they can write, fails: sharing a cache means root (or this user) owning it.
+# user (the effective uid) or root and be writable by neither group nor others. One exception: a
+# folder *above* may be writable by everyone if it has the sticky bit (/tmp): others can add
+# entries to it but not rename or remove ours, and one they add in our path is theirs, so it fails
+# the rule. The cache root itself (``root()``) may not be such a folder: entries others made there
+# would be read. Links on the way are followed, each owned by this user or root. Folders that are
+# missing pass (nothing can be read from them); the answer is only kept once the whole path
+# exists, as no one else can change it then. Another user's folder, even one only they can write,
+# fails: sharing a cache means root (or this user) owning it.
 # Windows has no POSIX owners and modes to check: every folder passes there.
 _CHECKS = os.name == "posix" and hasattr(os, "geteuid")
 _TRUSTED = {}           # folder -> whether it may be used (kept once known for good)

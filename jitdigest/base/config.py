@@ -1,40 +1,42 @@
 """Every tunable number in jitdigest, in one place, each with the measurement (or the reason)
 that set it. The kernels compile in the first two (and tools/gen_lanes.py writes PF_BLOCKS into
 the lane kernels), so the kernel cache key covers this file; the rest are read at call time.
-Figures: the 2-core AMD EPYC development VM (AVX-512, SHA-NI), numba 0.68, unless said."""
+The measurements, with the CPU that made them: benchmarks/results/tunables.md."""
 
 # The package version (pyproject.toml's; jitdigest.__version__, the cache folder's name).
 VERSION = "0.1.0"
 
 # A kernel releases the GIL around its long part from this many bytes: hashlib's
-# HASHLIB_GIL_MINSIZE (below it, releasing and retaking the GIL is a sixth of a small call).
+# HASHLIB_GIL_MINSIZE (below it, releasing and retaking the GIL is a sizeable share of a small call:
+# benchmarks/results/tunables.md).
 GIL_MINSIZE = 2048
 
-# Lane kernels prefetch when ``values`` exceeds this many bytes: in cache the prefetches cost up
-# to 10% (MD5, 64-byte rows); out of cache they gain 10% to 55%.
+# Lane kernels prefetch when ``values`` exceeds this many bytes: in cache the prefetches cost,
+# out of cache they gain (benchmarks/results/tunables.md).
 PF_MIN = 1 << 20
-# ... running this many blocks ahead of a lane's loads (the distance the out-of-cache gains above
-# were measured with; other distances not compared).
+# ... running this many blocks ahead of a lane's loads (the distance the out-of-cache gains were
+# measured with; other distances not compared).
 PF_BLOCKS = 4
 
 # hash_many: chunk boundaries fall on multiples of this many sorted rows, so lane groups (up to
 # 2 x 16 messages) stay whole in every chunk but the last.
 ALIGN = 64
-# ... fewer threads below this much work (blocks) per thread: 2,048 64-byte blocks are about
-# 0.1-1 ms of hashing, well above a thread hand-off (tens of microseconds); not tuned further.
+# ... fewer threads below this much work (blocks) per thread: that much hashing is well above the
+# cost of a thread hand-off (benchmarks/results/tunables.md); not tuned further.
 MIN_BLOCKS_PER_THREAD = 2048
-# ... at most about this many blocks per kernel call (2-20 ms), so Ctrl-C is seen between calls.
+# ... at most about this many blocks per kernel call (a short call: benchmarks/results/tunables.md),
+# so Ctrl-C is seen between calls.
 CHUNK_BLOCKS = 1 << 16
 
 # ... and rows of one width (a 2-D array) go to a kernel this many at a time, with index arrays
 # of this many rows made once per call and shared by every window (96 KiB: in cache; index
-# arrays for a whole 100k-row batch cost a third of MD5's hashing in page faults); a multiple of
-# ALIGN, so lane groups stay whole.
+# arrays for a whole batch cost a large share of the hashing in page faults:
+# benchmarks/results/tunables.md); a multiple of ALIGN, so lane groups stay whole.
 GRID_WINDOW = 4096
 
 # Up to this many rows, a batch's index checks and block counts are worked out on Python ints:
-# a numpy reduction costs ~3 us however short the array (AMD EPYC), and a one-row hash_many of a
-# list made six of them (a fifth of the call).
+# a numpy reduction has a fixed cost however short the array, and a one-row hash_many of a list
+# would make several of them (benchmarks/results/tunables.md).
 FEW_ROWS = 64
 
 # ... and the chunks of a parallel batch go to the threading layer this many per thread per call
@@ -42,16 +44,16 @@ FEW_ROWS = 64
 CHUNKS_PER_CALL = 1
 
 # A fork waits at most this long (seconds) for another thread's compile or cache load to end
-# (Numba's compiler lock), so that the child does not inherit the lock held (it then hung).
+# (Numba's compiler lock), so that the child does not inherit the lock held (it would hang).
 FORK_WAIT = 600.0
 
 # SHAKE output from this many bytes on is squeezed straight into the bytes object returned
-# (one allocation of the output, where a bytearray and then bytes() took two).
+# (one allocation of the output, where a bytearray and then bytes() take two).
 DIRECT_OUTPUT_MIN = 1 << 16
 
 # A hash object gathers ``bytes`` updates shorter than this in a bytearray and hands them to
-# the kernel together once this many bytes have come (or its state is read): per 64-byte
-# update of SHA-256, 2.6 us one kernel call each, against hashlib's 0.12 (AMD EPYC).
+# the kernel together once this many bytes have come (or its state is read): a kernel call per
+# small update costs many times hashlib's update (benchmarks/results/tunables.md).
 GATHER_UPDATES = 1024
 
 # file_digest reads into one reused buffer of this size (hashlib's own _bufsize).
@@ -60,44 +62,44 @@ FILE_BUFFER = 1 << 18
 # While a process's first digests go through the stored kernels (no Numba imported yet:
 # ``_native.FirstDigests``), a hash object's ``bytes`` updates are joined into one message up
 # to this many bytes, and an HMAC's message is copied behind its key block, so that they stay
-# one-shot digests; past it the object streams through the kernels (Numba loaded: ~0.5 s once).
+# one-shot digests; past it the object streams through the kernels (Numba loaded, once:
+# benchmarks/results/tunables.md).
 FIRST_DIGEST_JOIN = 64 * 1024
 
 # The "compiling ... once per machine" line appears only after a compile ran this long (seconds):
-# loading a cached kernel takes 10-50 ms and must print nothing.
+# loading a cached kernel takes well under this and must print nothing
+# (benchmarks/results/tunables.md).
 NOTICE_DELAY = 0.3
 
 # jitdigest sum: files up to this size are read whole and hashed in batches of many files (one
 # batch call per SUM_BATCH_FILES files or SUM_BATCH_BYTES bytes); larger ones stream through one
-# reused SUM_CHUNK buffer per thread (coreutils reads 128 KiB at a time). Set when the batched
-# path was written; benchmarks/bench_cli.py times the command against sha256sum; not re-tuned.
+# reused SUM_CHUNK buffer per thread (coreutils reads 128 KiB at a time). Not tuned;
+# benchmarks/bench_cli.py times the command against sha256sum.
 SUM_SMALL_FILE = 64 * 1024
 SUM_CHUNK = 256 * 1024
 SUM_BATCH_FILES = 256
 SUM_BATCH_BYTES = 4 * 1024 * 1024
 
 # jitdigest sum -j is capped at this many threads per CPU: more only add memory (each holds a
-# batch in flight) and contention (-j 100000 started 351 threads and doubled the peak memory;
-# 3,000 files of 32 KiB: 338 MB at -j 100000 before the cap, 210 MB after, 147 MB at -j 1).
+# batch in flight) and contention (peak memory at a huge -j: benchmarks/results/tunables.md).
 SUM_JOBS_PER_CPU = 4
 # jitdigest.blake3 with max_threads above 1: the input is cut into subtrees of up to this many
 # bytes, one task each (its groups of chunks through the lanes, then its parents in lanes), at
 # least 4 tasks a thread, so that only one chaining value a subtree is left to merge on the
-# calling thread (tasks of 2 groups, 4,096 values for 64 MiB, left 0.56 ms of serial merging).
+# calling thread (smaller tasks leave more serial merging: benchmarks/results/tunables.md).
 BLAKE3_SUBTREE_BYTES = 256 * 1024
 BLAKE3_TASKS_PER_THREAD = 4
 # jitdigest sum -a blake3 -j 1: max_threads of files streamed (above SUM_SMALL_FILE bytes).
-# 1: a 256 MiB file read in 256 KiB-4 MiB blocks, 2 cores shared with other work, 7 alternating
-# runs: medians 0.092-0.104 s at one thread, 0.096-0.104 s at two (per block, threads only
-# split groups of chunks, so a block's worth of work is small for them).
+# 1: a second thread gained nothing on a large file (per block, threads only split groups of
+# chunks, so a block's worth of work is small for them): benchmarks/results/tunables.md.
 SUM_BLAKE3_THREADS = 1
 
 # jitdigest sum --cache: a file changed within this long (ns) of the start of the run that read
-# it is not stored (git's "racy" rule: 2 s is FAT's timestamp granularity and covers clocks a little
-# apart, as on NFS); another run's write lock is waited for this long (s) before hashing goes on
-# without storing; digests are committed every so many files (a killed run keeps those); the
-# entries of so many directories are held in memory at once; a directory's rows of one algorithm
-# (one a commit) are merged into one past so many.
+# it is not stored (git's "racy" rule: the value is FAT's timestamp granularity and covers
+# clocks a little apart, as on NFS); another run's write lock is waited for this long (s) before
+# hashing goes on without storing; digests are committed every so many files (a killed run keeps
+# those); the entries of so many directories are held in memory at once; a directory's rows of
+# one algorithm (one a commit) are merged into one past so many.
 SUM_CACHE_RACY_NS = 2_000_000_000
 SUM_CACHE_BUSY_S = 2.0
 SUM_CACHE_COMMIT_FILES = 2000
@@ -107,31 +109,30 @@ SUM_CACHE_ROWS_KEPT = 8
 # Processes meeting one cold kernel cache (Dask workers, pytest-xdist workers, `jitdigest warmup`
 # -j N) take a lock file per cache entry while they compile it: the others wait for that compile
 # and load its result instead of compiling the same kernel at once. A lock held longer than this
-# (s; the longest kernel compiles in under a minute on a loaded 2-core machine) is not waited for.
+# (s; well past the longest kernel compile: benchmarks/results/tunables.md) is not waited for.
 KERNEL_LOCK_WAIT_S = 300.0
 
 # jitdigest tune: every batch kernel this CPU can run is timed at these message lengths, on this
 # many bytes of rows per length (a quarter with --quick, as in `jitdigest warmup`), each turn
 # repeating the call for at least TUNE_MIN_SECONDS (half that with --quick), the median of
-# TUNE_REPEATS turns. Single calls of under a millisecond were too noisy to rank kernels on the
-# shared 2-core VM; turns of 5 ms made the same choices as turns of 10 ms in three runs of five
-# algorithms with the other core busy (AMD EPYC, znver3), in two thirds of the time. A kernel
-# replaces the built-in choice only when its median time times TUNE_MARGIN is still below the
-# built-in's: a smaller gain is not worth a choice that noise could have made.
+# TUNE_REPEATS turns. Single short calls are too noisy to rank kernels; TUNE_MIN_SECONDS is the
+# shorter of two turn lengths that made the same choices (benchmarks/results/tunables.md). A
+# kernel replaces the built-in choice only when its median time times TUNE_MARGIN is still below
+# the built-in's: a smaller gain is not worth a choice that noise could have made.
 TUNE_LENGTHS = (16, 64, 256, 1024, 4096, 16384)
 TUNE_BYTES = 8 << 20
 TUNE_REPEATS = 5
 TUNE_MIN_SECONDS = 0.01
 TUNE_MARGIN = 1.05
 # ... and a kernel whose fastest turn was slower than TUNE_DROP times the leader's slowest, after
-# two turns, takes no more at that length (the portable kernels beside the lanes, 2-6x slower
-# on AMD EPYC znver3: most of a warmup's timing).
+# two turns, takes no more at that length (the portable kernels beside the lanes, far slower:
+# most of a warmup's timing; benchmarks/results/tunables.md).
 TUNE_DROP = 1.5
 
 # jitdigest.dask joins an object column of bytes into buffers that each worker thread keeps for
-# its next partition, up to this many bytes (bigger ones are freed): a fresh 16 MB buffer under
-# Dask's MALLOC_TRIM_THRESHOLD_ (64 KiB: every large block mapped anew) made the join 3.4x slower
-# (250k rows of 64 B: 17 ms against 5 ms).
+# its next partition, up to this many bytes (bigger ones are freed): a fresh buffer under Dask's
+# MALLOC_TRIM_THRESHOLD_ (64 KiB: every large block mapped anew) makes the join several times
+# slower (benchmarks/results/tunables.md).
 JOIN_SCRATCH_BYTES = 256 << 20
 
 # jitdigest.cuda launches this many threads (one message each) per block: a multiple of the

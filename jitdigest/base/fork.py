@@ -5,37 +5,15 @@ unfinished.
 A forked child has only the thread that called ``fork``. Whatever another thread of the parent
 held at that instant stays held in the child, by a thread that does not exist there: a lock of
 Python's import system while ``import numba`` ran, Numba's compiler lock while a kernel compiled
-or loaded from the cache, a lock of jitdigest's own. The child's first digest then waited on it
+or loaded from the cache, a lock of jitdigest's own. The child's first digest would wait on it
 forever (``multiprocessing``'s fork start method, Dask's nannies and gunicorn all fork).
 
-* **The gate** (``loading()``, a re-entrant lock) is held around jitdigest's first-use work:
-  importing Numba (``_cpu.import_numba``), importing a family's kernel modules
-  (``_dispatch.backends``), linking stored kernels (``_native``). Before a fork, the forking
-  thread takes the gate, then Numba's compiler lock, then llvmlite's lock around LLVM calls (in
-  the order a thread may nest them: the gate's work compiles, a compile calls LLVM), waiting
-  at most ``_config.FORK_WAIT`` in all; all are released on both sides after the fork. A fork
-  thus lands between two pieces of such work, never inside one: it waits seconds at most, once
-  per process, where the child otherwise hung.
-* **Imports.** An import that another thread has begun can never finish in the child: its
-  module lock names a thread that is gone, and every later import of that name waits on it.
-  Kernel modules import parts of Numba lazily, outside the gate (``from numba import prange``
-  in a generated module, ``jitdigest.blake3`` on first access). So a fork also waits until no
-  other thread is importing a module of jitdigest, Numba, llvmlite or numpy (``WATCHED``; their
-  module locks, ``importlib._bootstrap._module_locks``), checked again once it holds the
-  gate. Should one be cut all the same (a thread that starts an import in the instant between
-  that check and the fork: 1 in 500 fork trials caught ``np.unique``'s first import of
-  ``numpy.ma`` there), the child drops the half-made modules of jitdigest and numpy and their
-  locks (``FORGOTTEN``), so that its first use imports them anew, as a fresh process would.
-
-The hooks are registered when this module is imported, after ``logging`` (imported here for
-that: Numba logs while it imports and compiles). Before-fork hooks run in reverse order of
-registration, so this one runs before ``logging``'s, which takes logging's lock: a thread that
-this hook waits for and that logs (creates a logger while importing, logs while compiling) is
-never left waiting for a lock the forking thread already took. jitdigest's other module-level
-locks, which a thread may hold around a load or a compile, are made anew in the child
-(``lock()``).
+So: the gate (``loading()``) keeps forks out of first-use work; ``_before_fork`` also waits for
+imports in flight, and a child drops one cut all the same (``_forget_cut_imports``); ``lock()``
+makes jitdigest's other module-level locks anew in the child. The hooks are registered when this
+module is imported (``_before_fork`` says why after ``logging``).
 """
-import logging  # noqa: F401  (first: see above)
+import logging  # noqa: F401  (first: see _before_fork)
 import os
 import sys
 import threading
@@ -64,14 +42,23 @@ def lock(module_globals, name):
 
 def loading():
     """``with loading():`` runs the block (first-use work: an import, a link) where no fork
-    can land."""
+    can land.
+
+    The gate, a re-entrant lock, is held around jitdigest's first-use work: importing Numba
+    (``_cpu.import_numba``), importing a family's kernel modules (``_dispatch.backends``),
+    linking stored kernels (``_native``). Before a fork, the forking thread takes the gate, then
+    Numba's compiler lock, then llvmlite's lock around LLVM calls (in the order a thread may
+    nest them: the gate's work compiles, a compile calls LLVM), waiting at most
+    ``_config.FORK_WAIT`` in all; all are released on both sides after the fork. A fork thus
+    lands between two pieces of such work, never inside one: it waits for the work in flight,
+    once per process, where the child would otherwise hang."""
     return _gate
 
 
 class cached_property:
     """``functools.cached_property`` without its lock: the value is computed on first access
     and kept in the instance's ``__dict__``. On Python 3.11 functools' holds one lock for all
-    instances while it computes, and a fork while another thread held it left the child
+    instances while it computes, and a fork while another thread held it would leave the child
     waiting for ever at its first digest. Two threads may compute a value at once; each gets
     the same answer."""
 
@@ -121,6 +108,21 @@ def _importing_elsewhere():
 
 
 def _before_fork():
+    """Take the gate and the kernel locks (``loading()``) once no other thread is importing a
+    module of ``WATCHED``.
+
+    An import that another thread has begun can never finish in the child: its module lock
+    names a thread that is gone, and every later import of that name waits on it. Kernel
+    modules import parts of Numba lazily, outside the gate (``from numba import prange`` in a
+    generated module, ``jitdigest.blake3`` on first access). So a fork also waits until no
+    other thread is importing a module of jitdigest, Numba, llvmlite or numpy (their module
+    locks, ``importlib._bootstrap._module_locks``), checked again once it holds the gate.
+
+    The hooks are registered after ``logging`` is imported (first, for that: Numba logs while it
+    imports and compiles). Before-fork hooks run in reverse order of registration, so this one
+    runs before ``logging``'s, which takes logging's lock: a thread that this hook waits for and
+    that logs (creates a logger while importing, logs while compiling) is never left waiting
+    for a lock the forking thread already took."""
     deadline = time.monotonic() + _config.FORK_WAIT
     while True:
         while _importing_elsewhere() and time.monotonic() < deadline:
@@ -150,7 +152,12 @@ FORGOTTEN = ("jitdigest", "numpy")
 def _forget_cut_imports():
     """In a forked child, drop the modules of ``FORGOTTEN`` whose import another thread was
     running at the fork: the module lock of each is owned by a thread this process does not
-    have, and would block every later import of that name."""
+    have, and would block every later import of that name.
+
+    ``_before_fork`` waits for such imports, but a thread may start one in the instant between
+    its last check and the fork (rare: tools/fork_trials.py caught ``np.unique``'s first import
+    of ``numpy.ma`` there). The child drops the half-made modules and their locks, so that its
+    first use imports them anew, as a fresh process would."""
     locks = _module_locks()
     for name in _cut_by_a_fork(FORGOTTEN):
         locks.pop(name, None)

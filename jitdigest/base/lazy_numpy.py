@@ -1,8 +1,8 @@
 """numpy, imported when first used by the modules a script's first digests pass through.
 
 Why: a process whose digests are its first one-shot ones (``_native.FirstDigests``: the stored
-kernels, no Numba) need not import numpy either, which was 0.1-0.25 s of a 0.2-0.3 s script
-printing one digest (AMD EPYC, 2 cores). Such a module writes ``np = on_first_use(globals())``
+kernels, no Numba) need not import numpy either, which would be most of a script printing one
+digest (benchmarks/results/tunables.md). Such a module writes ``np = on_first_use(globals())``
 where it would import numpy: the stand-in puts numpy itself in the module's ``np`` on its first
 attribute lookup, so later uses cost what an imported module's do.
 """

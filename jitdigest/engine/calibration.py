@@ -8,13 +8,9 @@ the winners in the kernel cache folder, in a file named after the CPU and its fe
 calls read it. Without a table (or for an algorithm it lacks) dispatch keeps its built-in rule
 (``_dispatch.default_batch_kernels``), and a table only replaces that rule's kernel where another
 was faster by a margin in every repeat's median (``_config.TUNE_MARGIN``), so noise cannot move
-a choice.
-
-Table file: JSON ``{"cpu": ..., "features": ..., "made": ..., "algorithms": {name: {"lengths":
-[...], "best": [backend name per length], "seconds": {backend: [median per length]}}}}``.
-A batch whose mean message length is ``m`` uses the entry of the smallest tuned length >= m
-(the largest one beyond the last). A table is read only from a folder ``_cachedir.trusted()``
-passes: one planted by another user would steer which kernel runs.
+a choice. A table is read only from a folder ``_cachedir.trusted()`` passes: one planted by
+another user would steer which kernel runs. (``path()``: the table file and its format;
+``choice()``: which entry a batch uses.)
 """
 import json
 import os
@@ -31,7 +27,9 @@ _PATH = {}           # cache root -> the table's path under it
 
 def path():
     """The table file for this CPU (model and Numba's target features) in the kernel cache
-    folder of this version."""
+    folder of this version: JSON ``{"cpu": ..., "features": ..., "made": ..., "algorithms":
+    {name: {"lengths": [...], "best": [backend name per length], "seconds": {backend: [median
+    per length]}}}}``."""
     root = _cachedir.root()
     if root not in _PATH:
         name = _cpu.host_cpu_name()
@@ -75,7 +73,8 @@ def _valid(data):
 
 
 def choice(spec, mean_length):
-    """The backend name the table picks for ``spec`` at ``mean_length`` bytes, or None."""
+    """The backend name the table picks for ``spec`` at ``mean_length`` bytes, or None: the
+    entry of the smallest tuned length >= ``mean_length`` (the largest one beyond the last)."""
     entry = table().get(spec.name)
     if entry is None:
         return None

@@ -12,12 +12,10 @@ On aarch64 the host's SHA features come from the kernel (``_arm``: HWCAP on Linu
 macOS), not from LLVM, and ``sane_numba_environment`` gives Numba's target the features LLVM
 failed to see (emulators); the ARM switches (``ARM_SWITCHES``) never enable anything elsewhere,
 and ``sha3`` is off unless ``JITDIGEST_ENABLE`` names it, as HotSpot's ``UseSHA3Intrinsics``.
-
-Public: ``ARCH``, ``SWITCHES``, ``ARM_SWITCHES``, ``OFF_BY_DEFAULT``, ``ENV_DISABLED``,
-``DISABLED``, ``ENABLED``, ``host_features()``, ``host_cpu_name()``, ``target_cpu_name()``,
-``target_features()``, ``features_of()``, ``jit_enabled()``, ``usable()``, ``set_disabled()``,
-``disabled()``, ``describe()``.
 """
+# Public: ARCH, SWITCHES, ARM_SWITCHES, OFF_BY_DEFAULT, ENV_DISABLED, DISABLED, ENABLED,
+# host_features(), host_cpu_name(), target_cpu_name(), target_features(), features_of(),
+# jit_enabled(), usable(), set_disabled(), disabled(), describe().
 import contextlib
 import functools
 import os

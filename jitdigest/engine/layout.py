@@ -12,8 +12,7 @@ this module is the one place where messages become a ``Segment`` (``values``, ``
   whose length is its immutable size) nor from a subclass's attributes;
 * index arrays handed to a kernel are private copies (offsets changed by another thread, or
   an Arrow buffer changed after validation, cannot reach the kernel);
-* ``check_segment`` and ``check_out`` prove the bounds on the final arrays right before the
-  kernel call, by comparisons that cannot overflow.
+* ``check_segment``, ``check_out``: the final arrays' bounds, proven just before the kernel call.
 """
 import functools
 import operator
@@ -130,9 +129,9 @@ def _equal_rows(offsets, size):
     of one length lying back to back from ``first`` inside ``size`` bytes, else None. Checked
     ``_config.GRID_WINDOW`` offsets at a time, against ``first + i * width``: no n-long
     temporary. (Inside a Dask worker, where glibc's malloc maps every block of 128 KiB or more
-    afresh, ``proved_rows``' int64 copies cost 1,000 page faults per 250k rows, about 7 ns a
-    row.) Only the three numbers reach the kernel, so offsets changed meanwhile cannot make it
-    read outside ``values``."""
+    afresh, ``proved_rows``' int64 copies are page faults: benchmarks/results/tunables.md.)
+    Only the three numbers reach the kernel, so offsets changed meanwhile cannot make it read
+    outside ``values``."""
     if not isinstance(offsets, np.ndarray):
         return None
     offsets = plain(offsets)
@@ -156,7 +155,7 @@ def _values_offsets(values, offsets, row0=0):
     values = _as_values(values)
     # Rows of one length (fixed-size records in an Arrow binary column, say) lie back to back
     # from offsets[0], as a 2-D array's do: the grid form, with no index arrays to build and
-    # check (a million 64-byte rows, one thread: 163 -> 139 ms; a 2-D array 134).
+    # check (nearly as fast as a 2-D array: benchmarks/results/tunables.md).
     equal = _equal_rows(offsets, values.shape[0])
     if equal is None:
         starts, lengths = proved_rows(offsets, values.shape[0])
@@ -189,7 +188,7 @@ def _exact_bytes_lengths(items, n):
     """Each item's length when every item is exactly ``bytes`` (immutable, its length its size:
     no subclass's ``__len__`` or ``__buffer__``), else None. (The type check costs less than
     calling ``bytes.__len__`` on each item instead of ``len``.)"""
-    if operator.countOf(map(type, items), bytes) == n:      # in C, by identity: ~14 ns each
+    if operator.countOf(map(type, items), bytes) == n:      # in C, by identity
         return np.fromiter(map(len, items), np.int64, n)
     return None
 
@@ -399,7 +398,8 @@ def _is_kernel_array(arr, ndim):
 
 def check_segment(seg):
     """Prove that every byte the kernel will read for ``seg`` lies inside ``seg.values``
-    (ValueError otherwise), on the very arrays the kernel gets."""
+    (ValueError otherwise), on the very arrays the kernel gets, by comparisons that cannot
+    overflow."""
     values = seg.values
     if not (_is_kernel_array(values, 1) and values.dtype == np.uint8):
         raise ValueError("batch values must be a 1-D C-contiguous uint8 ndarray")
@@ -432,7 +432,8 @@ def grid_window(width, n):
     """The index arrays of a window of a grid of rows of ``width`` bytes (``starts[i] = i *
     width``, ``lengths[i] = width``, ``rows[i] = i``; ``kernels/_rows.over_grid``), for up to
     ``_config.GRID_WINDOW`` rows, fewer when the grid ``n`` has fewer (at least one): read-only,
-    kept for the next calls of the same shape (made afresh, 5 of a small call's 55 us)."""
+    kept for the next calls of the same shape (made afresh, a sizeable part of a small call:
+    benchmarks/results/tunables.md)."""
     return _grid_window(width, max(1, min(n, _config.GRID_WINDOW)))
 
 

@@ -5,20 +5,11 @@
 (``over_chunks`` in ``jitdigest/kernels/_rows.py``) calling the backend's kernel on each. The
 loop runs on Numba's threading layer, chosen by Numba as it documents
 (``NUMBA_THREADING_LAYER``, default order tbb, omp, workqueue); jitdigest never overrides a
-choice, and adds only what Numba leaves to users:
-
-* **TBB findable.** pip's ``tbb`` wheel puts ``libtbb.so.12`` in the environment's ``lib/``,
-  which is not on the loader's path, so Numba silently fell back to another layer. It is loaded
-  (``RTLD_GLOBAL``) from where the wheel's file list says, before Numba picks a layer.
-* **Concurrent calls.** TBB and OpenMP take parallel regions from several threads at once;
-  ``workqueue`` aborts the process when a second thread enters one. Under ``workqueue`` the
-  parallel calls are serialised by one process-wide lock (correct; slower only when threads
-  really overlap).
-* **Fork.** GNU OpenMP is not fork-safe: Numba terminates a forked child that enters a parallel
-  region after its parent used one. Such a child hashes on its calling thread (``usable()`` is
-  False there). TBB and workqueue children use the layer as the parent did.
-* **Fork during a compile** is ``_fork``'s: a fork waits for Numba's compiler lock and for
-  jitdigest's first-use work; this module's locks are made anew in a forked child.
+choice, and adds only what Numba leaves to users: TBB made findable (``_load_tbb``), concurrent
+calls serialised where the layer needs it (``region``), no parallel regions in a forked child of
+an OpenMP parent (``usable``). A fork during a compile is ``_fork``'s: a fork waits for Numba's
+compiler lock and for jitdigest's first-use work; this module's locks are made anew in a forked
+child.
 
 Importing this module imports no Numba: everything here runs on the first large batch.
 """
@@ -53,7 +44,11 @@ def _tbb_library():
 
 
 def _load_tbb():
-    """Make an installed TBB loadable by Numba (unless the user asked for another layer)."""
+    """Make an installed TBB loadable by Numba (unless the user asked for another layer).
+
+    pip's ``tbb`` wheel puts ``libtbb.so.12`` in the environment's ``lib/``, which is not on the
+    loader's path, so Numba would silently fall back to another layer. It is loaded
+    (``RTLD_GLOBAL``) from where the wheel's file list says, before Numba picks a layer."""
     import numba
     choice = str(numba.config.THREADING_LAYER).lower()
     if choice not in ("default", "tbb", "safe", "threadsafe", "forksafe"):
@@ -88,7 +83,11 @@ def thread_safe():
 
 
 def usable():
-    """May this process run parallel regions (False in a forked child of an OpenMP parent)?"""
+    """May this process run parallel regions (False in a forked child of an OpenMP parent)?
+
+    GNU OpenMP is not fork-safe: Numba terminates a forked child that enters a parallel region
+    after its parent used one. Such a child hashes on its calling thread. TBB and workqueue
+    children use the layer as the parent did."""
     return not _forked_off
 
 
@@ -113,7 +112,11 @@ def max_threads():
 @contextlib.contextmanager
 def region(threads):
     """Run the body's parallel calls on ``threads`` threads (``numba.set_num_threads`` for this
-    thread, restored after), serialised with other threads' when the layer needs it."""
+    thread, restored after), serialised with other threads' when the layer needs it.
+
+    TBB and OpenMP take parallel regions from several threads at once; ``workqueue`` aborts the
+    process when a second thread enters one, so under it the parallel calls are serialised by
+    one process-wide lock (correct; slower only when threads really overlap)."""
     import numba
     guard = contextlib.nullcontext() if thread_safe() else _serial
     with guard:

@@ -1,13 +1,13 @@
 """Relocatable ELF objects for x86-64 (what LLVM emits for Numba's large code model) loaded
 into executable memory and linked, without LLVM.
 
-Why: a process that runs a stored batch kernel (``_native``: ``jitdigest sum``, a process's
-first digests) loaded it through llvmlite's MCJIT, and importing ``llvmlite.binding`` alone
-took 50-78 ms of a 110 ms one-file ``jitdigest sum`` (AMD EPYC, 2 cores). These objects need
-little of a linker: their sections are laid out side by side in one mapping, and their
-relocations are 64-bit absolute addresses and 64- or 32-bit distances, which this module
-writes. Anything else (another machine, relocation type or section kind, a name the resolver
-does not know) gives None, and the caller loads the object through llvmlite as before.
+Why: a process that runs a stored batch kernel (``_native``: ``jitdigest sum``, a process's first
+digests) would otherwise load it through llvmlite's MCJIT, and importing ``llvmlite.binding``
+alone is a large part of a one-file ``jitdigest sum`` (benchmarks/results/tunables.md). These
+objects need little of a linker: their sections are laid out side by side in one mapping, and
+their relocations are 64-bit absolute addresses and 64- or 32-bit distances, which this module
+writes. Anything else (another machine, relocation type or section kind, a name the resolver does
+not know) gives None, and the caller loads the object through llvmlite instead.
 
 ``link(parts, symbol, resolve)``: the address of ``symbol`` once every object in ``parts`` is
 loaded and linked, each undefined name taken from the other objects, else from ``resolve(name)``

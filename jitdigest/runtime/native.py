@@ -2,39 +2,16 @@
 process's first one-shot digests (``FirstDigests``).
 
 Why: importing Numba and loading a kernel through it is most of a short ``jitdigest sum``
-(0.5-0.7 s of 0.75 s for one small file on a slow 2-core machine; the bare interpreter takes
-0.08 s). So the batch kernel that serves an algorithm here is also stored as machine code
-(``kernels/_internals/native.py`` makes it: a C-callable wrapper around the compiled
-``hash_rows``, linked with everything it calls), by ``jitdigest warmup`` for every algorithm
-and by a ``jitdigest sum`` that had to reach one through Numba, and a later process loads that
-object without Numba and calls it through ctypes: linked by ``jitdigest/runtime/elf.py`` on x86-64
-Linux (no LLVM: importing ``llvmlite.binding`` alone was half of a one-file ``jitdigest sum``),
-by llvmlite's MCJIT elsewhere or where ``_elf`` refuses an object. A loaded kernel must give
-hashlib's digest of b"abc" before it is used.
-
-Where: ``<kernel cache folder>/native/<context>/`` (the cache folder already names the version
-and the kernel sources), ``context()`` a digest of what else the machine code depends on: the
-host CPU and its features (``_host``), llvmlite's version and every ``NUMBA_*`` and
-``JITDIGEST_*`` setting (a switched-off SHA-NI, ``NUMBA_CPU_NAME``, ``NUMBA_DISABLE_JIT``:
-another context, so nothing stored is used). ``index.json`` names each algorithm's kernel; each
-kernel is an object file and a JSON description (its symbol, word type, initial state per
-algorithm, the SHA-256 of the object and of the rest of the description, the names it uses but
-does not define, and the sizes of the objects the file holds, loaded side by side: the kernel
-as Numba emitted it and the wrapper calling it by name, or, where the kernel was loaded from
-Numba's cache, one object with both linked).
-
-Nothing is read from (or stored in) a folder that another user could write: the SHA-256s
-catch damage, not a writer, so ``_cachedir.trusted()`` must pass first (one ``CacheWarning``
-where it does not: hashing goes through Numba, compiling in memory).
-
-A missing, damaged or foreign entry is never an error: ``rows()`` gives None and the caller
-hashes through Numba as before. Before any object is linked its digest is checked, and
-every name it uses must be an LLVM intrinsic, a symbol of this process (CPython's C API) or
-one of ``ERROR_PATH_HELPERS`` (Numba's runtime, reached only when an exception is reported or
-a reference count of an array Numba allocated falls to zero: neither happens for the arrays
-the wrapper views, whose bounds ``Rows.hash`` makes) or ``PYTHON_WRAPPER_HELPERS`` (reached
-only from the kernel's own Python wrapper, which comes with the kernel's object and is never
-called here); those point at ``abort``.
+(benchmarks/results/tunables.md). So the batch kernel that serves an algorithm here is also
+stored as machine code (``kernels/_internals/native.py`` makes it: a C-callable wrapper around
+the compiled ``hash_rows``, linked with everything it calls), by ``jitdigest warmup`` for every
+algorithm and by a ``jitdigest sum`` that had to reach one through Numba, and a later process
+loads that object without Numba and calls it through ctypes: linked by
+``jitdigest/runtime/elf.py`` on x86-64 Linux (no LLVM: ``ELF_LOADER``), by llvmlite's MCJIT
+elsewhere or where ``_elf`` refuses an object. A loaded kernel must give hashlib's digest of
+b"abc" before it is used. A missing, damaged or foreign entry is never an error: ``rows()``
+gives None and the caller hashes through Numba. Where entries live: ``folder()``; which are
+read: ``_load``; what their code may call: ``_resolver``.
 """
 import ctypes
 import functools
@@ -102,6 +79,16 @@ def _host():
 
 
 def folder():
+    """``<kernel cache folder>/native/<context>/`` (the cache folder already names the version
+    and the kernel sources), ``context()`` a digest of what else the machine code depends on:
+    the host CPU and its features (``_host``), llvmlite's version and every ``NUMBA_*`` and
+    ``JITDIGEST_*`` setting (a switched-off SHA-NI, ``NUMBA_CPU_NAME``, ``NUMBA_DISABLE_JIT``:
+    another context, so nothing stored is used). ``index.json`` names each algorithm's kernel;
+    each kernel is an object file and a JSON description (its symbol, word type, initial state
+    per algorithm, the SHA-256 of the object and of the rest of the description, the names it
+    uses but does not define, and the sizes of the objects the file holds, loaded side by side:
+    the kernel as Numba emitted it and the wrapper calling it by name, or, where the kernel was
+    loaded from Numba's cache, one object with both linked)."""
     return os.path.join(_cachedir.directory(), "native", context())
 
 
@@ -140,7 +127,7 @@ class Rows:
 
 # A process's first one-shot digests of an algorithm go through its stored kernel (a batch of
 # one row) while Numba is not imported; the digest after these many loads the compiled kernels
-# through Numba (about 0.5 s once), whose per-call cost is lower.
+# through Numba (once: benchmarks/results/tunables.md), whose per-call cost is lower.
 FIRST_DIGESTS = 16
 _first = {}             # algorithm name -> FirstDigests, or None
 
@@ -223,6 +210,11 @@ def _read_json(path):
 
 
 def _load(name):
+    """The algorithm's stored kernel, linked and checked, or None. Nothing is read from (or
+    stored in, by ``store``) a folder that another user could write: the SHA-256 digests catch
+    damage, not a writer, so ``_cachedir.trusted()`` must pass first (one ``CacheWarning``
+    where it does not: hashing goes through Numba, compiling in memory). Before any object is
+    linked its digest is checked."""
     if os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0"):
         return None                          # interpreted, as asked
     if os.path.exists(".numba_config.yaml"):
@@ -334,7 +326,14 @@ def _process_symbols():
 
 def _resolver():
     """A function of a name giving its address in this process, ``abort``'s for the
-    ERROR_PATH_HELPERS and PYTHON_WRAPPER_HELPERS it lacks, else None."""
+    ERROR_PATH_HELPERS and PYTHON_WRAPPER_HELPERS it lacks, else None.
+
+    Every name a stored object uses must be an LLVM intrinsic, a symbol of this process
+    (CPython's C API) or one of ``ERROR_PATH_HELPERS`` (Numba's runtime, reached only when an
+    exception is reported or a reference count of an array Numba allocated falls to zero:
+    neither happens for the arrays the wrapper views, whose bounds ``Rows.hash`` makes) or
+    ``PYTHON_WRAPPER_HELPERS`` (reached only from the kernel's own Python wrapper, which comes
+    with the kernel's object and is never called here); those point at ``abort``."""
     lookup = _process_symbols()
     abort = ctypes.cast(ctypes.CDLL(None).abort, ctypes.c_void_p).value
 
@@ -346,8 +345,9 @@ def _resolver():
     return resolve
 
 
-# Loaded by jitdigest/runtime/elf.py, without importing llvmlite.binding (50-78 ms of a 110 ms
-# one-file ``jitdigest sum``), where the objects are ELF for x86-64; else by llvmlite's MCJIT.
+# Loaded by jitdigest/runtime/elf.py, without importing llvmlite.binding (a large part of a
+# one-file ``jitdigest sum``: benchmarks/results/tunables.md), where the objects are ELF for
+# x86-64; else by llvmlite's MCJIT.
 ELF_LOADER = sys.platform.startswith("linux") and _arm.machine() in ("x86_64", "amd64")
 
 
