@@ -30,5 +30,5 @@ def test_gitattributes_marks_the_generated_files():
     marked = {line.split()[0] for line in (REPO / ".gitattributes").read_text().splitlines()
               if line and not line.startswith("#") and "linguist-generated" in line}
     generated = _generated_files()
-    assert len(generated) == 29     # lanes (18), unrolled (3), x86 (2), ni_x2/x4 (2), armv8 (4)
+    assert generated
     assert marked == generated
