@@ -1,7 +1,6 @@
 """jitdigest: hashlib's message digests, written once as Numba kernels.
 
-The same kernel source runs interpreted (``NUMBA_DISABLE_JIT=1``), JIT-compiled, or, where the
-CPU has them, on hardware SHA instructions. The interface is hashlib's::
+The same kernel source runs interpreted, JIT-compiled or on SHA instructions; hashlib's API::
 
     >>> import jitdigest
     >>> jitdigest.sha256(b"abc").hexdigest()[:16]
@@ -10,12 +9,10 @@ CPU has them, on hardware SHA instructions. The interface is hashlib's::
     >>> h.update(b"a"); h.update(b"bc"); h.hexdigest()[:16]
     'ddaf35a193617aba'
 
-Any C-contiguous buffer is hashed as its raw bytes (bytes, bytearray, memoryview, numpy arrays
-of any dtype). Importing jitdigest imports neither Numba nor numpy and compiles nothing (the
-constructors and the batch API import their modules on first use); each kernel compiles
-on first use and is cached per user, outside the package (``jitdigest cache info``;
-``jitdigest warmup`` compiles ahead of time). A cache that cannot be written or holds a damaged
-entry never stops hashing: it costs a compile and one ``CacheWarning``.
+Any C-contiguous buffer is hashed as its raw bytes; importing jitdigest imports neither Numba
+nor numpy and compiles nothing; each kernel compiles on first use and is cached per user
+(``jitdigest warmup`` compiles ahead of time; a cache that cannot be written costs a compile
+and one ``CacheWarning``).
 """
 import sys
 
@@ -37,8 +34,8 @@ __all__ = [
     "pbkdf2_hmac", "hmac_many", "CacheWarning", "backend", "backends", "info",
 ]
 
-# Names whose modules need numpy (hash objects, batches, hmac, pbkdf2) or the blake3 package's
-# API: imported on first use by ``__getattr__``, so that ``import jitdigest`` imports neither
+# Names whose modules need numpy (hash objects, batches, hmac, pbkdf2) or the packages of the
+# rows hashlib lacks: imported on first use by ``__getattr__``, so that ``import jitdigest`` imports neither
 # numpy nor Numba. Each module's loader (a plain ``import``: ``from . import`` would ask this
 # module's ``__getattr__`` first), then name -> (loader, its attribute; None: the module).
 def _load_constructors():
@@ -71,9 +68,10 @@ def _load_keyed_batch():
     return sys.modules[f"{__name__}.keyed_batch"]
 
 
-def _load_blake3():
-    import jitdigest.blake3
-    return sys.modules[f"{__name__}.blake3"]
+def _load_objects_package():
+    """The package of the table's rows hashlib lacks (``_constructors.object_type``)."""
+    import jitdigest.blake3 as package
+    return package
 
 
 _LAZY = {
@@ -87,7 +85,8 @@ _LAZY = {
     "pbkdf2_hmac": (_load_pbkdf2, "pbkdf2_hmac"),
     "scrypt": (_load_scrypt, "scrypt"),
     "hmac_many": (_load_keyed_batch, "hmac_many"),
-    "blake3": (_load_blake3, None),
+    **{name: (_load_objects_package, None)
+       for name, spec in _algorithms.TABLE.items() if not spec.hashlib},
 }
 
 
@@ -109,10 +108,10 @@ def __dir__():
 
 
 def backends(name):
-    """The names of the backends this process can run for the algorithm ``name`` (hashlib's
-    names, or "blake3"), best first: the per-message ones (e.g. "sha_ni", "unrolled",
-    "portable"), then the multi-buffer ones ``hash_many`` uses ("lanes16", "lanes8"; BLAKE3's
-    chunk lanes and message lanes share these names, listed once). The first of each kind serves
+    """The names of the backends this process can run for the algorithm ``name`` (any name of
+    the table), best first: the per-message ones (e.g. "sha_ni", "unrolled", "portable"), then
+    the multi-buffer ones ``hash_many`` uses ("lanes16", "lanes8"; a family's chunk lanes and
+    message lanes may share these names, listed once). The first of each kind serves
     unless ``with jitdigest.backend(...)`` picks another; CPU features the machine or Numba's
     target lacks, ``NUMBA_DISABLE_JIT=1`` and ``JITDIGEST_DISABLE`` leave backends out."""
     return _dispatch.available(_algorithms.lookup_any(name))

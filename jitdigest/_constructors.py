@@ -48,6 +48,7 @@ def _constructor(name):
 CONSTRUCTORS = {name: _constructor(name) for name, spec in _algorithms.SPECS.items()
                 if not spec.family.startswith("blake2")}
 CONSTRUCTORS.update(BLAKE2)
+_OTHERS = frozenset(name for name, spec in _algorithms.TABLE.items() if not spec.hashlib)
 
 md5 = CONSTRUCTORS["md5"]
 sha1 = CONSTRUCTORS["sha1"]
@@ -63,17 +64,25 @@ shake_128 = CONSTRUCTORS["shake_128"]
 shake_256 = CONSTRUCTORS["shake_256"]
 
 
+def object_type(spec):
+    """The hash-object class of a row of the table hashlib lacks (``spec.hashlib`` false): its
+    own package's type, with that package's interface and keyword arguments; it chooses its
+    kernels itself (``backend_name()``, ``ENTRIES``, ``compile_entries``) and gives batches
+    their parameters (``params``, ``output_length``)."""
+    from .blake3 import blake3 as objects         # the one such row so far
+    return objects
+
+
 def new(name, data=b"", **kwargs):
     """Return a new hash object for the named algorithm, as ``hashlib.new``: names are hashlib's
     (and OpenSSL's, e.g. "SHA-256"); a name jitdigest has no kernels for but hashlib takes (an
     OpenSSL algorithm such as "ripemd160" or "sm3", an OID) gives hashlib's own object, and one
-    neither knows raises hashlib's ValueError. "blake3" gives a ``jitdigest.blake3.blake3``
-    (the blake3 package's interface: ``kwargs`` key=, derive_key_context=, max_threads=,
-    usedforsecurity=); it is not in ``algorithms_available``, which lists the names jitdigest
-    serves, all of them hashlib's."""
-    if name == "blake3":
-        from .blake3 import blake3 as _blake3
-        return _blake3(data, **kwargs)
+    neither knows raises hashlib's ValueError. The exact name of a row hashlib lacks gives its
+    package's object (``object_type``: ``kwargs`` are that package's); such names are not in
+    ``algorithms_available``, which lists the names jitdigest serves, all of them hashlib's."""
+    other = _algorithms.TABLE[name] if isinstance(name, str) and name in _OTHERS else None
+    if other is not None:
+        return object_type(other)(data, **kwargs)
     try:
         spec = _algorithms.lookup(name)
     except ValueError:

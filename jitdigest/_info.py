@@ -4,7 +4,7 @@ import platform
 
 from .base import algorithms as _algorithms, cachedir as _cachedir
 from .engine import (calibration as _calibration, cpu as _cpu, dispatch as _dispatch, gpu as _gpu, parallel as _parallel)
-from . import blake3
+from . import _constructors
 
 # Flag lines: name -> (algorithm family, backend name that makes it true)
 FLAGS = {
@@ -34,9 +34,10 @@ def collect():
 
     from . import __version__
 
-    specs = sorted([*_algorithms.SPECS.items(), ("blake3", _algorithms.BLAKE3)])
-    kernels = {name: _chosen(_dispatch.kernels_for, spec) for name, spec in specs}
-    kernels["blake3"] = blake3.backend_name()     # its objects choose their kernels themselves
+    specs = sorted(_algorithms.TABLE.items())
+    kernels = {name: _chosen(_dispatch.kernels_for, spec) if spec.hashlib
+               else _constructors.object_type(spec)._backend_name()   # chosen by its objects
+               for name, spec in specs}
     batch = {name: _chosen(_dispatch.batch_kernels_for, spec) for name, spec in specs}
     by_family = {spec.family: kernels[name] for name, spec in _algorithms.SPECS.items()}
     return {
@@ -49,7 +50,7 @@ def collect():
         "cache": _cachedir.directory(),
         "cpu": _cpu.describe(),
         "disabled": sorted(_cpu.DISABLED),
-        "forced": _dispatch.FORCED,
+        "forced": _dispatch.forced(),
         "kernels": kernels,
         "batch_kernels": batch,
         "calibration": _calibration.source(),

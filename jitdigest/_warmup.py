@@ -1,34 +1,25 @@
 """``jitdigest warmup``: compile ahead of time every kernel this CPU will use for some algorithms
-(the per-message entries and the batch ones behind ``hash_many``), in worker processes so that
-every core compiles, and store them in the kernel cache, so that later runs load and never
-compile.
+(the per-message entries, the batch ones behind ``hash_many``, and the entries of a row's own
+objects), in worker processes so that every core compiles, and store them in the kernel cache,
+so that later runs load and never compile.
 
-Numba compiles one function at a time per process (its compiler lock) and mostly in Python, so
-processes, not threads, use the cores. Kernel sets that share compiled kernels (a backend module
-calling another's: BLAKE3's three share its tree code, the interleaved SHA-NI batch kernels the
-per-message ``compress``) are compiled one after another (a chain): two processes that took two
-of them at once both compiled those (BLAKE3 alone: 164 CPU-s on 2 processes, 126 on one). The
-rest are chains of their own (MD5's lane and per-message sets share nothing: 2 processes
-compile them in about half the time). The longest chains are started first, and a process that
-finishes a set goes on with the rest of its chain, to keep the processes evenly busy. A chain's
-length is the size of the source it compiles (its backend modules and the kernel modules they
-call: generated straight-line code, whose size follows its compile time): a warmup whose
-chains went by their count of kernel sets left the last one, SHA-512's per-message set (5 s),
-to run alone at the end; by size, the last tasks are the shortest (simulated from one
-warmup's task times, ±25% noise: 62.8 s instead of 64.4, median; AMD EPYC, 2 cores).
+Numba compiles one function at a time per process, mostly in Python, so processes, not threads,
+use the cores. Kernel sets that share compiled kernels (a backend module calling another's) are
+compiled one after another (a chain), never by two processes at once; the rest are chains of
+their own. The longest chains start first, a chain's length being the size of the source it
+compiles (generated straight-line code, whose size follows its compile time), so that the last
+tasks are the shortest. Backend modules are found through ``_dispatch``'s backend records.
 
 The calibration (``_calibration``: which batch kernel serves which length on this CPU) runs in
 the same workers: an algorithm is timed as soon as the kernels it compares are compiled, while
-the other processes compile on. Timed after compiling, in the main process, it added 40 s to
-a 125 s warmup (AMD EPYC, 2 cores): 24 s of timing, the rest compiling the kernels it compares
-that the warmup had not.
+the other processes compile on. The measurements are in benchmarks/results/.
 """
 import multiprocessing
 import sys
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
-from . import _tune
+from . import _constructors, _tune
 from .base import algorithms as _algorithms
 from .engine import calibration as _calibration, cpu as _cpu, dispatch as _dispatch
 
@@ -37,40 +28,40 @@ from .engine import calibration as _calibration, cpu as _cpu, dispatch as _dispa
 BATCH_TASKS = (("hash_rows", "hash_chunks", "grid_chunks"),)
 
 
-def plan(names, blake3=False, tune=False):
-    """[(backend, word name, entries)] that the algorithms ``names`` (and BLAKE3, if
-    ``blake3``) use on this CPU, without repeats, lane kernels first, and {algorithm: (kernel,
-    batch kernel)} names for the report. With ``tune``, also the kernels the calibration
-    times (``_tune.candidates``), as it may pick any of them. A kernel set's entries are
-    one task, as they share compiled pieces (a lane kernel's block function, a per-message
-    kernel's ``compress``). BLAKE3's objects' entries are one task of their own (``OBJECT``),
-    its per-message backend's batch entries another (they serve batches of a few rows:
-    ``_dispatch.default_batch_kernels``)."""
+def plan(names, tune=False, **rows):
+    """[(backend, word name, entries)] that the algorithms ``names`` (any names of the table;
+    a keyword ``NAME=True`` adds that row) use on this CPU, without repeats, lane kernels first, and
+    {algorithm: (kernel, batch kernel)} names for the report. With ``tune``, also the kernels
+    the calibration times (``_tune.candidates``), as it may pick any of them. A kernel set's
+    entries are one task, as they share compiled pieces (a lane kernel's block function, a
+    per-message kernel's ``compress``). A row hashlib lacks has objects of its own type,
+    whose entries are one task of their own (``OBJECT``), its per-message backend's batch
+    entries another (they serve batches of a few rows: ``_dispatch.default_batch_kernels``)."""
     tasks, chosen, native = {}, {}, set()
-    specs = [_algorithms.lookup(name) for name in names]
-    for spec in specs + ([_algorithms.BLAKE3] if blake3 else []):
+    specs = [_algorithms.lookup_any(name) for name in names]
+    specs += [_algorithms.TABLE[name] for name, wanted in rows.items() if wanted]
+    for spec in dict.fromkeys(specs):
         single = _dispatch.kernels_for(spec)
         batch = _dispatch.batch_kernels_for(spec)
         chosen[spec.name] = (single.name, batch.name)
         word = spec.word_name
-        timed = (_tune.candidates(spec, every=False)
-                 if tune and spec is not _algorithms.BLAKE3 else [])
+        timed = _tune.candidates(spec, every=False) if tune and spec.hashlib else []
         for ks in [batch] + timed:
             if ks is not single:
                 for entries in BATCH_TASKS:
                     tasks.setdefault((ks.backend, word, entries), None)
-        if spec is not _algorithms.BLAKE3:
+        if spec.hashlib:
             tasks.setdefault((single.backend, word, _dispatch.ENTRIES), None)
             if _cpu.jit_enabled():
                 native.add((batch.backend, word))
             continue
-        from . import blake3 as objects
-        chosen[spec.name] = (objects.backend_name(), batch.name)
+        objects = _constructors.object_type(spec)
+        chosen[spec.name] = (objects._backend_name(), batch.name)
         for entries in BATCH_TASKS:
             tasks.setdefault((single.backend, word, entries), None)
         module = next(b for b in _dispatch.backends(spec.family)
-                      if b.name == objects.backend_name())
-        tasks.setdefault((module, OBJECT, objects.ENTRIES), None)
+                      if b.name == objects._backend_name())
+        tasks.setdefault((module, OBJECT, objects._ENTRIES), None)
     order = sorted(tasks, key=lambda t: t[0].lanes == 1)       # stable: lanes first
     # (family, backend module's name, word, entries): plain values, sent to worker processes;
     # a hashlib algorithm's batch kernel set is also stored as machine code (NATIVE, last of
@@ -86,14 +77,23 @@ JOIN_TASK = ("bytes", "join", "uint8", ("join_exact_bytes",))
 # the entry of a task that stores its kernel set's hash_rows as machine code (``_native``), for
 # ``jitdigest sum`` to run without importing Numba
 NATIVE = "native_rows"
-# the "word" of a task of BLAKE3's objects' entries (``jitdigest.blake3``)
+# the "word" of a task of the entries of a row's own objects (``_constructors.object_type``)
 OBJECT = "object"
 
 
 def _module_name(backend):
-    """A backend's module name in its family package: unlike ``NAME``, never shared (BLAKE3's
-    chunk lanes and message lanes share theirs)."""
+    """A backend's module name in its family package: unlike ``NAME``, never shared (a
+    family's chunk lanes and message lanes may share theirs)."""
     return backend.module.__name__.rpartition(".")[2]
+
+
+def _backend(family, name):
+    """The backend record (``_dispatch.Backend``) of ``family``'s module ``name``, per-message
+    or batch; None for a family or module there is not (the bytes join task's)."""
+    if family not in _dispatch.FAMILIES:
+        return None
+    return next((b for b in _dispatch.backends(family) + _dispatch.batch_backends(family)
+                 if _module_name(b) == name), None)
 
 
 def compile_one(family, name, word, entries):
@@ -104,22 +104,20 @@ def compile_one(family, name, word, entries):
         from .kernels import _pyobjects
         _pyobjects.join([b""])
         return time.perf_counter() - start
-    backend = next(b for b in _dispatch.backends(family) + _dispatch.batch_backends(family)
-                   if _module_name(b) == name)
+    backend = _backend(family, name)
     if word == OBJECT:
-        from . import blake3
-        blake3.compile_entries(backend.module, entries)
+        spec = next(s for s in _algorithms.TABLE.values()
+                    if s.family == family and not s.hashlib)
+        _constructors.object_type(spec)._compile_entries(backend.module, entries)
         return time.perf_counter() - start
-    ks = _dispatch._kernel_set(backend, getattr(np, word))
-    for entry in entries:
-        if entry == NATIVE:
-            from .runtime import native as _native
-            try:
-                _native.write_kernel(ks)
-            except OSError:
-                pass                        # an unwritable cache: sum runs through Numba
-        else:
-            getattr(ks, entry)
+    ks = _dispatch._kernel_set(backend, np.dtype(word).type)
+    ks.compile_all([entry for entry in entries if entry != NATIVE])
+    if NATIVE in entries:
+        from .runtime import native as _native
+        try:
+            _native.write_kernel(ks)
+        except OSError:
+            pass                            # an unwritable cache: sum runs through Numba
     return time.perf_counter() - start
 
 
@@ -144,12 +142,11 @@ def _label(task):
 def _callees(family, name):
     """The kernel modules of ``family`` other than ``name`` whose compiled functions the backend
     module ``name`` calls (it imports them: ``from .x86 import compress``)."""
-    import importlib
-    prefix = f"{__package__}.kernels.{family}."
-    try:
-        module = importlib.import_module(prefix + name)
-    except ImportError:                     # not a family's module (the bytes join task)
+    backend = _backend(family, name)
+    if backend is None:                     # not a family's module (the bytes join task)
         return set()
+    module = backend.module
+    prefix = module.__name__.rpartition(".")[0] + "."
     owners = {getattr(getattr(value, "py_func", None), "__module__", None)
               for value in vars(module).values()}
     return {owner[len(prefix):] for owner in owners
@@ -158,12 +155,11 @@ def _callees(family, name):
 
 def _source_size(family, name):
     """Bytes of the kernel module ``name`` of ``family`` (0 for a task that is not one)."""
-    import importlib
     import os
+    backend = _backend(family, name)
     try:
-        module = importlib.import_module(f"{__package__}.kernels.{family}.{name}")
-        return os.path.getsize(module.__file__)
-    except (ImportError, OSError, TypeError):
+        return os.path.getsize(backend.module.__file__)
+    except (AttributeError, OSError, TypeError):
         return 0
 
 
@@ -188,10 +184,9 @@ def chains(tasks):
 
 
 def _worker_start():
-    """In each worker process, first: its interpreter ends without tearing itself down. A
-    worker that compiled a share of the kernels took 2 s to free its objects (compiled
-    functions, typing caches) once the pool shut down, with the work all done: the last 2 s
-    of a warmup (AMD EPYC, 2 cores). Nothing is left to write by then (a kernel is in the cache
+    """In each worker process, first: its interpreter ends without tearing itself down (freeing
+    a worker's compiled functions and typing caches took a noticeable share of a warmup's
+    end, with the work all done). Nothing is left to write by then (a kernel is in the cache
     before its task returns; multiprocessing has flushed the result queue), so the last exit
     handler (registered first: they run last-in, first-out, after Numba's and llvmlite's)
     flushes the standard streams and leaves with ``os._exit``."""
@@ -229,9 +224,9 @@ def tunings(names):
     return found
 
 
-def run(names, jobs, out=None, err=None, blake3=False, tune=False):
-    """Compile everything ``names`` (and BLAKE3, if ``blake3``) need on ``jobs`` processes;
-    with ``tune``, also time the batch kernels of ``names`` and store the calibration table
+def run(names, jobs, out=None, err=None, tune=False):
+    """Compile everything ``names`` (any names of the table) need on ``jobs`` processes; with
+    ``tune``, also time the batch kernels of hashlib's among them and store the calibration table
     (``_calibration``): each algorithm in a worker as soon as its kernels are compiled, while
     the other workers compile on (its kernels take turns, so that load slows them alike).
     Returns the exit status. ``out``/``err``: the streams written to (default:
@@ -242,14 +237,14 @@ def run(names, jobs, out=None, err=None, blake3=False, tune=False):
     pool = None
     if jobs > 1:
         # the workers start, and import Numba, while this process makes the plan (which
-        # imports it too: 0.5 s each, AMD EPYC)
+        # imports it too)
         context = multiprocessing.get_context("spawn")       # a fresh interpreter: no locks
         pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context,
                                    initializer=_worker_start)
         for _ in range(jobs):
             pool.submit(_preload)
     try:
-        return _run(pool, names, jobs, out, err, blake3, tune, start)
+        return _run(pool, names, jobs, out, err, tune, start)
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
@@ -260,10 +255,13 @@ def _preload():
     from .kernels import _jit  # noqa: F401,F811
 
 
-def _run(pool, names, jobs, out, err, blake3, tune, start):
+def _run(pool, names, jobs, out, err, tune, start):
     from .base import cachedir as _cachedir
     from .engine import notice as _notice
-    tasks, chosen = plan(names, blake3, tune)
+    tasks, chosen = plan(names, tune)
+    # the batch kernels of hashlib's algorithms are timed and stored as machine code; a row
+    # hashlib lacks has its batch kernel chosen by the CPU's features
+    names = [spec.name for spec in map(_algorithms.lookup_any, names) if spec.hashlib]
     pending_tunes = tunings(names) if tune else []
     total = len(tasks) + len(pending_tunes)
     jobs = max(1, min(jobs, total))

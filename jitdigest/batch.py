@@ -1,53 +1,17 @@
 """Many messages at once: ``hash_many``, ``hexdigests``, ``uuid3_many``/``uuid5_many``.
 
-One call hashes a whole batch into one (n, digest_size) uint8 array. The messages are first
-brought to one layout -- a byte buffer ``values`` and, per message, ``starts`` and ``lengths``
-(int64) -- then handed, as row numbers, to the algorithm's ``hash_rows`` kernel entry (see
-``jitdigest.engine.dispatch``): the per-message kernels loop over the one-shot driver, multi-buffer
-("lanes") kernels hash a group of messages across SIMD lanes. Python never touches a message
-one at a time (except to join a list of separate ``bytes`` objects into one buffer). The
-inputs are brought to that layout, and every bound proven right before a kernel runs, by
-``jitdigest.engine.layout`` (Numba does not bounds-check).
-
-Layouts accepted by ``hash_many``:
-
-* a 2-D C-contiguous uint8 array (n, L): n messages of L bytes;
-* a 1-D uint8 ``values`` array (or any bytes-like object) with ``offsets`` of length n + 1:
-  message i is ``values[offsets[i]:offsets[i+1]]`` (Arrow's binary layout; int64 offsets, or
-  another integer dtype converted safely);
-* a list, tuple or other iterable of bytes-like objects (joined once into one buffer);
-* pyarrow ``binary``, ``large_binary``, ``string``, ``large_string`` (the UTF-8 bytes),
-  ``fixed_size_binary`` and view arrays, plain or chunked, when pyarrow is installed (it is
-  recognised by its module name; jitdigest never imports it otherwise). Slices are honoured.
-  **Nulls are refused** (``ValueError``): hashing a null as the empty message would give a
-  plausible-looking digest for missing data; drop or fill them first (``arr.drop_null()``,
-  ``pyarrow.compute.fill_null(arr, b"")``).
-
-Design:
-
-* A 2-D array (and an Arrow ``fixed_size_binary`` array, and values with offsets or an Arrow
-  binary or string array whose rows all have one length) is a grid of rows of one width,
-  hashed a window of ``_config.GRID_WINDOW`` rows at a time (``values`` and ``out`` sliced at
-  the window's first row), all windows sharing one small set of index arrays
-  (``_layout.grid_window``). Building ``starts``/``lengths``/``rows`` for 100k 64-byte rows
-  (2.4 MB, fresh pages every call) took as long as MD5's hashing of them.
-* Rows are reordered by their block count (a stable ``np.argsort``, a radix sort on 16-bit keys)
-  when lengths differ, so that a lane kernel's groups of consecutive rows need about the same
-  number of blocks; the kernels themselves still handle mixed lengths. Output rows are written
-  in place (``out[r]``), so the order never shows.
-* Cores: the rows are cut into chunks of about equal work (blocks, not rows; cut points on
-  multiples of 64 rows so lane groups stay whole; at most about ``_config.CHUNK_BLOCKS`` each,
-  as many for every thread). A Numba ``prange`` loop over the chunks calling the backend's
-  ``hash_rows`` (``over_chunks``, ``jitdigest/kernels/_rows.py``) hashes one chunk per thread
-  per call on Numba's threading layer; ``jitdigest.engine.parallel`` makes that layer safe from
-  several threads at once and across ``fork``. Between calls the calling thread takes
-  signals, so Ctrl-C ends a long batch within a chunk (a single message longer than a chunk is
-  one kernel call). A batch under about 2048 blocks per thread runs on the calling thread
-  alone, with no parallel region.
-* ``out=`` that may share memory with the input is not written while the input is read: the
-  batch goes to a fresh array first and is copied into ``out`` (as numpy's ufuncs do).
-  Each call writes only its own rows of its own ``out``, so several threads may call
-  ``hash_many`` at once.
+One call hashes a whole batch into one (n, digest_size) uint8 array. ``jitdigest.engine.layout``
+brings the messages (a 2-D uint8 array, values with offsets, a list of bytes-like objects, or
+pyarrow binary/string arrays; nulls refused) to one layout -- a byte buffer ``values`` and, per
+message, ``starts`` and ``lengths`` -- and proves every bound before a kernel runs (Numba does
+not bounds-check). The rows then go to the algorithm's ``hash_rows`` kernel entry
+(``jitdigest.engine.dispatch``): per-message kernels loop over the one-shot driver, lane
+kernels hash a group of messages across SIMD lanes. Rows of one width are hashed as a grid, a
+window at a time; mixed lengths are ordered by block count so lane groups stay even. Large
+batches are cut into chunks of about equal work hashed by a ``prange`` loop
+(``kernels/_rows.py``), with Ctrl-C taken between calls; an ``out`` that may overlap the input
+is written only after the input is read. Every row of the table is served, with the keywords
+its objects take (``key=``, ``derive_key_context=``, ``length=``) where its row allows them.
 """
 import functools
 import operator
@@ -135,9 +99,14 @@ def _out_length(spec, length):
     return spec.digest_size
 
 
-def _entry(ks, spec, entry):
+def _entry(ks, spec, grid=None):
+    """The kernel set's ``hash_rows`` (``grid`` None), else its ``prange`` entry over a grid's
+    windows (``grid`` true) or over chunks of rows: compiled here, in the calling thread, on
+    first use."""
     try:
-        return getattr(ks, entry)    # compiled here, in the calling thread, on first use
+        if grid is None:
+            return ks.hash_rows
+        return ks.grid_chunks if grid else ks.hash_chunks
     except AttributeError:
         raise NotImplementedError(f"no batch kernel (hash_rows) for {spec.name} in {ks!r}") \
             from None
@@ -210,14 +179,14 @@ def _chunks(kernels, spec, grid, head, rows, bounds, tail, threads):
     chunk (a grid: a window) per call. Between calls the calling thread takes signals, so
     Ctrl-C ends a long batch within about a chunk."""
     if threads > 1 and _parallel.usable():
-        entry = _entry(kernels, spec, "grid_chunks" if grid else "hash_chunks")
+        entry = _entry(kernels, spec, bool(grid))
         cuts = np.asarray(bounds, dtype=np.int64)
         step = threads * _config.CHUNKS_PER_CALL
         with _parallel.region(threads):
             for i in range(0, len(cuts) - 1, step):
                 entry(*head, rows, cuts[i:i + step + 1], *tail)
         return
-    entry = _entry(kernels, spec, "hash_rows")
+    entry = _entry(kernels, spec)
     for args in _calls(grid, head, rows, bounds, tail):
         entry(*args)
 
@@ -259,23 +228,27 @@ def _hash_segments(spec, segments, n, outlen, given_out, threads, iv=None):
     return out if given_out is None else given_out
 
 
+# the algorithms whose batches take key= and derive_key_context= (in hash_many's error)
+_KEYED_NAMES = " and ".join(name for name, spec in _algorithms.TABLE.items() if spec.derive_key)
+
+
 def hash_many(name, messages, offsets=None, *, key=None, derive_key_context=None, length=None,
               out=None, threads=None):
     """Digests of many messages at once: a C-contiguous (n, digest_size) uint8 array whose row
     i is ``hashlib.new(name, message_i).digest()``.
 
     ``name``: any name ``jitdigest.new`` takes (BLAKE2 with its default parameters), and
-    "blake3": row i is then ``blake3.blake3(message_i, key=key,
+    the names of the table's other rows: row i is then ``jitdigest.new(name, message_i, key=key,
     derive_key_context=derive_key_context).digest(length)`` (``length`` default 32; ``key``
-    and ``derive_key_context`` only for BLAKE3, checked as the blake3 package checks them).
+    and ``derive_key_context`` only for those, checked as their package checks them).
     ``messages``: a 2-D C-contiguous uint8 array (n messages of equal length), a 1-D uint8
     array or bytes-like ``values`` with ``offsets`` (n + 1 integers: message i is
     ``values[offsets[i]:offsets[i+1]]``), a sequence of bytes-like objects, or a pyarrow
     binary/string array (nulls raise ValueError).
     ``length``: for SHAKE, the output bytes per message (required, as for its digest()); for
-    BLAKE3, as for its digest() (default 32).
+    the other rows, as for their digest() (default 32).
     ``out``: a C-contiguous writable (n, digest_size) uint8 array ((n, length) for SHAKE and
-    BLAKE3) to write into (and return);
+    the other rows) to write into (and return);
     it may overlap the input (the rows are then computed first and copied in, as numpy does).
     ``threads``: the most threads to use, an int (default: ``default_threads()``; the
     parallel region's thread count for this call, as ``numba.set_num_threads``); small
@@ -283,14 +256,15 @@ def hash_many(name, messages, offsets=None, *, key=None, derive_key_context=None
     ``_config.CHUNK_BLOCKS`` blocks.
     """
     spec = _algorithms.lookup_any(name)
-    if spec is _algorithms.BLAKE3:
-        from . import blake3
-        iv = blake3.params(key, derive_key_context)
-        outlen = blake3.output_length(length)
+    if not spec.hashlib:                    # its package's parameters and errors
+        from ._constructors import object_type
+        objects = object_type(spec)
+        iv = objects._batch_params(key, derive_key_context)
+        outlen = objects._output_length(length)
     else:
         if key is not None or derive_key_context is not None:
-            raise TypeError(f"key= and derive_key_context= are for blake3, not {spec.name} "
-                            "(for a keyed hash of many messages see hmac_many)")
+            raise TypeError(f"key= and derive_key_context= are for {_KEYED_NAMES}, not "
+                            f"{spec.name} (for a keyed hash of many messages see hmac_many)")
         iv = None
         outlen = _out_length(spec, length)
     threads = _thread_cap(threads)

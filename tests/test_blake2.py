@@ -369,7 +369,7 @@ def reference_compress(name, h, block, counter, last, last_node):
     mask = (1 << bits) - 1
     rounds, rot = (12, (32, 24, 16, 63)) if bits == 64 else (10, (16, 12, 8, 7))
     m = struct.unpack("<16Q" if bits == 64 else "<16I", block)
-    v = list(h) + list(cls._IV)
+    v = list(h) + list(_algorithms.SPECS["sha512" if bits == 64 else "sha256"].iv)
     v[12] ^= counter & mask
     v[13] ^= counter >> bits
     v[14] ^= mask if last else 0

@@ -227,6 +227,7 @@ def test_backends_info_and_warmup_plan():
     entries = {entry for t in blake3_tasks for entry in t[3]}
     assert {"hash_rows", "hash_chunks", "grid_chunks", "update", "final", "oneshot"} <= entries
     assert not [t for t in _warmup.plan(["md5"])[0] if t[0] == "blake3"]
+    assert _warmup.plan(["md5", "blake3"]) == (tasks, chosen)
 
 
 def test_warmup_and_tune_take_the_name_blake3():
@@ -235,8 +236,8 @@ def test_warmup_and_tune_take_the_name_blake3():
     import argparse
     from jitdigest import cli
     names = cli._names
-    assert names(argparse.Namespace(algorithms=["blake3", "SHA256"])) == (["sha256"], True)
-    assert names(argparse.Namespace(algorithms=["md5"])) == (["md5"], False)
-    assert names(argparse.Namespace(algorithms=[])) == (sorted(_algorithms.SPECS), True)
+    assert names(argparse.Namespace(algorithms=["blake3", "SHA256"])) == ["blake3", "sha256"]
+    assert names(argparse.Namespace(algorithms=["md5"])) == ["md5"]
+    assert names(argparse.Namespace(algorithms=[])) == sorted(_algorithms.TABLE)
     with pytest.raises(ValueError, match="unsupported hash type"):
         names(argparse.Namespace(algorithms=["blake3", "nosuch"]))

@@ -1,15 +1,18 @@
-"""The one table of algorithms: names, aliases, sizes, word type, initial state and kernel family.
+"""The one table of algorithms: names, aliases, sizes, word type, initial state, kernel family
+and capabilities (keys, extendable output, key derivation).
 
-Every other module reads it; nothing repeats it. Names resolve as hashlib's do: the canonical
-names exactly, and OpenSSL's names ("SHA-256", "sha3-256", "blake2b512", ...) in any case.
+Every other module reads it; nothing repeats it. ``TABLE`` holds every row; ``SPECS`` the rows
+hashlib has too (``hashlib`` true), which hashlib-facing lists and callers (hmac, pbkdf2_hmac,
+``algorithms_available``) go over. Names resolve as hashlib's do: the canonical names exactly,
+and OpenSSL's names ("SHA-256", "sha3-256", "blake2b512", ...) in any case; ``lookup_any`` also
+takes the exact names of the other rows.
 """
 from .fork import cached_property
 
 
 class AlgoSpec:
     """One algorithm's row, read-only, compared by value. (A plain class: a frozen dataclass
-    imported ``dataclasses`` and ``inspect``, 20 ms of the 40-55 ms ``import jitdigest`` took
-    in a new virtual environment, AMD EPYC.)"""
+    would import ``dataclasses`` and ``inspect`` with ``import jitdigest``.)"""
 
     # name: hashlib's canonical name
     # family: kernel family, the module name under jitdigest/kernels
@@ -26,13 +29,24 @@ class AlgoSpec:
     #   output length)
     # default_bits: SHAKE's output bits when no length is asked for (twice the security level);
     #   0 for the others (8 * digest_size)
+    # hashlib: hashlib has the name (False: its objects are its own package's type, which
+    #   chooses its kernels itself: ``_constructors.object_type``)
+    # key_size: the most key bytes a keyed mode takes (0: none)
+    # xof: any output length, chosen at digest time (``digest(length)``)
+    # derive_key: a key-derivation mode (a context string)
+    # sum_format: the tool whose output, options and --check ``jitdigest sum`` follows when
+    #   this algorithm is the only one asked for ("coreutils": sha256sum, b2sum...)
     FIELDS = ("name", "family", "digest_size", "block_size", "word_name", "min_padding", "iv",
-              "aliases", "caseless", "bsd_tag", "default_bits")
+              "aliases", "caseless", "bsd_tag", "default_bits", "hashlib", "key_size", "xof",
+              "derive_key", "sum_format")
 
     def __init__(self, name, family, digest_size, block_size, word_name, min_padding, iv=(),
-                 aliases=(), caseless=False, bsd_tag="", default_bits=0):
+                 aliases=(), caseless=False, bsd_tag="", default_bits=0, hashlib=True,
+                 key_size=0, xof=None, derive_key=False, sum_format="coreutils"):
+        xof = digest_size == 0 if xof is None else xof
         values = (name, family, digest_size, block_size, word_name, min_padding, iv, aliases,
-                  caseless, bsd_tag, default_bits)
+                  caseless, bsd_tag, default_bits, hashlib, key_size, xof, derive_key,
+                  sum_format)
         for field, value in zip(self.FIELDS, values):
             object.__setattr__(self, field, value)
 
@@ -164,31 +178,30 @@ _SPECS = (
     AlgoSpec("shake_256", "keccak", 0, 136, "uint64", 1, _keccak_iv(136, 0x1F),
              ("shake256", "shake-256"), bsd_tag="SHAKE256", default_bits=512),
     AlgoSpec("blake2b", "blake2b", 64, 128, "uint64", 0, (), ("blake2b512", "blake2b-512"),
-             bsd_tag="BLAKE2b"),
+             bsd_tag="BLAKE2b", key_size=64),
     AlgoSpec("blake2s", "blake2s", 32, 64, "uint32", 0, (), ("blake2s256", "blake2s-256"),
-             bsd_tag="BLAKE2s"),
+             bsd_tag="BLAKE2s", key_size=32),
+    # hashlib has no such name; its objects have its own package's interface, and its
+    # initial state is the parameters of the mode asked for
+    AlgoSpec("blake3", "blake3", 32, 64, "uint32", 0, bsd_tag="BLAKE3", hashlib=False,
+             key_size=32, xof=True, derive_key=True, sum_format="b3sum"),
 )
 
-SPECS = {spec.name: spec for spec in _SPECS}
+TABLE = {spec.name: spec for spec in _SPECS}
+SPECS = {name: spec for name, spec in TABLE.items() if spec.hashlib}
+_HASHLIB = tuple(SPECS.values())
 
 # Canonical names match exactly; OpenSSL-style names (and the caseless canonical ones) in any case.
-_EXACT = {spec.name: spec for spec in _SPECS}
-_EXACT.update({alias: spec for spec in _SPECS for alias in spec.aliases if alias.isupper()})
-_CASELESS = {alias: spec for spec in _SPECS for alias in spec.aliases if alias.islower()}
-_CASELESS.update({spec.name: spec for spec in _SPECS if spec.caseless})
+_EXACT = {spec.name: spec for spec in _HASHLIB}
+_EXACT.update({alias: spec for spec in _HASHLIB for alias in spec.aliases if alias.isupper()})
+_CASELESS = {alias: spec for spec in _HASHLIB for alias in spec.aliases if alias.islower()}
+_CASELESS.update({spec.name: spec for spec in _HASHLIB if spec.caseless})
 
 # hashlib guarantees these everywhere; SHA-512/224 and SHA-512/256 it lists as available only
 algorithms_guaranteed = frozenset(SPECS) - {"sha512_224", "sha512_256"}
-# BLAKE3 is left out: hashlib has no such name, so no hashlib-compatible caller (hmac,
-# pbkdf2_hmac, code that checks a name here before hashlib.new) can take it, and its objects
-# have the blake3 package's interface, not hashlib's.
 algorithms_available = frozenset(SPECS)
-
-# BLAKE3 (its block and output sizes, its kernel family), for the batch engine and for
-# ``jitdigest.new("blake3")``: in neither SPECS nor the sets above, which hashlib's contract
-# (and everything checked against hashlib) goes over. Its initial state is the parameters of
-# the mode asked for (``jitdigest.blake3.params``).
-BLAKE3 = AlgoSpec("blake3", "blake3", 32, 64, "uint32", 0, bsd_tag="BLAKE3")
+# the rows hashlib lacks, by their exact names (``lookup_any``)
+_OTHERS = {name: spec for name, spec in TABLE.items() if not spec.hashlib}
 
 
 def lookup(name):
@@ -202,7 +215,8 @@ def lookup(name):
 
 
 def lookup_any(name):
-    """``lookup``, and the exact name "blake3" (as the blake3 package spells it): ``BLAKE3``."""
-    if isinstance(name, str) and name == "blake3":     # (an array's == is elementwise)
-        return BLAKE3
+    """``lookup``, and the exact names of the rows hashlib lacks (as their packages spell
+    them)."""
+    if isinstance(name, str) and name in _OTHERS:      # (never an array: unhashable)
+        return _OTHERS[name]
     return lookup(name)

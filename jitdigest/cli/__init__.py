@@ -25,27 +25,23 @@ def _configure_warmup(p):
 
 
 def _names(args):
-    """The hashlib names asked for (all without any), and whether BLAKE3 is (all: yes)."""
+    """The canonical names asked for (every row of the table without any; an unknown name:
+    the usage error, up front)."""
     from ..base import algorithms as _algorithms
     if not args.algorithms:
-        return sorted(_algorithms.SPECS), True
-    names = []
-    for name in args.algorithms:
-        # an unknown name: the usage error, up front
-        if _algorithms.lookup_any(name) is not _algorithms.BLAKE3:
-            names.append(_algorithms.lookup(name).name)
-    return names, len(names) < len(args.algorithms)
+        return sorted(_algorithms.TABLE)
+    return list(dict.fromkeys(_algorithms.lookup_any(name).name for name in args.algorithms))
 
 
 def _cmd_warmup(args):
     import os
     from .. import _warmup
-    names, blake3 = _names(args)
+    names = _names(args)
     if args.jobs < 0:
         raise ValueError(f"invalid number of jobs: {args.jobs}")
     # interpreted (NUMBA_DISABLE_JIT=1) there is nothing to compile, and timing the
     # interpreter would take hours and pick nothing a compiled run could use
-    return _warmup.run(names, args.jobs or os.cpu_count() or 1, blake3=blake3,
+    return _warmup.run(names, args.jobs or os.cpu_count() or 1,
                        tune=not args.no_tune and _cpu.jit_enabled())
 
 
@@ -57,13 +53,16 @@ def _configure_tune(p):
 
 
 def _cmd_tune(args):
-    names, _ = _names(args)
+    from ..base import algorithms as _algorithms
+    names = _names(args)
+    timed = [name for name in names if _algorithms.TABLE[name].hashlib]
     if not _cpu.jit_enabled():
         print("nothing to time: the kernels run interpreted (NUMBA_DISABLE_JIT=1)")
-    elif names:
-        _tune(names, quick=args.quick, every=True)
-    else:       # BLAKE3 alone: its batch kernel follows the CPU's features, no table
-        print("nothing to time: BLAKE3's batch kernel is chosen by the CPU's features")
+    elif timed:
+        _tune(timed, quick=args.quick, every=True)
+    else:       # rows hashlib lacks: their batch kernels follow the CPU's features, no table
+        print(f"nothing to time: {_algorithms.TABLE[names[0]].bsd_tag}'s batch kernel is "
+              "chosen by the CPU's features")
     return 0
 
 
@@ -209,7 +208,7 @@ def main(argv=None):
 def console():
     """The ``jitdigest`` command (and ``python -m jitdigest``): ``main()``, then the process
     ends at once. Everything it wrote is flushed first; what is skipped is the interpreter's
-    teardown, whose final garbage collection over Numba's objects costs ~0.15 s, a quarter
+    teardown, whose final garbage collection over Numba's objects costs a good share
     of a one-file ``jitdigest sum``."""
     import os
     import signal

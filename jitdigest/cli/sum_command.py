@@ -4,6 +4,10 @@ import sys
 
 from . import parser as _parser
 from .parser import PROG, _say
+from ..base import algorithms as _algorithms
+
+# the row whose output, options and --check follow b3sum's (``AlgoSpec.sum_format``)
+_B3 = next(name for name, spec in _algorithms.TABLE.items() if spec.sum_format == "b3sum")
 
 
 # --- sum ----------------------------------------------------------------------------------------
@@ -13,7 +17,7 @@ Print or check message digests of FILEs, with the output of coreutils' sha256sum
 sha1sum, sha512sum and b2sum byte for byte. With no FILE, or when FILE is -, read standard
 input."""
 
-SUM_EPILOG = """\
+SUM_EPILOG = f"""\
 output: "HASH  NAME" lines (" *" before NAME with -b); --tag: "SHA256 (NAME) = HASH", the tag
   being MD5, SHA1, SHA224, SHA256, SHA384, SHA512, SHA512-224, SHA512-256, SHA3-224 ...,
   BLAKE2b or BLAKE2b-BITS, BLAKE2s or BLAKE2s-BITS, SHAKE128-BITS or SHAKE256-BITS. A name
@@ -37,11 +41,11 @@ output: "HASH  NAME" lines (" *" before NAME with -b); --tag: "SHA256 (NAME) = H
   With -a LIST each algorithm has its own row; a file is taken from the database only when
   all of them are there.
 
--a blake3: output, errors and --check as b3sum 1.2's, byte for byte: "HASH  NAME" lines,
+-a {_B3}: output, errors and --check as b3sum 1.2's, byte for byte: "HASH  NAME" lines,
   -l LEN counts BYTES, names shown as UTF-8 (invalid bytes as U+FFFD) with only backslash
   and newline escaped, errors "NAME: STRERROR (os error N)"; --check reads b3sum's lines
   (64 lowercase hex digits, two spaces) and takes --quiet only; --tag, -b, -t, -z are
-  refused. --keyed, --derive-key apply to blake3 in a list too (-a blake3,sha256), whose
+  refused. --keyed, --derive-key apply to {_B3} in a list too (-a {_B3},sha256), whose
   lines follow the coreutils format. -r, -j, --json, --cache and --audit work as for the
   other algorithms.
 
@@ -68,7 +72,7 @@ def _configure_sum(p):
                    help="digest algorithm: any name jitdigest.new() takes (md5, sha1, sha224, "
                         "sha256, sha384, sha512, sha512_224, sha512_256, sha3_224 ... "
                         "sha3_512, shake_128, shake_256, blake2b, blake2s, and OpenSSL's "
-                        "spellings such as SHA-256), sha3 with -l, or blake3 (as b3sum: see "
+                        f"spellings such as SHA-256), sha3 with -l, or {_B3} (as b3sum: see "
                         "below). With -c, only lines of "
                         "this algorithm are checked; 'auto' checks BSD-tagged lines of any "
                         "algorithm (as cksum -c). A comma-separated list (-a sha256,md5,sha1) "
@@ -78,9 +82,9 @@ def _configure_sum(p):
                    help="digest length in bits for BLAKE2 and SHAKE, as b2sum -l: a multiple "
                         "of 8, at most 512 for blake2b and 256 for blake2s (0 or absent: the "
                         "maximum). SHAKE default: 256 bits for shake_128, 512 for shake_256. "
-                        "With -a sha3: 224, 256, 384 or 512. With -a blake3 it counts BYTES, "
+                        f"With -a sha3: 224, 256, 384 or 512. With -a {_B3} it counts BYTES, "
                         "as b3sum -l (default 32, any length). In a list it applies to the "
-                        "algorithms that take a length (not with blake3 in the list)")
+                        f"algorithms that take a length (not with {_B3} in the list)")
     g = p.add_argument_group("output")
     g.add_argument("-b", "--binary", dest="binary", action="store_const", const=1,
                    help="mark names with '*' (binary mode; no difference on POSIX systems)")
@@ -118,16 +122,16 @@ def _configure_sum(p):
     g.add_argument("--audit", metavar="MANIFEST",
                    help="compare the files (with -r, the trees) with MANIFEST, a list of "
                         "checksums as --check reads, and report each file (see below)")
-    g = p.add_argument_group("blake3 (as b3sum)")
+    g = p.add_argument_group(f"{_B3} (as b3sum)")
     g.add_argument("--keyed", action="store_true",
                    help="keyed mode: the 32-byte key is read from standard input (so '-' "
                         "cannot be hashed)")
     g.add_argument("--derive-key", metavar="CONTEXT",
                    help="key derivation mode with context string CONTEXT")
     g.add_argument("--no-names", action="store_true",
-                   help="print digests only (-a blake3 alone)")
+                   help=f"print digests only (-a {_B3} alone)")
     g.add_argument("--raw", action="store_true",
-                   help="write the digest's raw bytes, no name (-a blake3 alone, one FILE)")
+                   help=f"write the digest's raw bytes, no name (-a {_B3} alone, one FILE)")
     g.add_argument("--num-threads", metavar="NUM",
                    help="threads for each file streamed (over 64 KiB), with -j 1 (0: one per "
                         "CPU; default 1: two measured no faster here)")

@@ -30,12 +30,12 @@ def run(args):
                                         # the per-message ones: no minute-long first run
     cpus = os.cpu_count() or 1
     jobs = min(args.jobs or cpus, _config.SUM_JOBS_PER_CPU * cpus)
-    blake3 = None
-    if algos.BLAKE3 in args.algorithm.lower().split(","):
-        blake3 = b3sum.mode(args, jobs)
+    mode = None
+    if b3sum.NAME in args.algorithm.lower().split(","):
+        mode = b3sum.mode(args, jobs)
     algo = algos.from_list(args.algorithm, args.length, args.check, args.audit is not None,
-                           blake3=blake3)
-    b3 = isinstance(algo, algos.Blake3)     # b3sum's formats and check mode
+                           mode=mode)
+    b3 = isinstance(algo, algos.Keyed)      # b3sum's formats and check mode
     if b3 and not algo.length_ok and (args.json or args.audit is not None):
         raise FatalError(f"invalid length: {quote(args.length)}")
     operands = [os.fsencode(f) for f in args.files] or [b"-"]
@@ -105,8 +105,7 @@ def _hold_closed_stdin():
 
 def _store_native(names):
     """Store the batch kernels this run had to reach through Numba as machine code
-    (``jitdigest/runtime/native.py``), once per algorithm and machine (1-3 s per kernel, after the
-    output is written), so that later runs hash small files without importing Numba."""
+    (``jitdigest/runtime/native.py``), once per algorithm and machine (after the output is written), so that later runs hash small files without importing Numba."""
     if not names or not _cpu.jit_enabled():
         return
     from ..base import algorithms as _algorithms

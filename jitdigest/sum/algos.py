@@ -1,7 +1,8 @@
 """Which digest ``jitdigest sum`` computes: ``-a``/``-l`` and BSD tags resolved to an Algo (a
 constructor, an output length and the tag it prints), all read from the table in _algorithms;
-``-a blake3`` to a Blake3 (jitdigest.blake3, not in that table: -l counts its output in BYTES,
-as b3sum's does); ``-a sha256,md5,sha1`` to Several, which hashes the same bytes with each."""
+the row that follows b3sum (``sum_format``) to a Keyed (its own objects, in a mode: plain,
+keyed or key derivation; -l counts its output in BYTES, as b3sum's does); ``-a sha256,md5,sha1``
+to Several, which hashes the same bytes with each."""
 import functools
 import re
 
@@ -77,22 +78,25 @@ class Algo:
         return self.finish(self._ctor(data))
 
 
-BLAKE3 = "blake3"
-BLAKE3_OUT_LEN = 32             # b3sum's default output length, in bytes
+# the row whose output, options and --check follow b3sum's (``AlgoSpec.sum_format``)
+B3SUM = next(name for name, spec in _algorithms.TABLE.items() if spec.sum_format == "b3sum")
+_B3SUM_SPEC = _algorithms.TABLE[B3SUM]
+B3SUM_OUT_LEN = _B3SUM_SPEC.digest_size     # b3sum's default output length, in bytes
 
 
-class Blake3:
-    """BLAKE3 at one output length in bytes, in one mode (plain, keyed with ``key``, or key
-    derivation under ``context``), through jitdigest.blake3; files above ``big`` bytes may
-    be hashed with ``threads`` threads (1: never); runs of small files go through
-    ``hash_many("blake3", ..., key=, derive_key_context=, length=)``."""
+class Keyed:
+    """The b3sum-format row at one output length in bytes, in one mode (plain, keyed with
+    ``key``, or key derivation under ``context``), through its own objects (``jitdigest.new``
+    with its package's keywords); files above ``big`` bytes may be hashed with ``threads``
+    threads (1: never); runs of small files go through ``hash_many(name, ..., key=,
+    derive_key_context=, length=)``."""
 
-    name = BLAKE3
+    name = B3SUM
     xof = False
     has_length = False
-    tag_name = "BLAKE3"
+    tag_name = _B3SUM_SPEC.bsd_tag
 
-    def __init__(self, size=BLAKE3_OUT_LEN, key=None, context=None, threads=1,
+    def __init__(self, size=B3SUM_OUT_LEN, key=None, context=None, threads=1,
                  length_ok=True):
         self.size = size
         self.length_ok = length_ok      # False: b3sum's "Failed to parse length." per file
@@ -101,17 +105,18 @@ class Blake3:
         self.key = key
         self.context = context
         self.threads = threads
-        self.tag = b"BLAKE3" if size == BLAKE3_OUT_LEN else b"BLAKE3-%d" % self.bits
-        self.batch_name = BLAKE3 if length_ok else None
+        tag = self.tag_name.encode()
+        self.tag = tag if size == B3SUM_OUT_LEN else b"%s-%d" % (tag, self.bits)
+        self.batch_name = self.name if length_ok else None
         self.batch_kwargs = {"key": key, "derive_key_context": context, "length": size}
-        from ..blake3 import blake3
-        self._blake3 = blake3
+        from .._constructors import object_type     # imported here, not in a worker thread
+        self._objects = object_type(_B3SUM_SPEC)
 
     def _ident(self):
         return (self.size, self.key, self.context)
 
     def __eq__(self, other):
-        return isinstance(other, Blake3) and self._ident() == other._ident()
+        return isinstance(other, Keyed) and self._ident() == other._ident()
 
     def __hash__(self):
         return hash(self._ident())
@@ -119,17 +124,17 @@ class Blake3:
     @cached_property
     def cache_key(self):
         """What a --cache row says of this mode: the context, or an identifier of the key
-        (a BLAKE3 derived key of it: the database never holds the key itself)."""
+        (a key derived from it: the database never holds the key itself)."""
         if self.key is not None:
-            ident = self._blake3(self.key, derive_key_context="jitdigest sum --cache key id")
-            return f"{BLAKE3}-keyed-{ident.hexdigest(8)}:{self.bits}"
+            ident = self._objects(self.key, derive_key_context="jitdigest sum --cache key id")
+            return f"{self.name}-keyed-{ident.hexdigest(8)}:{self.bits}"
         if self.context is not None:
-            return f"{BLAKE3}-derive-key-{self.context}:{self.bits}"
-        return f"{BLAKE3}:{self.bits}"
+            return f"{self.name}-derive-key-{self.context}:{self.bits}"
+        return f"{self.name}:{self.bits}"
 
     def new(self, data=b"", threads=1):
-        return self._blake3(data, key=self.key, derive_key_context=self.context,
-                            max_threads=threads)
+        return self._objects(data, key=self.key, derive_key_context=self.context,
+                             max_threads=threads)
 
     def new_large(self):
         """A hash object for a file too large to read whole (threads when asked)."""
@@ -202,8 +207,8 @@ AUTO = "auto"   # -a auto -c: each tagged line checked with the algorithm its ta
 def from_option(name, length, check=False):
     """The Algo for ``-a NAME`` and ``-l BITS`` (None or a string), with coreutils' errors;
     None for ``-a auto`` with --check (cksum -c without -a: tagged lines of any algorithm)."""
-    if name.lower() == BLAKE3:
-        raise UsageError("-a blake3 is chosen by from_list")
+    if name.lower() == B3SUM:
+        raise UsageError(f"-a {B3SUM} is chosen by from_list")
     bits = 0 if length is None else parse_length(length)
     if name.lower() == AUTO:
         if not check:
@@ -221,7 +226,7 @@ def from_option(name, length, check=False):
         spec = _algorithms.lookup(name)
     except ValueError:
         raise UsageError(f"invalid argument {quote(name)} for {quote('--algorithm')}\n"
-                         f"Valid arguments: {', '.join(names())}, sha3, {BLAKE3}, {AUTO}"
+                         f"Valid arguments: {', '.join(names())}, sha3, {B3SUM}, {AUTO}"
                          ) from None
     if _has_length(spec):
         if bits:
@@ -302,7 +307,7 @@ def _takes_length(name):
     """Whether ``-l`` applies to ``name`` (an unknown name: True, so from_option says so)."""
     if name.lower() == "sha3":
         return True
-    if name.lower() == BLAKE3:
+    if name.lower() == B3SUM:
         return False
     try:
         return _has_length(_algorithms.lookup(name))
@@ -313,39 +318,40 @@ def _takes_length(name):
 _U64_RE = re.compile(r"\+?[0-9]+", re.ASCII)
 
 
-def blake3_length(text):
-    """The bytes ``-l TEXT`` asks of blake3, read as b3sum reads it (Rust's u64 parse: an
+def bytes_length(text):
+    """The bytes ``-l TEXT`` asks of the b3sum-format row, read as b3sum reads it (Rust's u64 parse: an
     optional '+', ASCII digits, at most 2**64 - 1), or None where b3sum fails each file."""
     if _U64_RE.fullmatch(text) is None or int(text) > _UINTMAX:
         return None
     return int(text)
 
 
-def _blake3(length, mode):
-    """The Blake3 for -a blake3 (-l in bytes) in ``mode`` (key, context, threads)."""
+def _keyed(length, mode):
+    """The Keyed for -a of the b3sum-format row (-l in bytes) in ``mode`` (key, context,
+    threads)."""
     if length is None:
-        return Blake3(**mode)
-    size = blake3_length(length)
+        return Keyed(**mode)
+    size = bytes_length(length)
     if size is None:
-        return Blake3(0, length_ok=False, **mode)
-    return Blake3(size, **mode)
+        return Keyed(0, length_ok=False, **mode)
+    return Keyed(size, **mode)
 
 
-def from_list(text, length, check=False, audit=False, blake3=None):
+def from_list(text, length, check=False, audit=False, mode=None):
     """The Algo for ``-a TEXT`` (as from_option), or a Several for a comma-separated list:
     -l applies to its members that take a length (an error, as today, if none does); a
     name given twice (in any spelling) and lists with --check or --audit are usage errors.
-    ``blake3`` is the mode of blake3 (Blake3's key, context and threads); in a list blake3
-    takes no -l (it would count bytes where the others count bits)."""
-    mode = blake3 or {}
+    ``mode`` is the b3sum-format row's (Keyed's key, context and threads); in a list that
+    row takes no -l (it would count bytes where the others count bits)."""
+    mode = mode or {}
     names = text.split(",")
     if len(names) == 1:
-        if text.lower() == BLAKE3:
-            return _blake3(length, mode)
+        if text.lower() == B3SUM:
+            return _keyed(length, mode)
         return from_option(text, length, check or audit)
-    if length is not None and BLAKE3 in [n.lower() for n in names]:
-        raise UsageError("--length cannot be used with a list holding blake3 (blake3 counts "
-                         "it in bytes, the others in bits)")
+    if length is not None and B3SUM in [n.lower() for n in names]:
+        raise UsageError(f"--length cannot be used with a list holding {B3SUM} ({B3SUM} "
+                         "counts it in bytes, the others in bits)")
     for option, used in (("--check", check), ("--audit", audit)):
         if used:
             raise UsageError(f"several algorithms cannot be combined with {option}")
@@ -353,8 +359,8 @@ def from_list(text, length, check=False, audit=False, blake3=None):
         from_option(names[0], length)           # today's error for -l without BLAKE2/SHAKE
     parts = []
     for name in names:
-        if name.lower() == BLAKE3:
-            algo = _blake3(None, mode)
+        if name.lower() == B3SUM:
+            algo = _keyed(None, mode)
         else:
             algo = from_option(name, length if _takes_length(name) else None)
         if algo in parts:

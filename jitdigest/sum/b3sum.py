@@ -1,13 +1,14 @@
-"""``jitdigest sum -a blake3``: b3sum 1.2's output, options and ``--check`` byte for byte.
+"""``jitdigest sum`` with the row whose ``sum_format`` is b3sum's (``algos.B3SUM``): b3sum
+1.2's output, options and ``--check`` byte for byte.
 
-b3sum differs from coreutils' tools in ways scripts see, so -a blake3 alone follows it, not
+b3sum differs from coreutils' tools in ways scripts see, so that row alone follows it, not
 them: -l counts BYTES; names are shown as UTF-8 with each invalid sequence replaced by U+FFFD
 (Rust's to_string_lossy); only backslash and newline are escaped (a CR is not); errors read
 "NAME: STRERROR (os error N)"; --check takes only "HASH  NAME" lines of 64 lowercase hex
 digits, says "NAME: FAILED (ERROR)" on stdout for a file it cannot read and explains each bad
 line on stderr. --keyed reads the 32-byte key from standard input, --derive-key CONTEXT,
---no-names and --raw are b3sum's. In a list (-a blake3,sha256) blake3 lines follow the
-coreutils format of the others; --keyed and --derive-key still apply to them."""
+--no-names and --raw are b3sum's. In a list (with sha256, say) its lines follow the coreutils
+format of the others; --keyed and --derive-key still apply to them."""
 import binascii
 import hmac
 import os
@@ -20,7 +21,7 @@ from .errors import FatalError, UsageError
 from .walk import ERROR, FILE, NOTE, STDIN, Item
 
 KEY_LEN = 32
-_HEX_LEN = 2 * algos.BLAKE3_OUT_LEN
+_HEX_LEN = 2 * algos.B3SUM_OUT_LEN
 _PREFIX_LEN = _HEX_LEN + 2                  # the digest and two spaces
 _LOWER_HEX = re.compile("[0-9a-f]*")
 
@@ -29,9 +30,13 @@ def _names(args):
     return [n.lower() for n in args.algorithm.split(",")]
 
 
+NAME = algos.B3SUM
+_ALGORITHM = f"--algorithm={NAME}"
+
+
 def alone(args):
-    """Whether -a is blake3 alone: b3sum's formats and check mode."""
-    return _names(args) == [algos.BLAKE3]
+    """Whether -a is this row alone: b3sum's formats and check mode."""
+    return _names(args) == [NAME]
 
 
 def check_options(args):
@@ -42,16 +47,16 @@ def check_options(args):
                               ("--no-names", args.no_names), ("--raw", args.raw),
                               ("--num-threads", args.num_threads is not None),
                               ("--no-mmap", args.no_mmap)) if used]
-    if only and algos.BLAKE3 not in names:
-        raise UsageError(f"the {only[0]} option needs --algorithm=blake3")
+    if only and NAME not in names:
+        raise UsageError(f"the {only[0]} option needs {_ALGORITHM}")
     if args.keyed and args.derive_key is not None:
         raise UsageError("the --keyed option cannot be used with --derive-key")
     if args.keyed and not args.files:
         raise UsageError("the --keyed option needs FILE operands (the key is read from "
                          "standard input)")
     for option, used in (("--no-names", args.no_names), ("--raw", args.raw)):
-        if used and names != [algos.BLAKE3]:
-            raise UsageError(f"the {option} option needs --algorithm=blake3 alone")
+        if used and names != [NAME]:
+            raise UsageError(f"the {option} option needs {_ALGORITHM} alone")
         if used and (args.json or args.audit is not None):
             raise UsageError(f"the {option} option cannot be combined with --json or --audit")
     if args.raw and args.recursive:
@@ -61,11 +66,11 @@ def check_options(args):
             args.derive_key.encode("utf-8")
         except UnicodeEncodeError:
             raise UsageError("the --derive-key context is not valid UTF-8") from None
-    if names != [algos.BLAKE3]:
+    if names != [NAME]:
         return
     if args.tag or args.binary is not None or args.zero:
         raise UsageError("--tag, --binary, --text and --zero are not supported with "
-                         "--algorithm=blake3 (b3sum's format)")
+                         f"{_ALGORITHM} (b3sum's format)")
     if args.check:
         used = [o for o, on in (("--keyed", args.keyed),
                                 ("--derive-key", args.derive_key is not None),
@@ -74,23 +79,22 @@ def check_options(args):
         if used:
             raise UsageError(f"the {used[0]} option cannot be used with --check")
         if args.ignore_missing or args.strict or args.verbosity not in (None, "quiet"):
-            raise UsageError("--algorithm=blake3 --check takes --quiet only (b3sum's check "
-                             "mode)")
+            raise UsageError(f"{_ALGORITHM} --check takes --quiet only (b3sum's check mode)")
 
 
 def mode(args, jobs):
-    """Blake3's keyword arguments for this run (key, context, threads for streamed files:
-    with -j 1, --num-threads N, 0 meaning all cores, or SUM_BLAKE3_THREADS; else 1); reads
+    """The keyword arguments of ``algos.Keyed`` for this run (key, context, threads for streamed files:
+    with -j 1, --num-threads N, 0 meaning all cores, or the configured default; else 1); reads
     the key from standard input with --keyed. b3sum's order: the --raw operand count, the
     key, --num-threads."""
     if args.raw and len(args.files) > 1:
         raise FatalError("Only one filename can be provided when using --raw")
     key = read_key(0) if args.keyed else None
     if args.num_threads is not None:
-        n = algos.blake3_length(args.num_threads)      # the same unsigned parse as -l
+        n = algos.bytes_length(args.num_threads)       # the same unsigned parse as -l
         if n is None:
             raise FatalError("Failed to parse num threads.")
-        threads = min(n, os.cpu_count() or 1) or -1     # 0: blake3.AUTO
+        threads = min(n, os.cpu_count() or 1) or -1     # 0: the objects' AUTO
     else:
         threads = _config.SUM_BLAKE3_THREADS
     return {"key": key, "context": args.derive_key, "threads": threads if jobs == 1 else 1}

@@ -136,7 +136,7 @@ class Hasher:
         # One thread: -j alone decides how many run (with -j N the batches are already spread
         # over N workers; hash_many's own threads only contended with them).
         kw = {} if offsets is None else {"offsets": offsets}
-        kw.update(algo.batch_kwargs)                # a SHAKE's length; BLAKE3's mode and length
+        kw.update(algo.batch_kwargs)                # a SHAKE's length; a keyed row's mode, length
         out = jitdigest.hash_many(algo.batch_name, messages, threads=1, **kw)
         if type(algo) is Algo:
             self.through_numba.add(algo.batch_name)
@@ -150,7 +150,7 @@ class Hasher:
     def _process_overlapped(self, items):
         """As _process, but each run's batch is hashed on a second thread while the next run is
         read here (the kernels release the GIL): with several algorithms, hashing is a large
-        share of the work (20,000 files of 1-16 KiB, sha256,md5,sha1: 0.56 -> 0.45 s)."""
+        share of the work (many small files with several algorithms: see benchmarks/)."""
         from concurrent.futures import ThreadPoolExecutor
         with ThreadPoolExecutor(1, thread_name_prefix="jitdigest") as pool:
             work = lambda pending: list(self._flush(pending))   # noqa: E731

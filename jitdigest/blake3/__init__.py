@@ -7,25 +7,26 @@ Arguments and errors follow the package (blake3-py 1.0): a 32-byte ``key``, a ``
 and ``seek``. Unlike the package, any C-contiguous buffer is hashed as its raw bytes (the
 package refuses buffers whose items are not bytes), as everywhere in jitdigest.
 
-Objects are built as ``jitdigest``'s hash objects are (``_hashobj``): one whose whole input is
-one ``bytes`` object keeps it and is digested by one kernel call; once it streams it owns a
-uint32 state array (``kernels/blake3/layout.py``), a 64-byte buffer and a lock taken around
-every step that reads or writes them. Importing this module imports no Numba.
+Objects are ``jitdigest``'s hash objects (``_hashobj.Hash``) with BLAKE3's parameters and
+output: one whose whole input is one ``bytes`` object keeps it and is digested by one kernel
+call; once it streams it owns a uint32 state array (``kernels/blake3/layout.py``), a 64-byte
+buffer and a lock taken around every step that reads or writes them. Importing this package
+imports no Numba; ``b3sum`` holds b3sum's formats for ``jitdigest sum``.
 """
 import mmap
 import operator
 import os
 import struct
-import threading
 from functools import lru_cache
 
 import numpy as np
 
-from .base import algorithms as _algorithms, config as _config
-from .engine import cpu as _cpu, notice as _notice, parallel as _parallel
-from ._hashobj import HashType
-from .kernels.blake3 import backends
-from .kernels.blake3.layout import (BLOCK_LEN, BLOCKS, CHUNK_LEN, COUNTER, DERIVE_KEY_CONTEXT,
+from ..base import algorithms as _algorithms, config as _config
+from ..base.fork import cached_property
+from ..engine import cpu as _cpu, notice as _notice, parallel as _parallel
+from .._hashobj import Hash, HashType
+from ..kernels.blake3 import backends
+from ..kernels.blake3.layout import (BLOCK_LEN, BLOCKS, CHUNK_LEN, COUNTER, DERIVE_KEY_CONTEXT,
                                     DERIVE_KEY_MATERIAL, KEY_LEN, KEYED_HASH, PARAMS,
                                     STATE_WORDS)
 
@@ -73,15 +74,46 @@ class _Kernels:
         # bytes per group of chunks the lanes hash side by side (0: no lanes, no threads)
         self.group_len = getattr(module, "LANES", 0) * CHUNK_LEN
 
-    def __getattr__(self, entry):
-        if entry not in ENTRIES:
-            raise AttributeError(entry)
-        func = getattr(self._module, entry)
+    def _compiled(self, function, entry):
         if _cpu.jit_enabled():
             with _notice.compiling("blake3"):
-                func = func.compile(_signatures()[entry])
-        setattr(self, entry, func)
-        return func
+                return function.compile(_signatures()[entry])
+        return function
+
+    @cached_property
+    def update(self):
+        return self._compiled(self._module.update, "update")
+
+    @cached_property
+    def final(self):
+        return self._compiled(self._module.final, "final")
+
+    @cached_property
+    def oneshot(self):
+        return self._compiled(self._module.oneshot, "oneshot")
+
+    @cached_property
+    def oneshot_array(self):
+        return self._compiled(self._module.oneshot_array, "oneshot_array")
+
+    @cached_property
+    def flush(self):
+        return self._compiled(self._module.flush, "flush")
+
+    @cached_property
+    def parallel_cvs(self):
+        return self._compiled(self._module.parallel_cvs, "parallel_cvs")
+
+    @cached_property
+    def push_cvs(self):
+        return self._compiled(self._module.push_cvs, "push_cvs")
+
+
+# each entry as an attribute of a _Kernels (compiling it on first use), for ``compile_entries``
+_ENTRY = {"update": lambda k: k.update, "final": lambda k: k.final,
+          "oneshot": lambda k: k.oneshot, "oneshot_array": lambda k: k.oneshot_array,
+          "flush": lambda k: k.flush, "parallel_cvs": lambda k: k.parallel_cvs,
+          "push_cvs": lambda k: k.push_cvs}
 
 
 _SETS = {}                  # backend name: its _Kernels
@@ -116,7 +148,7 @@ def compile_entries(module, entries):
         kernels = _SETS[module.__name__] = _Kernels(module)
     for entry in entries:
         if hasattr(module, entry):
-            getattr(kernels, entry)
+            _ENTRY[entry](kernels)
 
 
 def backend_name():
@@ -279,7 +311,7 @@ def _update_threads(kernels, state, buf, buflen, view, threads):
     return kernels.update(state, buf, 0, view[head + ngroups * group:])
 
 
-_LOCK_MAKING = threading.Lock()     # makes objects' locks one at a time (never two per object)
+_SPEC = _algorithms.TABLE["blake3"]
 
 
 class _Blake3Type(HashType):
@@ -288,7 +320,7 @@ class _Blake3Type(HashType):
     __call__ = type.__call__
 
 
-class blake3(metaclass=_Blake3Type):
+class blake3(Hash, metaclass=_Blake3Type):
     """An incremental BLAKE3 hasher, with the interface of the ``blake3`` package (and so,
     mostly, of hashlib's objects).
 
@@ -303,11 +335,12 @@ class blake3(metaclass=_Blake3Type):
 
     ``update`` returns the object; ``digest(length=32, *, seek=0)`` returns ``length`` bytes of
     the extendable output starting at byte ``seek`` (shorter outputs are prefixes of longer
-    ones) and does not finalise. Thread-safe as hashlib's objects.
+    ones) and does not finalise. Thread-safe as hashlib's objects. A ``_hashobj.Hash`` whose
+    initial state ``_iv`` is the mode's parameters and whose kernels are chosen per call
+    (``_kernels``): it shares the base class's lock, ``copy`` and streaming checks.
     """
 
-    __slots__ = ("_params", "_threads", "_pending", "_state", "_buf", "_buflen", "_lock",
-                 "__weakref__")
+    __slots__ = ("_threads", "__weakref__")
 
     name = "blake3"
     digest_size = KEY_LEN
@@ -315,16 +348,25 @@ class blake3(metaclass=_Blake3Type):
     key_size = KEY_LEN
     AUTO = -1
 
+    # what generic code asks of the type through ``_constructors.object_type``: a batch's
+    # parameters and output length, the backend its objects use and how to compile it
+    _batch_params = staticmethod(params)
+    _output_length = staticmethod(output_length)
+    _backend_name = staticmethod(backend_name)
+    _compile_entries = staticmethod(compile_entries)
+    _ENTRIES = ENTRIES
+
     def __init__(self, data=None, /, *, key=None, derive_key_context=None, max_threads=1,
                  usedforsecurity=True):
         if (key is None and derive_key_context is None and type(max_threads) is int
                 and max_threads == 1 and usedforsecurity is True):
-            self._params = _IV_PARAMS     # the defaults (the usual call): nothing to check
+            self._iv = _IV_PARAMS         # the defaults (the usual call): nothing to check
             self._threads = 1
         else:
-            self._params = _checked_params(key, derive_key_context, max_threads,
-                                           usedforsecurity)
+            self._iv = _checked_params(key, derive_key_context, max_threads, usedforsecurity)
             self._threads = operator.index(max_threads)
+        self._spec = _SPEC
+        self._kernels = None              # chosen on every call (``_kernels()``)
         self._state = None                # state, buf, buflen: made when the object streams
         self._lock = None                 # made with them (see _hashobj's docstring)
         if type(data) is bytes:
@@ -336,21 +378,14 @@ class blake3(metaclass=_Blake3Type):
 
     # --- streaming ---------------------------------------------------------------------------
 
-    def _streaming_lock(self):
-        lock = self._lock
-        if lock is None:
-            with _LOCK_MAKING:
-                lock = self._lock
-                if lock is None:
-                    lock = self._lock = threading.Lock()
-        return lock
-
     def _materialise(self):
         """Start streaming: the state, from the pending bytes. Called holding ``_lock``."""
         state = np.zeros(STATE_WORDS, np.uint32)
-        state[:PARAMS] = self._params
+        state[:PARAMS] = self._iv
         self._buf = np.zeros(64, np.uint8)
         self._buflen = 0
+        self._total = 0                   # (the base class's; BLAKE3 counts in its state)
+        self._gathered = bytearray()
         pending = self._pending
         if pending:
             self._buflen = _update(self._threads, state, self._buf, 0,
@@ -404,15 +439,15 @@ class blake3(metaclass=_Blake3Type):
                 kernels = _kernels()
                 if self._threads != 1 and kernels.group_len and len(pending) > kernels.group_len:
                     state = np.zeros(STATE_WORDS, np.uint32)
-                    state[:PARAMS] = self._params
+                    state[:PARAMS] = self._iv
                     buf = np.zeros(BLOCK_LEN, np.uint8)
                     buflen = _update_threads(kernels, state, buf, 0,
                                              np.frombuffer(pending, np.uint8), self._threads)
                     kernels.final(state, buf, buflen, seek >> 6, seek & 63, out)
                 elif len(pending) < kernels.array_from:
-                    kernels.oneshot(self._params, pending, seek >> 6, seek & 63, out)
+                    kernels.oneshot(self._iv, pending, seek >> 6, seek & 63, out)
                 else:
-                    kernels.oneshot_array(self._params, np.frombuffer(pending, np.uint8),
+                    kernels.oneshot_array(self._iv, np.frombuffer(pending, np.uint8),
                                           seek >> 6, seek & 63, out)
             else:
                 with lock:
@@ -426,26 +461,8 @@ class blake3(metaclass=_Blake3Type):
         """Like digest(), as a string of hexadecimal digits (``length`` counts bytes)."""
         return self.digest(length, seek=seek).hex()
 
-    def copy(self):
-        """An independent copy of the hasher."""
-        other = object.__new__(type(self))
-        other._params = self._params
+    def _copy_extra(self, other):
         other._threads = self._threads
-        lock = self._lock
-        if lock is None:
-            other._pending = self._pending
-            other._state = None
-            other._lock = None
-            return other
-        with lock:
-            if self._state is None:
-                self._materialise()
-            other._pending = None
-            other._state = self._state.copy()
-            other._buf = self._buf.copy()
-            other._buflen = self._buflen
-        other._lock = threading.Lock()
-        return other
 
     def reset(self):
         """Back to the state before any input (input given to the constructor included)."""
@@ -458,9 +475,11 @@ class blake3(metaclass=_Blake3Type):
                 self._pending = b""
                 return
             self._state[:] = 0
-            self._state[:PARAMS] = self._params
+            self._state[:PARAMS] = self._iv
             self._buflen = 0
 
     def __reduce__(self):
         raise TypeError(f"cannot pickle '{type(self).__module__}.{type(self).__qualname__}' "
                         "object")
+
+    __repr__ = object.__repr__
