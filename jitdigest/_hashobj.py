@@ -124,7 +124,7 @@ class Hash(metaclass=HashType):
             obj._lock = None
             obj._pending = data
             chosen = _CHOSEN.get(name)
-            if chosen and chosen[0] is _cpu.DISABLED:
+            if chosen and chosen[0] is _cpu.DISABLED and _dispatch.forced() is None:
                 obj._kernels = chosen[1]
                 if iv is None:
                     iv = spec.initial_state
@@ -141,8 +141,8 @@ class Hash(metaclass=HashType):
     def __init__(self, spec, data=b"", iv=None):
         self._spec = spec
         chosen = _CHOSEN.get(spec.name)           # _dispatch.kernels_for, inlined
-        self._kernels = chosen[1] if chosen and chosen[0] is _cpu.DISABLED else \
-            _dispatch.kernels_for(spec)
+        self._kernels = chosen[1] if chosen and chosen[0] is _cpu.DISABLED \
+            and _dispatch.forced() is None else _dispatch.kernels_for(spec)
         self._iv = spec.initial_state if iv is None else iv
         self._state = None            # state, buf, buflen, total: made on first update()/copy()
         self._lock = None             # made with the state (see the module's docstring)
@@ -399,7 +399,7 @@ def _first_kernels_and_iv(spec):
 def first_digests(spec):
     """``_native.FirstDigests`` of ``spec`` while it serves (Numba not imported, no backend
     forced, a stored kernel, digests left), else None."""
-    if _dispatch.FORCED is None and "numba" not in sys.modules:
+    if _dispatch.forced() is None and "numba" not in sys.modules:
         from .runtime import native as _native
         _first_class[0] = _native.FirstDigests
         return _native.first_digests(spec)

@@ -137,8 +137,8 @@ def test_arm_backends_never_chosen_elsewhere():
             module = importlib.import_module(f"jitdigest.kernels.{family}.armv8")
         except ImportError:
             continue                                         # not built for this family
-        assert module.NAME == "armv8" and module.SWITCH == switch
-        assert not _cpu.usable(module.FEATURE, module.SWITCH)
+        assert module.BACKEND.name == "armv8" and module.BACKEND.switch == switch
+        assert not _dispatch.usable(module.BACKEND)
     for name, spec in _algorithms.SPECS.items():
         assert _dispatch.kernels_for(spec).name != "armv8", name
         assert _dispatch.batch_kernels_for(spec).name != "armv8", name

@@ -27,7 +27,7 @@ def _params():
         for backend in _dispatch.batch_backends(spec.family):
             if not backend.name.startswith("sha_ni_x"):
                 continue
-            marks = () if backend.usable() else (
+            marks = () if _dispatch.usable(backend) else (
                 pytest.mark.skip(reason=f"{backend.name} not usable on this CPU/target"),)
             ks = _dispatch._kernel_set(backend, spec.word)
             params.append(pytest.param(name, ks, id=f"{name}-{backend.name}", marks=marks))
@@ -199,6 +199,6 @@ def test_the_built_in_rule_never_picks_them(name, off):
             ks = _dispatch.default_batch_kernels(spec, rows)
             assert ks.backend.by_default and not ks.name.startswith("sha_ni_x")
         names = [ks.name for ks in _dispatch.batch_kernel_sets(spec)]
-        usable = [b.name for b in _dispatch.batch_backends(spec.family) if b.usable()]
+        usable = [b.name for b in _dispatch.batch_backends(spec.family) if _dispatch.usable(b)]
     assert [n for n in names if n.startswith("sha_ni_x")] == \
         [n for n in usable if n.startswith("sha_ni_x")]

@@ -41,19 +41,13 @@ exactly like the portable ones.
 SAFETY: these kernels contain ``llvm.aarch64.crypto.*`` intrinsics, which LLVM can only select
 for an aarch64 target with the ``{llvm}`` feature; for any other target it aborts the whole
 process ("Cannot select"). So nothing here may be *called* (the first call compiles) unless
-``jitdigest.engine.cpu.usable(FEATURE, SWITCH)`` returned True (on aarch64 only, the host reporting
+``jitdigest.engine.dispatch.usable(BACKEND)`` returned True (on aarch64 only, the host reporting
 {hwcap} and Numba's target having ``{llvm}``). Importing this module compiles nothing.
 """
-from ..._algorithms import MERKLE_DAMGARD
-from .._hmac import (keyed_pieces, md_hmac, md_hmac_final, md_hmac_rows, md_hmac_states,
-                     md_pbkdf2)
-from .._jit import {jit}block_function, gil_kernel, kernel
-from .._md import finish_piece, md_final, md_hash_rows, md_oneshot, md_update
+from .._contract import TIERS
+from .._jit import {jit}block_function
+from .._md_backend import md_backend
 {imports}
-
-NAME = "armv8"           # the backend's name in info() and jitdigest.backend()
-FEATURE = "{feature}"{pad}  # what the host (HWCAP) and Numba's target must both have
-SWITCH = "{feature}"{pad}   # JITDIGEST_DISABLE={feature} turns it off (HotSpot's {flag})
 '''
 
 
@@ -205,7 +199,7 @@ functions it reuses; only ``permute`` and ``absorb`` differ.
 SAFETY: these kernels contain ``llvm.aarch64.crypto.*`` intrinsics, which LLVM can only select
 for an aarch64 target with the ``sha3`` feature; for any other target it aborts the whole
 process ("Cannot select"). So nothing here may be *called* (the first call compiles) unless
-``jitdigest.engine.cpu.usable(FEATURE, SWITCH)`` returned True (on aarch64 only, the host reporting
+``jitdigest.engine.dispatch.usable(BACKEND)`` returned True (on aarch64 only, the host reporting
 HWCAP_SHA3, Numba's target having ``sha3``, and ``JITDIGEST_ENABLE=sha3``: off by default).
 Importing this module compiles nothing.
 """
@@ -214,11 +208,10 @@ import numpy as np
 from .._jit import block_function, gil_kernel, kernel, load_le64, new_words
 from .._simd64 import u64x2_lane, u64x2_set, u64x2_xor
 from .._simd_arm import bcax, eor3, rax1, xar
+from .._contract import Backend, TIERS
 from .portable import LANES, RC, sponge_final, sponge_hash_rows, sponge_oneshot, sponge_update
 
-NAME = "armv8"           # the backend's name in info() and jitdigest.backend()
-FEATURE = "sha3"         # what the host (HWCAP) and Numba's target must both have
-SWITCH = "sha3"          # JITDIGEST_ENABLE=sha3 turns it on (HotSpot's UseSHA3Intrinsics)
+# tier armv8_sha3: JITDIGEST_ENABLE=sha3 turns it on (HotSpot's UseSHA3Intrinsics)
 '''
 
 KECCAK_ENTRIES = '''
@@ -241,6 +234,10 @@ def oneshot(iv, data, out):
 @kernel
 def hash_rows(values, starts, lengths, rows, iv, out):
     sponge_hash_rows(absorb, permute, values, starts, lengths, rows, iv, out)
+
+
+BACKEND = Backend("keccak", "armv8", TIERS["armv8_sha3"], __name__, update=update, final=final,
+                  oneshot=oneshot, hash_rows=hash_rows)
 '''
 
 
@@ -326,10 +323,14 @@ def keccak_body():
     return L
 
 
-def entries(family):
-    """The entry points, as the hand-written ``portable.py`` of the family has them."""
-    text = (KERNELS / family / "portable.py").read_text(encoding="utf-8")
-    return text[text.index("\n\n# --- entry points"):]
+def entries(family, spec):
+    """The backend record: the Merkle-Damgard entry points (``kernels/_md_backend.py``) on
+    this block function, tier ``armv8_<feature>`` (``kernels/_contract.TIERS``: on aarch64
+    only; JITDIGEST_DISABLE=<feature> turns it off, as HotSpot's ``-XX:-<flag>``)."""
+    return ("\n\n# --- the backend record: the entry points (kernels/_md_backend.py) on this "
+            "block function\n"
+            'BACKEND = md_backend("%s", "armv8", TIERS["armv8_%s"], __name__, compress)\n'
+            % (family, spec["feature"]))
 
 
 SPECS = {
@@ -370,7 +371,7 @@ def render():
         fields = {k: v for k, v in spec.items() if isinstance(v, (str, int))}
         text = "".join([HEADER.format(imports="\n".join(imports),
                                       pad=" " * (11 - len(spec["feature"])), **fields),
-                        "\n\n" + "\n".join(spec["body"]()) + "\n", entries(family)])
+                        "\n\n" + "\n".join(spec["body"]()) + "\n", entries(family, spec)])
         files["jitdigest/kernels/%s/armv8.py" % family] = text
     files["jitdigest/kernels/keccak/armv8.py"] = "".join(
         [KECCAK_HEADER, "\n\n" + "\n".join(keccak_body()) + "\n", KECCAK_ENTRIES])

@@ -50,7 +50,8 @@ marks the final block (f0 = ~0, f1 = the state's flag). Same entry points as ``p
 """
 import numpy as np
 
-from ..._algorithms import SPECS
+from ...base.algorithms import SPECS
+from .._contract import Backend, TIERS
 from .._blake2 import b2_final, b2_hash_rows, b2_oneshot, b2_update
 from .._jit import (add{bits}, block_function, gil_kernel, kernel, load_le{bits}, new_words,
                    not{bits}, rotr{bits}, u{bits})
@@ -60,7 +61,8 @@ from .._jit import (add{bits}, block_function, gil_kernel, kernel, load_le{bits}
 def entries(family):
     """The entry points, as the hand-written ``portable.py`` of the family has them."""
     text = (ROOT / "jitdigest" / "kernels" / family / "portable.py").read_text(encoding="utf-8")
-    return text[text.index("\n\n# --- entry points"):]
+    return text[text.index("\n\n# --- entry points"):].replace(
+        '"portable", TIERS["portable"]', '"unrolled", TIERS["portable"]')
 
 
 def g_body(name, var):

@@ -95,6 +95,7 @@ def round_body(indent):
 def generate():
     L = [HEADER.rstrip("\n"), *DOC.rstrip("\n").split("\n"), ""]
     L += ["import numpy as np", "",
+          "from .._contract import Backend, TIERS",
           "from .._jit import M64, block_function, gil_kernel, kernel, load_le64, new_words, u64",
           ("from .portable import LANES, RC, sponge_final, sponge_hash_rows, sponge_oneshot,"
            " sponge_update"),
@@ -154,7 +155,10 @@ def generate():
           "", "",
           "@kernel",
           "def hash_rows(values, starts, lengths, rows, iv, out):",
-          "    sponge_hash_rows(absorb, permute, values, starts, lengths, rows, iv, out)"]
+          "    sponge_hash_rows(absorb, permute, values, starts, lengths, rows, iv, out)",
+          "", "",
+          'BACKEND = Backend("keccak", "unrolled", TIERS["portable"], __name__, update=update,',
+          "                  final=final, oneshot=oneshot, hash_rows=hash_rows)"]
     return "\n".join(L) + "\n"
 
 

@@ -125,6 +125,7 @@ import numpy as np
 {jit}
 from .._lanes import PF_MIN, prefetch
 from .._rows import length_of, row_at, row_count, start_of
+from .._contract import Backend, TIERS
 from .x86 import compress
 {simd}
 
@@ -681,7 +682,10 @@ def render():
                 if family in PAD4 else
                 "\n".join(pad_rounds_lines(family)) + "\n" if family in PAD_ROUNDS else "",
                 "\n\n" + "\n".join((hash_rows_pad4 if family in PAD4 else hash_rows)(
-                    family, ways)) + "\n"])
+                    family, ways)) + "\n",
+                '\n\nBACKEND = Backend("%s", NAME, TIERS["sha_ni"], __name__, lanes=LANES, '
+                "in_flight=IN_FLIGHT,\n                  by_default=BY_DEFAULT, "
+                "hash_rows=hash_rows)\n" % family])
             files["jitdigest/kernels/%s/ni_x%d.py" % (family, ways)] = text
     return files
 

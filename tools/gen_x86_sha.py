@@ -33,23 +33,17 @@ exactly like the portable ones.
 SAFETY: these kernels contain ``llvm.x86.sha*`` intrinsics, which LLVM can only select when
 Numba's compile target has the ``sha`` feature. Compiling them for a target without it does not
 raise -- LLVM aborts the whole process ("Cannot select"). So nothing here may be *called* (the
-first call compiles) unless ``jitdigest.engine.cpu.usable(FEATURE, SWITCH)`` returned True; that also
+first call compiles) unless ``jitdigest.engine.dispatch.usable(BACKEND)`` returned True; that also
 covers ``NUMBA_DISABLE_JIT=1`` (no interpreted form exists) and ``NUMBA_CPU_NAME`` /
 ``NUMBA_CPU_FEATURES`` targets without ``sha``. Importing this module compiles nothing.
 
 The round sequence is Intel's reference one (Linux sha1_ni_asm.S / sha256_ni_asm.S, OpenSSL,
 Go): one straight-line basic block per 64-byte block, vectors held in XMM registers.
 """
-from ..._algorithms import MERKLE_DAMGARD
-from .._hmac import (keyed_pieces, md_hmac, md_hmac_final, md_hmac_rows, md_hmac_states,
-                     md_pbkdf2)
-from .._jit import block_function, gil_kernel, kernel
-from .._md import finish_piece, md_final, md_hash_rows, md_oneshot, md_update
+from .._contract import TIERS
+from .._jit import block_function
+from .._md_backend import md_backend
 {simd}
-
-NAME = "sha_ni"          # the backend's name in info() and jitdigest.backend()
-FEATURE = "sha"          # the CPU feature the host and Numba's target must both have
-SWITCH = "sha_ni"        # JITDIGEST_DISABLE=sha_ni turns it off
 '''
 
 SIMD = {"sha1": "c_blocks, clear_upper_vectors, pshufd, sha1msg1, sha1msg2, sha1nexte, sha1rnds4, "
@@ -148,9 +142,11 @@ def sha1_body():
 
 
 def entries(family):
-    """The entry points, as the hand-written ``portable.py`` of the family has them."""
-    text = (KERNELS / family / "portable.py").read_text(encoding="utf-8")
-    return text[text.index("\n\n# --- entry points"):]
+    """The backend record: the Merkle-Damgard entry points (``kernels/_md_backend.py``) on
+    this block function, tier ``sha_ni`` (``kernels/_contract.TIERS``)."""
+    return ("\n\n# --- the backend record: the entry points (kernels/_md_backend.py) on this "
+            "block function\n"
+            'BACKEND = md_backend("%s", "sha_ni", TIERS["sha_ni"], __name__, compress)\n' % family)
 
 
 TITLES = {"sha1": ("SHA-1", 5), "sha256": ("SHA-224/SHA-256", 8)}

@@ -1,7 +1,7 @@
 """BLAKE2b and BLAKE2s (unkeyed) for the lanes-kernel generator (tools/gen_lanes.py): the
 family table (``Blake2``), the round statements, the kernel (``blake2_kernel``) and the
 variants generated (``BLAKE2``, ``IN_PHASE``)."""
-from lanes_common import (W32, W64, block_function, finish, group_loads, loop_head,
+from lanes_common import (record, W32, W64, block_function, finish, group_loads, loop_head,
                           phase_start, preamble, prefetch_ahead, prefetch_next_row,
                           store_bytes, wrap)
 
@@ -277,5 +277,6 @@ def render_blake2():
         if alg.wb == 4:
             lines = [line.replace("_word(", "_word32(") for line in lines]
         L.extend(lines)
+        L.extend(record(alg.name, wide))
         files["jitdigest/kernels/%s/lanes%d.py" % (alg.name, lw)] = finish(L)
     return files

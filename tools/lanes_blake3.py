@@ -10,7 +10,7 @@ whose state layout the lanes share; the generated ``b3_update`` is the portable 
 group path added. ``hash_rows`` is the batch entry of
 ``hash_many`` a message at a time through ``b3_message``, which also serves the long rows of
 the across-messages kernels (``lanes_blake3_many.py``)."""
-from lanes_common import HEADER, NEEDS, PF_BLOCKS, wrap
+from lanes_common import HEADER, record, NEEDS, PF_BLOCKS, wrap
 from lanes_blake2 import BLAKE2S
 
 # The message schedule from the kernel that owns it (lanes_common, imported first, put the
@@ -328,6 +328,7 @@ def preamble(lw, wide):
     L.append("import numpy as np")
     L.append("from numba import prange")
     L.append("")
+    L.append("from .._contract import Backend, TIERS")
     L.extend(wrap("from .._jit import (GIL_MINSIZE, gil_kernel, kernel, new_words, "
                   "parallel_kernel, "
                   "reacquire_gil, release_gil_if, scratch, typed_kernel)"))
@@ -356,6 +357,9 @@ BLAKE3 = {16: True, 8: False}
 def render_blake3():
     files = {}
     for lw, wide in BLAKE3.items():
-        lines = preamble(lw, wide) + blake3_kernel(lw, wide)
+        lines = preamble(lw, wide) + blake3_kernel(lw, wide) + record(
+            "blake3", wide, "group_min=GROUP_MIN, update=update, xof_final=final, "
+            "xof_oneshot=oneshot, xof_oneshot_array=oneshot_array, flush=flush, "
+            "parallel_cvs=parallel_cvs, push_cvs=push_cvs, hash_rows=hash_rows")
         files["jitdigest/kernels/blake3/lanes%d.py" % lw] = "\n".join(lines) + "\n"
     return files

@@ -9,7 +9,7 @@ messages go through the chunk-parallel lanes' one-shot tree path (``b3_message``
 ``lanes16``/``lanes8``), one message at a time. The batch driver sorts rows by block count, so
 the lanes of a group step through about the same number of blocks."""
 from lanes_blake3 import BLAKE3, lane_loop
-from lanes_common import HEADER, NEEDS, prefetch_ahead, prefetch_next_row, store_bytes, wrap
+from lanes_common import HEADER, record, NEEDS, prefetch_ahead, prefetch_next_row, store_bytes, wrap
 
 # buf (uint32), lanes innermost: the chaining values (8 words), block lengths, flags, the 16
 # message words in pairs (words 2j, 2j + 1 of lane l side by side).
@@ -154,7 +154,7 @@ def preamble(lw, wide):
     L.append("of BLAKE3's own ``hash_many``), for ``jitdigest.hash_many``.")
     L.append("")
     L.append("Entry ``hash_rows(values, starts, lengths, rows, iv, out)``, signature")
-    L.append("``jitdigest.engine.dispatch._signatures(word)['hash_rows']``, ``iv`` the parameters (key")
+    L.append("``jitdigest.kernels._contract.SIGNATURES['hash_rows']``, ``iv`` the parameters (key")
     L.append("words and mode), ``out``'s width the output length. Messages over a chunk take the")
     L.append("tree path of ``lanes%d`` (chunks of one message across lanes). Compiled only (plain"
              % lw)
@@ -162,6 +162,7 @@ def preamble(lw, wide):
     L.append('"""')
     L.append("import numpy as np")
     L.append("")
+    L.append("from .._contract import Backend, TIERS")
     L.append("from .._jit import kernel")
     L.extend(wrap("from .._lanes import (PF_MIN, le64 as _word, prefetch as _prefetch, "
                   "rotr32 as _rotr%s)" % (", wide_vectors as _wide_vectors" if wide else "")))
@@ -188,6 +189,7 @@ MANY = BLAKE3
 def render_blake3_many():
     files = {}
     for lw, wide in MANY.items():
-        lines = preamble(lw, wide) + compress_kernel(lw, wide) + many_kernel(lw, wide)
+        lines = (preamble(lw, wide) + compress_kernel(lw, wide) + many_kernel(lw, wide)
+                 + record("blake3", wide))
         files["jitdigest/kernels/blake3/many%d.py" % lw] = "\n".join(lines) + "\n"
     return files

@@ -1,6 +1,6 @@
 """Keccak (SHA-3, SHAKE) for the lanes-kernel generator (tools/gen_lanes.py): the round
 statements, the kernel (``keccak_kernel``) and the variants generated (``KECCAK``)."""
-from lanes_common import (W64, block_function, finish, preamble, prefetch_ahead, prefetch_next_row,
+from lanes_common import (record, W64, block_function, finish, preamble, prefetch_ahead, prefetch_next_row,
                           store_bytes, wrap)
 
 # Rotations and round constants from the kernel that owns them (lanes_common, imported first,
@@ -159,5 +159,6 @@ def render_keccak():
         L.append("TOP = np.uint64(0x8000000000000000)  # the final pad bit, top byte of the last word")
         L.extend(["", ""])
         L.extend(keccak_kernel("", lw, wide, per_pass))
+        L.extend(record("keccak", wide))
         files["jitdigest/kernels/keccak/lanes%d.py" % lw] = finish(L)
     return files

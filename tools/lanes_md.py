@@ -2,7 +2,7 @@
 statements, the Merkle-Damgard family table (``MD``), the kernel (``md_kernel``), the
 pad-block schedule SHA-256's and SHA-1's lanes share (``pad_schedule``), and the variants
 generated (``FAMILIES``, ``UNIFORM``, ``IN_PHASE``)."""
-from lanes_common import (W32, W64, block_function, finish, group_loads, interleave,
+from lanes_common import (record, W32, W64, block_function, finish, group_loads, interleave,
                           loop_head, phase_start, preamble, prefetch_ahead, prefetch_next_row,
                           store_bytes, wrap)
 
@@ -616,5 +616,6 @@ def render_md(family):
             L.extend(pad_schedule(alg))
             L.extend(["", ""])
         L.extend(md_kernel(alg, "", lw, g, wide, uniform, phase))
+        L.extend(record(family, wide))
         files["jitdigest/kernels/%s/lanes%d.py" % (family, lw)] = finish(L)
     return files

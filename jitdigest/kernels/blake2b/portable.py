@@ -8,6 +8,7 @@ import numpy as np
 
 from ...base.algorithms import SPECS
 from .._blake2 import IV64, SIGMA, b2_final, b2_hash_rows, b2_oneshot, b2_update
+from .._contract import Backend, TIERS
 from .._jit import (add64, block_function, gil_kernel, kernel, load_le64, new_words, not64,
                    rotr64, u64)
 
@@ -112,3 +113,7 @@ def oneshot(iv, data, out):
 @kernel
 def hash_rows(values, starts, lengths, rows, iv, out):
     b2_hash_rows(compress, BLOCK, values, starts, lengths, rows, iv, out)
+
+
+BACKEND = Backend("blake2b", "portable", TIERS["portable"], __name__, update=update, final=final,
+                  oneshot=oneshot, hash_rows=hash_rows)

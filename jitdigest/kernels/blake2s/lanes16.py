@@ -2,12 +2,13 @@
 """Multi-buffer BLAKE2s (RFC 7693), unkeyed: one message per SIMD lane, 16 lanes of uint32.
 
 Entry ``hash_rows(values, starts, lengths, rows, iv, out)``, signature
-``jitdigest.engine.dispatch._signatures(word)['hash_rows']``. Compiled only (plain Numba
+``jitdigest.kernels._contract.SIGNATURES['hash_rows']``. Compiled only (plain Numba
 code that LLVM vectorises); dispatch never runs it interpreted. Edit
 tools/gen_lanes.py, not this file.
 """
 import numpy as np
 
+from .._contract import Backend, TIERS
 from .._jit import inline_kernel, kernel
 from .._lanes import (PF_MIN, le64 as _word, le32 as _word32,
     inline_in_callers as _inline_in_callers, lane_words, prefetch as _prefetch,
@@ -1121,3 +1122,9 @@ def hash_rows(values, starts, lengths, rows, iv, out):
         if busy == 0:
             break
         _block(buf)
+
+
+
+
+BACKEND = Backend("blake2s", NAME, TIERS["avx512"], __name__, lanes=LANES, in_flight=IN_FLIGHT,
+    hash_rows=hash_rows)

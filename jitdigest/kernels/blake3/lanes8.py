@@ -12,6 +12,7 @@ tools/gen_lanes.py, not this file.
 import numpy as np
 from numba import prange
 
+from .._contract import Backend, TIERS
 from .._jit import (GIL_MINSIZE, gil_kernel, kernel, new_words, parallel_kernel, reacquire_gil,
     release_gil_if, scratch, typed_kernel)
 from .._lanes import (le64 as _word, prefetch as _prefetch, rotr32 as _rotr)
@@ -741,3 +742,8 @@ def b3_message(params, data, out):
 def hash_rows(values, starts, lengths, rows, iv, out):
     """The batch entry, a message at a time (``portable.rows_output``)."""
     rows_output(b3_message, values, starts, lengths, rows, iv, out)
+
+
+BACKEND = Backend("blake3", NAME, TIERS["avx2"], __name__, lanes=LANES, group_min=GROUP_MIN,
+    update=update, xof_final=final, xof_oneshot=oneshot, xof_oneshot_array=oneshot_array,
+    flush=flush, parallel_cvs=parallel_cvs, push_cvs=push_cvs, hash_rows=hash_rows)

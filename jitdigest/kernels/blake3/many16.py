@@ -3,13 +3,14 @@
 of BLAKE3's own ``hash_many``), for ``jitdigest.hash_many``.
 
 Entry ``hash_rows(values, starts, lengths, rows, iv, out)``, signature
-``jitdigest.engine.dispatch._signatures(word)['hash_rows']``, ``iv`` the parameters (key
+``jitdigest.kernels._contract.SIGNATURES['hash_rows']``, ``iv`` the parameters (key
 words and mode), ``out``'s width the output length. Messages over a chunk take the
 tree path of ``lanes16`` (chunks of one message across lanes). Compiled only (plain
 Numba code that LLVM vectorises). Edit tools/gen_lanes.py, not this file.
 """
 import numpy as np
 
+from .._contract import Backend, TIERS
 from .._jit import kernel
 from .._lanes import (PF_MIN, le64 as _word, prefetch as _prefetch, rotr32 as _rotr,
     wide_vectors as _wide_vectors)
@@ -638,3 +639,7 @@ def hash_rows(values, starts, lengths, rows, iv, out):
         if busy == 0:
             break
         _compress(buf)
+
+
+BACKEND = Backend("blake3", NAME, TIERS["avx512"], __name__, lanes=LANES, in_flight=IN_FLIGHT,
+    hash_rows=hash_rows)

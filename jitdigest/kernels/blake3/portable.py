@@ -22,6 +22,7 @@ its call sites in the tree code, and BLAKE3's kernels took 73 CPU-s to compile i
 import numpy as np
 
 from ...base.algorithms import SPECS
+from .._contract import Backend, TIERS
 from .._jit import (GIL_MINSIZE, add32, const_words, gil_kernel, inline_in_callers,
                    inline_kernel, kernel, load_le32, new_words, reacquire_gil, release_gil_if,
                    scratch, typed_kernel, u32, u64)
@@ -349,3 +350,7 @@ def hash_rows(values, starts, lengths, rows, iv, out):
     """The batch entry (``_dispatch._signatures``), a message at a time; ``iv``: the
     parameters."""
     rows_output(b3_message, values, starts, lengths, rows, iv, out)
+
+
+BACKEND = Backend("blake3", "portable", TIERS["portable"], __name__, update=update,
+                  xof_final=final, xof_oneshot=oneshot, hash_rows=hash_rows)

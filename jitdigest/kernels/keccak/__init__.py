@@ -11,12 +11,8 @@ this package imports no backend (and no Numba).
 
 def backends():
     """The per-message backends, best first: the first one this process can run serves."""
-    from ...base import host as _host
-    from . import portable, unrolled
-    if _host.ARCH == "aarch64":
-        from . import armv8
-        return (armv8, unrolled, portable)
-    return (unrolled, portable)
+    from . import armv8, portable, unrolled
+    return (armv8, unrolled, portable)    # armv8: on aarch64 only (its record's arch)
 
 
 def batch_backends():

@@ -9,7 +9,7 @@ functions it reuses; only ``permute`` and ``absorb`` differ.
 SAFETY: these kernels contain ``llvm.aarch64.crypto.*`` intrinsics, which LLVM can only select
 for an aarch64 target with the ``sha3`` feature; for any other target it aborts the whole
 process ("Cannot select"). So nothing here may be *called* (the first call compiles) unless
-``jitdigest.engine.cpu.usable(FEATURE, SWITCH)`` returned True (on aarch64 only, the host reporting
+``jitdigest.engine.dispatch.usable(BACKEND)`` returned True (on aarch64 only, the host reporting
 HWCAP_SHA3, Numba's target having ``sha3``, and ``JITDIGEST_ENABLE=sha3``: off by default).
 Importing this module compiles nothing.
 """
@@ -18,11 +18,10 @@ import numpy as np
 from .._jit import block_function, gil_kernel, kernel, load_le64, new_words
 from .._simd64 import u64x2_lane, u64x2_set, u64x2_xor
 from .._simd_arm import bcax, eor3, rax1, xar
+from .._contract import Backend, TIERS
 from .portable import LANES, RC, sponge_final, sponge_hash_rows, sponge_oneshot, sponge_update
 
-NAME = "armv8"           # the backend's name in info() and jitdigest.backend()
-FEATURE = "sha3"         # what the host (HWCAP) and Numba's target must both have
-SWITCH = "sha3"          # JITDIGEST_ENABLE=sha3 turns it on (HotSpot's UseSHA3Intrinsics)
+# tier armv8_sha3: JITDIGEST_ENABLE=sha3 turns it on (HotSpot's UseSHA3Intrinsics)
 
 
 @kernel
@@ -255,3 +254,7 @@ def oneshot(iv, data, out):
 @kernel
 def hash_rows(values, starts, lengths, rows, iv, out):
     sponge_hash_rows(absorb, permute, values, starts, lengths, rows, iv, out)
+
+
+BACKEND = Backend("keccak", "armv8", TIERS["armv8_sha3"], __name__, update=update, final=final,
+                  oneshot=oneshot, hash_rows=hash_rows)

@@ -2,12 +2,13 @@
 """Multi-buffer Keccak-f[1600] sponge: SHA-3 and SHAKE (FIPS 202): one message per SIMD lane, 8 lanes of uint64.
 
 Entry ``hash_rows(values, starts, lengths, rows, iv, out)``, signature
-``jitdigest.engine.dispatch._signatures(word)['hash_rows']``. Compiled only (plain Numba
+``jitdigest.kernels._contract.SIGNATURES['hash_rows']``. Compiled only (plain Numba
 code that LLVM vectorises); dispatch never runs it interpreted. Edit
 tools/gen_lanes.py, not this file.
 """
 import numpy as np
 
+from .._contract import Backend, TIERS
 from .._jit import inline_kernel, kernel
 from .._lanes import (PF_MIN, le64 as _word, inline_in_callers as _inline_in_callers, lane_words,
     prefetch as _prefetch, wide_vectors as _wide_vectors)
@@ -348,3 +349,9 @@ def hash_rows(values, starts, lengths, rows, iv, out):
         if busy == 0:
             break
         _permute(buf)
+
+
+
+
+BACKEND = Backend("keccak", NAME, TIERS["avx512"], __name__, lanes=LANES, in_flight=IN_FLIGHT,
+    hash_rows=hash_rows)

@@ -22,6 +22,7 @@ interpreted, a uint64 array compiled), so the permutation never sees numpy scala
 """
 import numpy as np
 
+from .._contract import Backend, TIERS
 from .._jit import (GIL_MINSIZE, _ol, block_function, const_words, gil_kernel, inline_kernel,
                    kernel, load_le64, new_words, not64, reacquire_gil,
                    release_gil_if, rotl64, scratch, u64)
@@ -273,3 +274,7 @@ def oneshot(iv, data, out):
 @kernel
 def hash_rows(values, starts, lengths, rows, iv, out):
     sponge_hash_rows(absorb, permute, values, starts, lengths, rows, iv, out)
+
+
+BACKEND = Backend("keccak", "portable", TIERS["portable"], __name__, update=update, final=final,
+                  oneshot=oneshot, hash_rows=hash_rows)

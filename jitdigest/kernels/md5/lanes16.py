@@ -2,12 +2,13 @@
 """Multi-buffer MD5 (RFC 1321): one message per SIMD lane, 32 lanes of uint32 (2 groups of 16).
 
 Entry ``hash_rows(values, starts, lengths, rows, iv, out)``, signature
-``jitdigest.engine.dispatch._signatures(word)['hash_rows']``. Compiled only (plain Numba
+``jitdigest.kernels._contract.SIGNATURES['hash_rows']``. Compiled only (plain Numba
 code that LLVM vectorises); dispatch never runs it interpreted. Edit
 tools/gen_lanes.py, not this file.
 """
 import numpy as np
 
+from .._contract import Backend, TIERS
 from .._jit import inline_kernel, kernel
 from .._lanes import (PF_MIN, le64 as _dword, le32 as _word,
     inline_in_callers as _inline_in_callers, lane_words, prefetch as _prefetch,
@@ -518,3 +519,9 @@ def hash_rows(values, starts, lengths, rows, iv, out):
             if busy == 0:
                 break
         _block(buf)
+
+
+
+
+BACKEND = Backend("md5", NAME, TIERS["avx512"], __name__, lanes=LANES, in_flight=IN_FLIGHT,
+    hash_rows=hash_rows)

@@ -2,12 +2,13 @@
 """Multi-buffer MD5 (RFC 1321): one message per SIMD lane, 16 lanes of uint32 (2 groups of 8).
 
 Entry ``hash_rows(values, starts, lengths, rows, iv, out)``, signature
-``jitdigest.engine.dispatch._signatures(word)['hash_rows']``. Compiled only (plain Numba
+``jitdigest.kernels._contract.SIGNATURES['hash_rows']``. Compiled only (plain Numba
 code that LLVM vectorises); dispatch never runs it interpreted. Edit
 tools/gen_lanes.py, not this file.
 """
 import numpy as np
 
+from .._contract import Backend, TIERS
 from .._jit import inline_kernel, kernel
 from .._lanes import (PF_MIN, load_transposed as _load_transposed, le32 as _word,
     inline_in_callers as _inline_in_callers, lane_words, prefetch as _prefetch)
@@ -546,3 +547,9 @@ def hash_rows(values, starts, lengths, rows, iv, out):
                         for j in range(16):
                             buf[64 + j * 16 + lane] = _word(values, q + np.uint64(4 * j))
         _block(buf)
+
+
+
+
+BACKEND = Backend("md5", NAME, TIERS["avx2"], __name__, lanes=LANES, in_flight=IN_FLIGHT,
+    hash_rows=hash_rows)

@@ -3,12 +3,10 @@
 ``compress`` is the generic block function; MD5 differs from SHA in its little-endian words
 and length field, which the entry points below pass to the shared Merkle-Damgard driver.
 """
-from .._jit import (add32, block_function, const_words, gil_kernel, kernel, load_le32, new_words,
+from .._jit import (add32, block_function, const_words, kernel, load_le32, new_words,
                    not32, rotl32, u32)
-from ...base.algorithms import MERKLE_DAMGARD
-from .._hmac import (keyed_pieces, md_hmac, md_hmac_final, md_hmac_rows, md_hmac_states,
-                     md_pbkdf2)
-from .._md import finish_piece, md_final, md_hash_rows, md_oneshot, md_update
+from .._contract import TIERS
+from .._md_backend import md_backend
 import numpy as np
 
 # T[i] = floor(2**32 * abs(sin(i + 1))), RFC 1321 section 3.4.
@@ -93,55 +91,6 @@ def compress(state, data, offset, nblocks):
     state[3] = h3
 
 
-# --- entry points (signatures in jitdigest.engine.dispatch and jitdigest.engine.keyed) ----------------
-BLOCK, LENGTH_BYTES, LITTLE = MERKLE_DAMGARD["md5"]
-# the padded last block and the keyed entries' steps: compiled once for this compress,
-# inlined by LLVM into each entry that calls them (kernels/_md.py, kernels/_hmac.py)
-FINISH = finish_piece(compress, BLOCK, LENGTH_BYTES, LITTLE)
-KEYED_STATES, AFTER_KEY = keyed_pieces(compress, FINISH, BLOCK)
 
-
-@gil_kernel
-def update(state, buf, buflen, data):
-    return md_update(compress, BLOCK, state, buf, buflen, data)
-
-
-@gil_kernel
-def final(state, buf, buflen, total, out):
-    md_final(FINISH, state, buf, buflen, total, out)
-
-
-@gil_kernel
-def oneshot(iv, data, out):
-    md_oneshot(compress, FINISH, BLOCK, iv, data, out)
-
-
-@kernel
-def hash_rows(values, starts, lengths, rows, iv, out):
-    md_hash_rows(compress, FINISH, BLOCK, values, starts, lengths, rows, iv, out)
-
-
-@gil_kernel
-def hmac(iv, key, msg, out):
-    md_hmac(FINISH, KEYED_STATES, AFTER_KEY, BLOCK, iv, key, msg, out)
-
-
-@gil_kernel
-def hmac_states(iv, key, ds, states):
-    md_hmac_states(KEYED_STATES, iv, key, ds, states)
-
-
-@gil_kernel
-def hmac_final(state, buf, buflen, total, ostate, out):
-    md_hmac_final(FINISH, BLOCK, state, buf, buflen, total, ostate, out)
-
-
-@kernel
-def hmac_rows(values, starts, lengths, rows, states, out):
-    md_hmac_rows(FINISH, AFTER_KEY, BLOCK, values, starts, lengths, rows, states, out)
-
-
-@kernel
-def pbkdf2(iv, password, salt, iterations, ds, out):
-    md_pbkdf2(compress, KEYED_STATES, AFTER_KEY, BLOCK, LENGTH_BYTES, LITTLE, iv, password, salt,
-              iterations, ds, out)
+# --- the backend record: the entry points (kernels/_md_backend.py) on this block function ---
+BACKEND = md_backend("md5", "portable", TIERS["portable"], __name__, compress)

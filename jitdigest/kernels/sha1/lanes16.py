@@ -2,12 +2,13 @@
 """Multi-buffer SHA-1 (FIPS 180-4): one message per SIMD lane, 16 lanes of uint32.
 
 Entry ``hash_rows(values, starts, lengths, rows, iv, out)``, signature
-``jitdigest.engine.dispatch._signatures(word)['hash_rows']``. Compiled only (plain Numba
+``jitdigest.kernels._contract.SIGNATURES['hash_rows']``. Compiled only (plain Numba
 code that LLVM vectorises); dispatch never runs it interpreted. Edit
 tools/gen_lanes.py, not this file.
 """
 import numpy as np
 
+from .._contract import Backend, TIERS
 from .._jit import inline_kernel, kernel
 from .._lanes import (PF_MIN, be64 as _dword, be32 as _word,
     inline_in_callers as _inline_in_callers, lane_words, prefetch as _prefetch,
@@ -844,3 +845,9 @@ def hash_rows(values, starts, lengths, rows, iv, out):
                     buf[305 + 2 * lane] = np.uint32((late[lane] + pre) >> 29)
                     buf[304 + 2 * lane] = np.uint32((late[lane] + pre) << 3)
             _block(buf)
+
+
+
+
+BACKEND = Backend("sha1", NAME, TIERS["avx512"], __name__, lanes=LANES, in_flight=IN_FLIGHT,
+    hash_rows=hash_rows)

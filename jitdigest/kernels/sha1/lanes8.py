@@ -2,12 +2,13 @@
 """Multi-buffer SHA-1 (FIPS 180-4): one message per SIMD lane, 8 lanes of uint32.
 
 Entry ``hash_rows(values, starts, lengths, rows, iv, out)``, signature
-``jitdigest.engine.dispatch._signatures(word)['hash_rows']``. Compiled only (plain Numba
+``jitdigest.kernels._contract.SIGNATURES['hash_rows']``. Compiled only (plain Numba
 code that LLVM vectorises); dispatch never runs it interpreted. Edit
 tools/gen_lanes.py, not this file.
 """
 import numpy as np
 
+from .._contract import Backend, TIERS
 from .._jit import inline_kernel, kernel
 from .._lanes import (PF_MIN, load_transposed as _load_transposed, be32 as _word,
     inline_in_callers as _inline_in_callers, lane_words, prefetch as _prefetch)
@@ -855,3 +856,9 @@ def hash_rows(values, starts, lengths, rows, iv, out):
                     buf[152 + lane] = np.uint32((late[lane] + pre) >> 29)
                     buf[160 + lane] = np.uint32((late[lane] + pre) << 3)
             _block(buf)
+
+
+
+
+BACKEND = Backend("sha1", NAME, TIERS["avx2"], __name__, lanes=LANES, in_flight=IN_FLIGHT,
+    hash_rows=hash_rows)

@@ -24,6 +24,7 @@ from .._jit import (block_function, inline_in_callers, inline_kernel, kernel, ne
                     store_words)
 from .._lanes import PF_MIN, prefetch
 from .._rows import length_of, row_at, row_count, start_of
+from .._contract import Backend, TIERS
 from .x86 import compress
 from .._simd import (KEEP_BYTES, PAD_MARK, clear_upper_vectors, pshufd, sha1msg1, sha1msg2,
                      sha1nexte, sha1rnds4, u32x4_add, u32x4_and, u32x4_lane, u32x4_load,
@@ -1090,3 +1091,7 @@ def hash_rows(values, starts, lengths, rows, iv, out):
             compress(state_0, values, s, nf)
         compress(state_0, pad_0, 0, nt)
         put_digest(state_0, out, r)
+
+
+BACKEND = Backend("sha1", NAME, TIERS["sha_ni"], __name__, lanes=LANES, in_flight=IN_FLIGHT,
+                  by_default=BY_DEFAULT, hash_rows=hash_rows)

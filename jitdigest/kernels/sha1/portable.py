@@ -3,12 +3,10 @@
 ``compress`` is the generic block function, kept in its own file so that a faster kernel
 (SHA-NI, lanes) with the same signature can stand in for it.
 """
-from .._jit import (add32, block_function, const_words, gil_kernel, inline_kernel, kernel,
+from .._jit import (add32, block_function, const_words, inline_kernel, kernel,
                    load_be32, new_words, rotl32, u32)
-from ...base.algorithms import MERKLE_DAMGARD
-from .._hmac import (keyed_pieces, md_hmac, md_hmac_final, md_hmac_rows, md_hmac_states,
-                     md_pbkdf2)
-from .._md import finish_piece, md_final, md_hash_rows, md_oneshot, md_update
+from .._contract import TIERS
+from .._md_backend import md_backend
 import numpy as np
 
 
@@ -96,55 +94,6 @@ def compress(state, data, offset, nblocks):
     state[4] = h4
 
 
-# --- entry points (signatures in jitdigest.engine.dispatch and jitdigest.engine.keyed) ----------------
-BLOCK, LENGTH_BYTES, LITTLE = MERKLE_DAMGARD["sha1"]
-# the padded last block and the keyed entries' steps: compiled once for this compress,
-# inlined by LLVM into each entry that calls them (kernels/_md.py, kernels/_hmac.py)
-FINISH = finish_piece(compress, BLOCK, LENGTH_BYTES, LITTLE)
-KEYED_STATES, AFTER_KEY = keyed_pieces(compress, FINISH, BLOCK)
 
-
-@gil_kernel
-def update(state, buf, buflen, data):
-    return md_update(compress, BLOCK, state, buf, buflen, data)
-
-
-@gil_kernel
-def final(state, buf, buflen, total, out):
-    md_final(FINISH, state, buf, buflen, total, out)
-
-
-@gil_kernel
-def oneshot(iv, data, out):
-    md_oneshot(compress, FINISH, BLOCK, iv, data, out)
-
-
-@kernel
-def hash_rows(values, starts, lengths, rows, iv, out):
-    md_hash_rows(compress, FINISH, BLOCK, values, starts, lengths, rows, iv, out)
-
-
-@gil_kernel
-def hmac(iv, key, msg, out):
-    md_hmac(FINISH, KEYED_STATES, AFTER_KEY, BLOCK, iv, key, msg, out)
-
-
-@gil_kernel
-def hmac_states(iv, key, ds, states):
-    md_hmac_states(KEYED_STATES, iv, key, ds, states)
-
-
-@gil_kernel
-def hmac_final(state, buf, buflen, total, ostate, out):
-    md_hmac_final(FINISH, BLOCK, state, buf, buflen, total, ostate, out)
-
-
-@kernel
-def hmac_rows(values, starts, lengths, rows, states, out):
-    md_hmac_rows(FINISH, AFTER_KEY, BLOCK, values, starts, lengths, rows, states, out)
-
-
-@kernel
-def pbkdf2(iv, password, salt, iterations, ds, out):
-    md_pbkdf2(compress, KEYED_STATES, AFTER_KEY, BLOCK, LENGTH_BYTES, LITTLE, iv, password, salt,
-              iterations, ds, out)
+# --- the backend record: the entry points (kernels/_md_backend.py) on this block function ---
+BACKEND = md_backend("sha1", "portable", TIERS["portable"], __name__, compress)

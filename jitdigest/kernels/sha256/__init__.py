@@ -12,12 +12,8 @@ declares it (``FEATURE``, ``SWITCH``) at its top. Importing this package imports
 
 def backends():
     """The per-message backends, best first: the first one this process can run serves."""
-    from ...base import host as _host
-    from . import portable, x86
-    if _host.ARCH == "aarch64":
-        from . import armv8
-        return (armv8, x86, portable)
-    return (x86, portable)
+    from . import armv8, portable, x86
+    return (armv8, x86, portable)    # armv8: on aarch64 only (its record's arch)
 
 
 def batch_backends():

@@ -27,6 +27,7 @@ from .._jit import (block_function, inline_in_callers, inline_kernel, kernel, ne
                     store_words, typed_kernel)
 from .._lanes import PF_MIN, prefetch
 from .._rows import length_of, row_at, row_count, start_of
+from .._contract import Backend, TIERS
 from .x86 import compress
 from .._simd import (KEEP_BYTES, PAD_MARK, alignr, blend, clear_upper_vectors, pshufd, sha256msg1,
                      sha256msg2, sha256rnds2, u32x4_add, u32x4_and, u32x4_load, u32x4_load_be,
@@ -1692,3 +1693,7 @@ def hash_rows(values, starts, lengths, rows, iv, out):
             compress(state_0, values, s, nf)
         compress(state_0, pad_0, 0, nt)
         put_digest(state_0, out, r)
+
+
+BACKEND = Backend("sha256", NAME, TIERS["sha_ni"], __name__, lanes=LANES, in_flight=IN_FLIGHT,
+                  by_default=BY_DEFAULT, hash_rows=hash_rows)

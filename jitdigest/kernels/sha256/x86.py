@@ -9,24 +9,18 @@ exactly like the portable ones.
 SAFETY: these kernels contain ``llvm.x86.sha*`` intrinsics, which LLVM can only select when
 Numba's compile target has the ``sha`` feature. Compiling them for a target without it does not
 raise -- LLVM aborts the whole process ("Cannot select"). So nothing here may be *called* (the
-first call compiles) unless ``jitdigest.engine.cpu.usable(FEATURE, SWITCH)`` returned True; that also
+first call compiles) unless ``jitdigest.engine.dispatch.usable(BACKEND)`` returned True; that also
 covers ``NUMBA_DISABLE_JIT=1`` (no interpreted form exists) and ``NUMBA_CPU_NAME`` /
 ``NUMBA_CPU_FEATURES`` targets without ``sha``. Importing this module compiles nothing.
 
 The round sequence is Intel's reference one (Linux sha1_ni_asm.S / sha256_ni_asm.S, OpenSSL,
 Go): one straight-line basic block per 64-byte block, vectors held in XMM registers.
 """
-from ...base.algorithms import MERKLE_DAMGARD
-from .._hmac import (keyed_pieces, md_hmac, md_hmac_final, md_hmac_rows, md_hmac_states,
-                     md_pbkdf2)
-from .._jit import block_function, gil_kernel, kernel
-from .._md import finish_piece, md_final, md_hash_rows, md_oneshot, md_update
+from .._contract import TIERS
+from .._jit import block_function
+from .._md_backend import md_backend
 from .._simd import (alignr, blend, c_blocks, clear_upper_vectors, pshufd, sha256msg1, sha256msg2,
                     sha256rnds2, u32x4_add, u32x4_load, u32x4_load_be, u32x4_set, u32x4_store)
-
-NAME = "sha_ni"          # the backend's name in info() and jitdigest.backend()
-FEATURE = "sha"          # the CPU feature the host and Numba's target must both have
-SWITCH = "sha_ni"        # JITDIGEST_DISABLE=sha_ni turns it off
 
 
 @block_function
@@ -201,55 +195,5 @@ def compress(state, data, offset, nblocks):
     u32x4_store(state, 4, alignr(state1, tmp, 8))  # HGFE
 
 
-# --- entry points (signatures in jitdigest.engine.dispatch and jitdigest.engine.keyed) ----------------
-BLOCK, LENGTH_BYTES, LITTLE = MERKLE_DAMGARD["sha256"]
-# the padded last block and the keyed entries' steps: compiled once for this compress,
-# inlined by LLVM into each entry that calls them (kernels/_md.py, kernels/_hmac.py)
-FINISH = finish_piece(compress, BLOCK, LENGTH_BYTES, LITTLE)
-KEYED_STATES, AFTER_KEY = keyed_pieces(compress, FINISH, BLOCK)
-
-
-@gil_kernel
-def update(state, buf, buflen, data):
-    return md_update(compress, BLOCK, state, buf, buflen, data)
-
-
-@gil_kernel
-def final(state, buf, buflen, total, out):
-    md_final(FINISH, state, buf, buflen, total, out)
-
-
-@gil_kernel
-def oneshot(iv, data, out):
-    md_oneshot(compress, FINISH, BLOCK, iv, data, out)
-
-
-@kernel
-def hash_rows(values, starts, lengths, rows, iv, out):
-    md_hash_rows(compress, FINISH, BLOCK, values, starts, lengths, rows, iv, out)
-
-
-@gil_kernel
-def hmac(iv, key, msg, out):
-    md_hmac(FINISH, KEYED_STATES, AFTER_KEY, BLOCK, iv, key, msg, out)
-
-
-@gil_kernel
-def hmac_states(iv, key, ds, states):
-    md_hmac_states(KEYED_STATES, iv, key, ds, states)
-
-
-@gil_kernel
-def hmac_final(state, buf, buflen, total, ostate, out):
-    md_hmac_final(FINISH, BLOCK, state, buf, buflen, total, ostate, out)
-
-
-@kernel
-def hmac_rows(values, starts, lengths, rows, states, out):
-    md_hmac_rows(FINISH, AFTER_KEY, BLOCK, values, starts, lengths, rows, states, out)
-
-
-@kernel
-def pbkdf2(iv, password, salt, iterations, ds, out):
-    md_pbkdf2(compress, KEYED_STATES, AFTER_KEY, BLOCK, LENGTH_BYTES, LITTLE, iv, password, salt,
-              iterations, ds, out)
+# --- the backend record: the entry points (kernels/_md_backend.py) on this block function
+BACKEND = md_backend("sha256", "sha_ni", TIERS["sha_ni"], __name__, compress)

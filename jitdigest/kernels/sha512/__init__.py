@@ -11,12 +11,8 @@ Per message: ``armv8`` (the ARMv8.2 SHA-512 instructions, on aarch64 only;
 
 def backends():
     """The per-message backends, best first: the first one this process can run serves."""
-    from ...base import host as _host
-    from . import avx2, portable
-    if _host.ARCH == "aarch64":
-        from . import armv8
-        return (armv8, avx2, portable)
-    return (avx2, portable)
+    from . import armv8, avx2, portable
+    return (armv8, avx2, portable)    # armv8: on aarch64 only (its record's arch)
 
 
 def batch_backends():

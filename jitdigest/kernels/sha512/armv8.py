@@ -11,21 +11,15 @@ exactly like the portable ones.
 SAFETY: these kernels contain ``llvm.aarch64.crypto.*`` intrinsics, which LLVM can only select
 for an aarch64 target with the ``sha3`` feature; for any other target it aborts the whole
 process ("Cannot select"). So nothing here may be *called* (the first call compiles) unless
-``jitdigest.engine.cpu.usable(FEATURE, SWITCH)`` returned True (on aarch64 only, the host reporting
+``jitdigest.engine.dispatch.usable(BACKEND)`` returned True (on aarch64 only, the host reporting
 HWCAP_SHA512 and Numba's target having ``sha3``). Importing this module compiles nothing.
 """
-from ...base.algorithms import MERKLE_DAMGARD
-from .._hmac import (keyed_pieces, md_hmac, md_hmac_final, md_hmac_rows, md_hmac_states,
-                     md_pbkdf2)
-from .._jit import block_function, gil_kernel, kernel
-from .._md import finish_piece, md_final, md_hash_rows, md_oneshot, md_update
+from .._contract import TIERS
+from .._jit import block_function
+from .._md_backend import md_backend
 from .._simd import c_blocks
 from .._simd64 import (u64x2_add, u64x2_alignr, u64x2_load, u64x2_load_be, u64x2_set, u64x2_store)
 from .._simd_arm import (sha512h, sha512h2, sha512su0, sha512su1)
-
-NAME = "armv8"           # the backend's name in info() and jitdigest.backend()
-FEATURE = "sha512"       # what the host (HWCAP) and Numba's target must both have
-SWITCH = "sha512"        # JITDIGEST_DISABLE=sha512 turns it off (HotSpot's UseSHA512Intrinsics)
 
 
 @block_function
@@ -562,55 +556,5 @@ def compress(state, data, offset, nblocks):
     u64x2_store(state, 6, gh)
 
 
-# --- entry points (signatures in jitdigest.engine.dispatch and jitdigest.engine.keyed) ----------------
-BLOCK, LENGTH_BYTES, LITTLE = MERKLE_DAMGARD["sha512"]
-# the padded last block and the keyed entries' steps: compiled once for this compress,
-# inlined by LLVM into each entry that calls them (kernels/_md.py, kernels/_hmac.py)
-FINISH = finish_piece(compress, BLOCK, LENGTH_BYTES, LITTLE)
-KEYED_STATES, AFTER_KEY = keyed_pieces(compress, FINISH, BLOCK)
-
-
-@gil_kernel
-def update(state, buf, buflen, data):
-    return md_update(compress, BLOCK, state, buf, buflen, data)
-
-
-@gil_kernel
-def final(state, buf, buflen, total, out):
-    md_final(FINISH, state, buf, buflen, total, out)
-
-
-@gil_kernel
-def oneshot(iv, data, out):
-    md_oneshot(compress, FINISH, BLOCK, iv, data, out)
-
-
-@kernel
-def hash_rows(values, starts, lengths, rows, iv, out):
-    md_hash_rows(compress, FINISH, BLOCK, values, starts, lengths, rows, iv, out)
-
-
-@gil_kernel
-def hmac(iv, key, msg, out):
-    md_hmac(FINISH, KEYED_STATES, AFTER_KEY, BLOCK, iv, key, msg, out)
-
-
-@gil_kernel
-def hmac_states(iv, key, ds, states):
-    md_hmac_states(KEYED_STATES, iv, key, ds, states)
-
-
-@gil_kernel
-def hmac_final(state, buf, buflen, total, ostate, out):
-    md_hmac_final(FINISH, BLOCK, state, buf, buflen, total, ostate, out)
-
-
-@kernel
-def hmac_rows(values, starts, lengths, rows, states, out):
-    md_hmac_rows(FINISH, AFTER_KEY, BLOCK, values, starts, lengths, rows, states, out)
-
-
-@kernel
-def pbkdf2(iv, password, salt, iterations, ds, out):
-    md_pbkdf2(compress, KEYED_STATES, AFTER_KEY, BLOCK, LENGTH_BYTES, LITTLE, iv, password, salt,
-              iterations, ds, out)
+# --- the backend record: the entry points (kernels/_md_backend.py) on this block function
+BACKEND = md_backend("sha512", "armv8", TIERS["armv8_sha512"], __name__, compress)

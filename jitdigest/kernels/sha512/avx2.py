@@ -20,20 +20,17 @@ interpreted form), so dispatch offers it only where the host and Numba's target 
 import numpy as np
 
 from ...base.algorithms import MERKLE_DAMGARD
-from .._hmac import (keyed_pieces, md_hmac, md_hmac_final, md_hmac_rows, md_hmac_states,
-                     put_digest, salt_and_index, set_index)
+from .._contract import TIERS
+from .._hmac import put_digest, salt_and_index, set_index
 from .._internals import stack_array
-from .._jit import (add64, block_function, gil_kernel, inline_kernel, kernel,
+from .._jit import (add64, block_function, inline_kernel, kernel,
                    scratch, scratch_copy, u64)
-from .._md import finish_piece, md_final, md_hash_rows, md_oneshot, md_update
+from .._md_backend import md_pieces, md_backend
 from .._simd import c_blocks
 from .._simd64 import (u64x2_add, u64x2_alignr, u64x2_and, u64x2_load, u64x2_load_be, u64x2_or,
                        u64x2_rotr, u64x2_set, u64x2_shr, u64x2_store, u64x2_xor)
 from .portable import K512, _round
 
-NAME = "avx2"            # the backend's name in info() and jitdigest.backend()
-FEATURE = "avx2"         # the CPU feature the host and Numba's target must both have
-SWITCH = "avx2"          # JITDIGEST_DISABLE=avx2 turns it off
 
 
 @inline_kernel
@@ -143,52 +140,12 @@ def compress(state, data, offset, nblocks):
     state[6] = h6
     state[7] = h7
 
-# --- entry points (signatures in jitdigest.engine.dispatch and jitdigest.engine.keyed) ----------------
+
+# --- entry points (signatures in kernels/_contract.py) ----------------------------------
 BLOCK, LENGTH_BYTES, LITTLE = MERKLE_DAMGARD["sha512"]
 # the padded last block and the keyed entries' steps: compiled once for this compress,
 # inlined by LLVM into each entry that calls them (kernels/_md.py, kernels/_hmac.py)
-FINISH = finish_piece(compress, BLOCK, LENGTH_BYTES, LITTLE)
-KEYED_STATES, AFTER_KEY = keyed_pieces(compress, FINISH, BLOCK)
-
-
-@gil_kernel
-def update(state, buf, buflen, data):
-    return md_update(compress, BLOCK, state, buf, buflen, data)
-
-
-@gil_kernel
-def final(state, buf, buflen, total, out):
-    md_final(FINISH, state, buf, buflen, total, out)
-
-
-@gil_kernel
-def oneshot(iv, data, out):
-    md_oneshot(compress, FINISH, BLOCK, iv, data, out)
-
-
-@kernel
-def hash_rows(values, starts, lengths, rows, iv, out):
-    md_hash_rows(compress, FINISH, BLOCK, values, starts, lengths, rows, iv, out)
-
-
-@gil_kernel
-def hmac(iv, key, msg, out):
-    md_hmac(FINISH, KEYED_STATES, AFTER_KEY, BLOCK, iv, key, msg, out)
-
-
-@gil_kernel
-def hmac_states(iv, key, ds, states):
-    md_hmac_states(KEYED_STATES, iv, key, ds, states)
-
-
-@gil_kernel
-def hmac_final(state, buf, buflen, total, ostate, out):
-    md_hmac_final(FINISH, BLOCK, state, buf, buflen, total, ostate, out)
-
-
-@kernel
-def hmac_rows(values, starts, lengths, rows, states, out):
-    md_hmac_rows(FINISH, AFTER_KEY, BLOCK, values, starts, lengths, rows, states, out)
+FINISH, KEYED_STATES, AFTER_KEY = md_pieces("sha512", compress)
 
 
 @kernel
@@ -269,3 +226,8 @@ def pbkdf2(iv, password, salt, iterations, ds, out):
         first = (index - 1) * ds
         for i in range(min(ds, dklen - first)):
             out[first + i] = tail[i]
+
+
+# the backend record: the shared entry points (kernels/_md_backend.py) and this PBKDF2
+BACKEND = md_backend("sha512", "avx2", TIERS["avx2"], __name__, compress,
+                     (FINISH, KEYED_STATES, AFTER_KEY), pbkdf2=pbkdf2)

@@ -9,12 +9,10 @@ memory), 16 rounds per pass with the names rotating, so compiled it stays in reg
 faster but each entry took nearly twice as long to compile (oneshot 16.6 s instead of 9.5).
 ``_round`` is shared with the ``avx2`` backend.
 """
-from .._jit import (add64, be64, block_function, const_words, gil_kernel, inline_kernel, kernel,
+from .._jit import (add64, be64, block_function, const_words, inline_kernel, kernel,
                    rotr64, shr64, u64)
-from ...base.algorithms import MERKLE_DAMGARD
-from .._hmac import (keyed_pieces, md_hmac, md_hmac_final, md_hmac_rows, md_hmac_states,
-                     md_pbkdf2)
-from .._md import finish_piece, md_final, md_hash_rows, md_oneshot, md_update
+from .._contract import TIERS
+from .._md_backend import md_backend
 import numpy as np
 
 K512 = const_words([
@@ -148,55 +146,6 @@ def compress(state, data, offset, nblocks):
     state[7] = h7
 
 
-# --- entry points (signatures in jitdigest.engine.dispatch and jitdigest.engine.keyed) ----------------
-BLOCK, LENGTH_BYTES, LITTLE = MERKLE_DAMGARD["sha512"]
-# the padded last block and the keyed entries' steps: compiled once for this compress,
-# inlined by LLVM into each entry that calls them (kernels/_md.py, kernels/_hmac.py)
-FINISH = finish_piece(compress, BLOCK, LENGTH_BYTES, LITTLE)
-KEYED_STATES, AFTER_KEY = keyed_pieces(compress, FINISH, BLOCK)
 
-
-@gil_kernel
-def update(state, buf, buflen, data):
-    return md_update(compress, BLOCK, state, buf, buflen, data)
-
-
-@gil_kernel
-def final(state, buf, buflen, total, out):
-    md_final(FINISH, state, buf, buflen, total, out)
-
-
-@gil_kernel
-def oneshot(iv, data, out):
-    md_oneshot(compress, FINISH, BLOCK, iv, data, out)
-
-
-@kernel
-def hash_rows(values, starts, lengths, rows, iv, out):
-    md_hash_rows(compress, FINISH, BLOCK, values, starts, lengths, rows, iv, out)
-
-
-@gil_kernel
-def hmac(iv, key, msg, out):
-    md_hmac(FINISH, KEYED_STATES, AFTER_KEY, BLOCK, iv, key, msg, out)
-
-
-@gil_kernel
-def hmac_states(iv, key, ds, states):
-    md_hmac_states(KEYED_STATES, iv, key, ds, states)
-
-
-@gil_kernel
-def hmac_final(state, buf, buflen, total, ostate, out):
-    md_hmac_final(FINISH, BLOCK, state, buf, buflen, total, ostate, out)
-
-
-@kernel
-def hmac_rows(values, starts, lengths, rows, states, out):
-    md_hmac_rows(FINISH, AFTER_KEY, BLOCK, values, starts, lengths, rows, states, out)
-
-
-@kernel
-def pbkdf2(iv, password, salt, iterations, ds, out):
-    md_pbkdf2(compress, KEYED_STATES, AFTER_KEY, BLOCK, LENGTH_BYTES, LITTLE, iv, password, salt,
-              iterations, ds, out)
+# --- the backend record: the entry points (kernels/_md_backend.py) on this block function ---
+BACKEND = md_backend("sha512", "portable", TIERS["portable"], __name__, compress)
