@@ -60,8 +60,8 @@ def test_kernel_cache_reaches_numbas_instance_attributes(tmp_path):
         assert cache.entry_name.startswith("test_internals.") and "twice" in cache.entry_name
         assert os.path.dirname(cache.index_path) == str(tmp_path)
     except AttributeError as exc:
-        pytest.fail(f"numba {numba.__version__}: an attribute of numba.core.caching's cache "
-                    f"or of the dispatcher moved: {exc}")
+        pytest.fail(f"numba {numba.__version__}: CompileResult._reduce/_rebuild or "
+                    f"the dispatcher's _cache moved: {exc}")
     assert dispatcher(21) == 42                     # compiled, saved through Probe
     assert cache.entry_files() and os.path.exists(cache.index_path)
     again = numba.njit(twice)

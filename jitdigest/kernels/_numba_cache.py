@@ -1,28 +1,15 @@
 """Numba's on-disk kernel cache, kept where ``jitdigest.base.cachedir`` says and made safe to lose.
 
 Numba finds a cache folder through a list of "locators" (the package's ``__pycache__`` first)
-and raises ``RuntimeError: no locator available`` when none is writable; a truncated or damaged
-entry then fails every later call with ``UnpicklingError``, ``EOFError`` or an LLVM error until
-someone deletes it. Here:
+and raises when none is writable; a truncated or damaged entry then fails every later call
+until someone deletes it. Here: one folder (``_cachedir.directory()``), used only while
+``_cachedir.trusted()`` says so; a folder that cannot be written means kernels compiled in
+memory, with one ``CacheWarning``; every index and data file starts with the SHA-256 of its
+payload, and an entry that fails to load for any reason but an unreadable file is removed and
+compiled again, with one ``CacheWarning``; writes are renamed into place; a process about to
+compile an entry takes its lock file first and looks again (details below).
 
-* one folder: ``_cachedir.directory()`` (per user, per version and kernel sources), made
-  0o700 and used only while ``_cachedir.trusted()`` says so (owned by this user or root, and
-  no one else can write it or a folder above it: the data files are pickles); otherwise
-  kernels are compiled in memory and nothing there is read or written;
-* a cache folder that cannot be written: kernels are compiled in memory for this process, with
-  one ``CacheWarning``;
-* every data file starts with the SHA-256 of its payload; an entry that fails to load for any
-  reason but an unreadable file (bad checksum, unpickling, rebuilding) is removed and compiled
-  again, with one ``CacheWarning``;
-* writes go to a temporary name and are renamed into place, so processes filling one cold
-  cache at once never read a half-written file;
-* a process about to compile an entry takes its lock file (``<entry>.lock``, ``flock``) first
-  and looks again: another process that compiled the same kernel meanwhile (Dask or
-  pytest-xdist workers, ``jitdigest warmup -j N``, all meeting one cold cache) has left it to
-  load. A lock that cannot be made (read-only folder, no ``fcntl``) or that is held longer than
-  ``_config.KERNEL_LOCK_WAIT_S`` is not waited for: the process compiles for itself.
-
-This is the policy only: the subclassing of Numba's cache (its private internals) is
+This is the policy only: the cache Numba's dispatcher calls (its private internals) is
 ``_internals.KernelCache``; ``tests/test_cache.py`` and ``tests/test_internals.py`` fail if it
 stops working.
 """
@@ -38,6 +25,23 @@ except ImportError:                     # Windows: each process compiles for its
 from ..base import cachedir as _cachedir, config as _config
 from ..base.stdlib import hashlib
 from ._internals import KernelCache, cache_of, set_cache
+
+# * one folder: ``_cachedir.directory()`` (per user, per version and kernel sources), made
+#   0o700 and used only while ``_cachedir.trusted()`` says so (owned by this user or root, and
+#   no one else can write it or a folder above it: the data files are pickles); otherwise
+#   kernels are compiled in memory and nothing there is read or written;
+# * a cache folder that cannot be written: kernels are compiled in memory for this process,
+#   with one ``CacheWarning``;
+# * every index and data file starts with the SHA-256 of its payload; an entry that fails to
+#   load for any reason but an unreadable file (bad checksum, unpickling, rebuilding) is
+#   removed and compiled again, with one ``CacheWarning``;
+# * writes go to a temporary name and are renamed into place, so processes filling one cold
+#   cache at once never read a half-written file;
+# * a process about to compile an entry takes its lock file (``<entry>.lock``, ``flock``)
+#   first and looks again: another process that compiled the same kernel meanwhile (Dask or
+#   pytest-xdist workers, ``jitdigest warmup -j N``, all meeting one cold cache) has left it to
+#   load. A lock that cannot be made (read-only folder, no ``fcntl``) or that is held longer
+#   than ``_config.KERNEL_LOCK_WAIT_S`` is not waited for: the process compiles for itself.
 
 _warned = set()
 

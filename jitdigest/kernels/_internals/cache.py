@@ -1,101 +1,87 @@
-"""Section 5 of ``_internals``: Numba's on-disk cache subclassed (``numba.core.caching``,
-``rtsys.initialize``, ``Dispatcher._cache``); the policy lives in ``_numba_cache``.
+"""Section 5 of ``_internals``: an on-disk cache of compiled kernels that Numba's dispatcher
+uses as its own (``Dispatcher._cache``); the policy lives in ``_numba_cache``.
+
+The index and data files are jitdigest's, in Numba's layout (``<entry>.nbi``,
+``<entry>.<n>.nbc``); a compile result goes to disk and back through
+``CompileResult._reduce`` / ``_rebuild``, its runtime made ready by ``rtsys.initialize``.
 
 Part of the one package that touches Numba's and llvmlite's private internals (see
 ``__init__``); tested in tests/test_internals.py."""
 import glob
+import hashlib
+import inspect
 import os
 import pickle
+import sys
 import tempfile
+import uuid
+import warnings
 
-from numba.core import caching
+import numba
+from numba.core import compiler, errors
 
 
 def _runtime_ready(target_context):
     """What loading a cached kernel needs of Numba's CPU target: its runtime (NRT) initialised,
     so the kernel's references to the allocator resolve. Numba's own load calls
     ``target_context.refresh()``, which also imports and registers every lowering
-    implementation (~0.25 s, a third of a first digest's process), needed only to compile; any
-    compile refreshes the context itself first (``CompilerBase.__init__``)."""
+    implementation, needed only to compile; any compile refreshes the context itself first
+    (``CompilerBase.__init__``)."""
     from numba.core.runtime import rtsys
     rtsys.initialize(target_context)
 
 
-def _locator_for(cache_class):
-    """Numba's one cache locator for ``cache_class``: its ``directory()`` and
-    ``source_stamp(py_file)``, entries told apart by the function's package and first line
-    (Numba names files after the module's file name alone, and every family has a
-    ``portable.py``)."""
-    class Locator(caching._CacheLocator):
-        def __init__(self, py_func, py_file):
-            self._py_file = py_file
-            package = (getattr(py_func, "__module__", None) or "").rpartition(".")[0]
-            self._where = "%s-%d" % (package.rpartition(".")[2] or "top",
-                                     py_func.__code__.co_firstlineno)
-
-        def get_cache_path(self):
-            return cache_class.directory()
-
-        def ensure_cache_path(self):            # (Numba's, with the subclass's folders)
-            path = self.get_cache_path()
-            cache_class.make_directory(path)
-            tempfile.TemporaryFile(dir=path).close()
-
-        def get_source_stamp(self):
-            return cache_class.source_stamp(self._py_file)
-
-        def get_disambiguator(self):
-            return self._where
-
-        @classmethod
-        def from_function(cls, py_func, py_file):
-            return cls(py_func, py_file)
-    return Locator
+def _entry_name(py_func, py_file):
+    """Numba's file name base (module file, qualified name, line, Python version), entries told
+    apart by the function's package as well (every family has a ``portable.py``)."""
+    package = (getattr(py_func, "__module__", None) or "").rpartition(".")[0]
+    where = "%s-%d" % (package.rpartition(".")[2] or "top", py_func.__code__.co_firstlineno)
+    qualname = getattr(py_func, "__qualname__", py_func.__name__)
+    fullname = "%s.%s" % (os.path.splitext(os.path.basename(py_file))[0], qualname)
+    return "%s-%s.py%d%d%s" % (fullname.replace("<", "").replace(">", ""), where,
+                               sys.version_info[0], sys.version_info[1],
+                               getattr(sys, "abiflags", ""))
 
 
-class _DataFiles(caching.IndexDataCacheFile):
-    """Numba's index + data files; each data file's bytes are ``seal(payload)`` of the owning
-    cache class, read back through its ``unseal``. Writes go to a temporary name renamed into
-    place (``_open_for_write``)."""
-
-    def __init__(self, cache_class, cache_path, filename_base, source_stamp):
-        super().__init__(cache_path, filename_base, source_stamp)
-        self._cache_class = cache_class
-
-    def _save_data(self, name, data):
-        blob = self._cache_class.seal(self._dump(data))
-        with self._open_for_write(self._data_path(name)) as f:
+def _write(path, blob):
+    """``blob`` to ``path`` through a temporary name renamed into place."""
+    temporary = "%s.tmp.%s" % (path, uuid.uuid4().hex[:16])
+    try:
+        with open(temporary, "wb") as f:
             f.write(blob)
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
 
-    def _load_data(self, name):
-        with open(self._data_path(name), "rb") as f:
-            blob = f.read()
-        return pickle.loads(self._cache_class.unseal(blob))
 
-
-class KernelCache(caching.FunctionCache):
-    """Numba's cache of one function's compiled overloads, with every choice left to a subclass
-    through public names (no Numba internals needed there):
+class KernelCache:
+    """The on-disk cache of one function's compiled overloads, as Numba's dispatcher calls it
+    (``numba.core.caching``'s cache interface), every choice left to a subclass:
 
     * ``directory()``, ``source_stamp(py_file)`` (static): the folder, and the stamp (of the
       functions defined in ``py_file``) whose change makes their entries stale;
     * ``make_directory(path)`` (static): make the folder before the first entry is written;
-    * ``seal(payload) -> bytes``, ``unseal(bytes) -> payload`` (static): a data file's format
-      (``unseal`` raises on a damaged file);
+    * ``seal(payload) -> bytes``, ``unseal(bytes) -> payload`` (static): an index or data
+      file's format (``unseal`` raises on a damaged file);
     * ``load(sig, target_context)``, ``save(sig, data)``: what Numba's dispatcher calls, for the
       subclass to wrap in its policy around ``load_entry`` / ``save_entry``.
 
     ``folder``, ``entry_name``, ``index_path`` and ``entry_files()`` say where the entry is."""
 
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        cls._impl_class = type(cls.__name__ + "Impl", (caching.CompileResultCacheImpl,),
-                               {"_locator_classes": [_locator_for(cls)]})
-
     def __init__(self, py_func):
-        super().__init__(py_func)
-        self._cache_file = _DataFiles(type(self), self._cache_path, self._impl.filename_base,
-                                      self._impl.locator.get_source_stamp())
+        self._py_func = py_func
+        py_file = inspect.getfile(py_func)
+        self._folder = self.directory()
+        self._stamp = self.source_stamp(py_file)
+        self._entry_name = _entry_name(py_func, py_file)
+        self._enabled = True
+
+    def __repr__(self):
+        return "<%s py_func=%r>" % (type(self).__name__, self._py_func)
 
     # the subclass's choices
     @staticmethod
@@ -127,33 +113,126 @@ class KernelCache(caching.FunctionCache):
     # the raw operations
     def load_entry(self, sig, target_context):
         """The cached overload for ``sig``, or None when there is none (raises what reading
-        or rebuilding it raised)."""
+        or rebuilding it raised; OSError where a file cannot be read)."""
+        if not self._enabled:
+            return None
+        key = self._key(sig, target_context.codegen())
+        if key is None:
+            return None
+        name = self._index().get(key)
+        if name is None:
+            return None
+        with open(os.path.join(self.folder, name), "rb") as f:
+            payload = pickle.loads(self.unseal(f.read()))
         _runtime_ready(target_context)
-        return self._load_overload(sig, target_context)
+        return compiler.CompileResult._rebuild(target_context, *payload)
 
     def save_entry(self, sig, data):
-        """Write the compile result ``data`` for ``sig`` (raises what writing raised)."""
-        self._save_overload(sig, data)
+        """Write the compile result ``data`` for ``sig`` (raises what writing raised). One
+        that cannot be cached (lifted loops, dynamic globals, a closure or data that does not
+        pickle) is left out with a ``NumbaWarning``, as Numba's cache does."""
+        if not self._enabled:
+            return
+        key = self._key(sig, data.target_context.codegen())
+        problem = "as its closure does not pickle" if key is None else self._uncachable(data)
+        if problem is None:
+            try:
+                blob = pickle.dumps(data._reduce(), protocol=4)
+            except (pickle.PicklingError, TypeError, AttributeError) as exc:
+                problem = f"as it does not pickle ({type(exc).__name__}: {exc})"
+        if problem is not None:
+            warnings.warn_explicit(
+                f'Cannot cache compiled function "{self._py_func.__name__}" {problem}',
+                errors.NumbaWarning, inspect.getfile(self._py_func),
+                self._py_func.__code__.co_firstlineno)
+            return
+        self.make_directory(self.folder)
+        tempfile.TemporaryFile(dir=self.folder).close()     # writable, or OSError now
+        overloads = self._index()
+        name = overloads.get(key)
+        if name is None:
+            used = set(overloads.values())
+            number = 1
+            while "%s.%d.nbc" % (self.entry_name, number) in used:
+                number += 1
+            name = overloads[key] = "%s.%d.nbc" % (self.entry_name, number)
+            self._save_index(overloads)
+        _write(os.path.join(self.folder, name), self.seal(blob))
+
+    @staticmethod
+    def _uncachable(cres):
+        if any(not lifted.can_cache for lifted in cres.lifted):
+            return "as it uses lifted code"
+        if cres.library.has_dynamic_globals:
+            return "as it uses dynamic globals (such as ctypes pointers and large global arrays)"
+        return None
+
+    def _key(self, sig, codegen):
+        """An overload's key in the index: its signature, the code generator's target, the
+        function's bytecode and closure (None when the closure does not pickle)."""
+        func = self._py_func
+        closure = b""
+        if func.__closure__ is not None:
+            try:
+                closure = pickle.dumps(tuple(c.cell_contents for c in func.__closure__),
+                                       protocol=4)
+            except Exception:
+                return None
+        return (sig, codegen.magic_tuple(), (hashlib.sha256(func.__code__.co_code).hexdigest(),
+                                             hashlib.sha256(closure).hexdigest()))
+
+    def _index(self):
+        """{key: data file name} of the entry's index; empty when there is none, or it was
+        written by another Numba or for other sources (its data files are then overwritten)."""
+        try:
+            with open(self.index_path, "rb") as f:
+                blob = f.read()
+        except FileNotFoundError:
+            return {}
+        version, stamp, overloads = pickle.loads(self.unseal(blob))
+        if version != numba.__version__ or stamp != self._stamp:
+            return {}
+        return overloads
+
+    def _save_index(self, overloads):
+        _write(self.index_path, self.seal(pickle.dumps((numba.__version__, self._stamp,
+                                                        overloads), protocol=4)))
 
     @property
     def folder(self):
-        return self._cache_path
+        return self._folder
 
     @property
     def entry_name(self):
         """The common start of the entry's file names (function, line, Python version)."""
-        return self._impl.filename_base
+        return self._entry_name
 
     @property
     def index_path(self):
-        return self._cache_file._index_path
+        return os.path.join(self.folder, self.entry_name + ".nbi")
 
     def entry_files(self):
         """Paths of the entry's index and data files that exist now."""
         base = os.path.join(self.folder, glob.escape(self.entry_name))
         return glob.glob(base + ".nbi") + glob.glob(base + ".*.nbc")
 
-    # Numba's interface (numba.core.caching._Cache)
+    # Numba's interface (numba.core.caching._Cache), called by its dispatcher
+    @property
+    def cache_path(self):
+        return self.folder
+
+    def enable(self):
+        self._enabled = True
+
+    def disable(self):
+        self._enabled = False
+
+    def flush(self):
+        try:
+            self._save_index({})
+        except OSError:
+            pass
+
     def load_overload(self, sig, target_context):
         return self.load(sig, target_context)
 

@@ -3,8 +3,22 @@ zeroed or copied: a device function may not return an array).
 
 Part of the one package that touches Numba's and llvmlite's private internals (see
 ``__init__``); tested in tests/test_internals.py."""
+from llvmlite import ir
 from numba.core import cgutils, types
 from numba.extending import intrinsic
+
+from .stack import populate_array
+
+
+_VOIDPTR = ir.IntType(8).as_pointer()
+
+
+def _intrinsic(builder, name, pointer, value, size):
+    """``name`` (LLVM's ``llvm.memset`` or ``llvm.memcpy``) of ``size`` bytes at ``pointer``."""
+    types = [_VOIDPTR, _VOIDPTR, size.type] if name == "llvm.memcpy" else [_VOIDPTR, size.type]
+    fn = builder.module.declare_intrinsic(name, types)
+    builder.call(fn, [builder.bitcast(pointer, _VOIDPTR), value, size,
+                      ir.Constant(ir.IntType(1), 0)])
 
 
 def _local_array(context, builder, word, cap, n=None, source=None):
@@ -17,12 +31,14 @@ def _local_array(context, builder, word, cap, n=None, source=None):
     data.align = 16                         # 16-byte vectors may be read from it (section 8)
     n = intp(cap) if n is None else n
     if source is None:                      # only its n words: fewer stores than all cap
-        cgutils.memset(builder, data, builder.mul(n, intp(size)), 0)
+        _intrinsic(builder, "llvm.memset", data, ir.Constant(ir.IntType(8), 0),
+                   builder.mul(n, intp(size)))
     else:
-        cgutils.raw_memcpy(builder, data, source, n, size)
+        _intrinsic(builder, "llvm.memcpy", data, builder.bitcast(source, _VOIDPTR),
+                   builder.mul(n, intp(size)))
     array_type = types.Array(word, 1, "C")
     array = context.make_array(array_type)(context, builder)
-    context.populate_array(array, data=data, shape=[n], strides=[intp(size)],
+    populate_array(array, data=data, shape=[n], strides=[intp(size)],
                            itemsize=intp(size), meminfo=None)
     return array._getvalue()
 

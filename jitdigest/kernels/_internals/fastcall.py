@@ -1,35 +1,16 @@
 """Section 19 of ``_internals``: a compiled entry (``oneshot``, HMAC's ``hmac_bytes``,
 ``update``) called as a CPython builtin function (``METH_FASTCALL``) that takes its arguments'
-storage straight from the objects.
+storage straight from the objects, instead of through Numba's compiled wrapper (which parses an
+argument tuple and unboxes each argument through numpy's C API or the buffer protocol, most of
+a short digest's call). The builtin is a few lines of LLVM IR (``_build``); it checks each
+argument's exact type as the compiled function's signature says, reads data pointers and
+lengths from CPython's ``PyBytesObject`` and numpy's ``PyArrayObject_fields``, calls the
+compiled function in Numba's calling convention (``CPUCallConv.call_function``) and returns
+its int64 result as an ``int``, or else its last argument, the output written in place.
 
-Why: ``sha256(data).digest()`` calls the one-shot kernel once, through Numba's compiled wrapper,
-which parses an argument tuple and unboxes each argument through numpy's C API or the buffer
-protocol: measured on AMD EPYC (znver3), 180 ns of the call's 310 for a 64-byte SHA-256 (the two
-compressions take about 90), against 25 ns for calling a builtin; HMAC's call, with one more
-argument, saved about 500 ns; ``update()`` of ``bytes`` also skips the ``np.frombuffer`` view
-Numba's wrapper needs (~550 ns). The builtin made here is a few lines of LLVM IR. It checks each
-argument's exact type as the compiled function's signature says: ``bytes`` where it takes
-``bytes``, a ``bytearray`` or a read-only uint8 array (Numba stores all three alike); an ndarray
-of the array's dtype, 1-d, C-contiguous, aligned and, where the function writes it, writable; an
-``int`` for an int64, not negative (``PyLong_AsSsize_t``: OverflowError past it). It reads data
-pointers and lengths from CPython's ``PyBytesObject`` and numpy's ``PyArrayObject_fields``,
-calls the compiled function (Numba's calling convention: ``CPUCallConv.call_function``, the
-arrays built as Numba's ``ArrayModel`` structs) and returns its int64 result as an ``int``, or
-else its last argument, the output written in place. Arguments of any other type raise TypeError
-before the kernel runs (Numba's compiled entry, called without its dispatcher, checks none);
-array lengths and the output's size are the caller's, as they are through Numba's wrapper.
-
-The layouts are read off probes on first use (``layout()``): the offsets of an object's type
-and reference count, a ``bytes`` object's size and first byte, an ndarray's data pointer,
-dimension count, shape, dtype and flags, each confirmed against what Python reports for it.
-Where one does not match (a debug or free-threaded build, a future numpy) there is no builtin
-(``None``) and callers keep Numba's wrapper.
-
-The builtin's code goes through Numba's code generator (``CPUContext.codegen()``,
-``JITCodeLibrary.add_ir_module``); the compiled kernel is reached by its address, registered
-under a name of this module's (``llvmlite.binding.add_symbol``). Both stay loaded for the
-process's life, as Numba's own compiled code does.
-
+The layouts are read off probes on first use (``layout()``), each confirmed against what Python
+reports; where one does not match there is no builtin (``None``) and callers keep Numba's
+wrapper. The code goes through Numba's code generator (``JITCodeLibrary.add_ir_module``).
 Part of the one package that touches Numba's and llvmlite's private internals (see
 ``__init__``); tested in tests/test_internals.py."""
 import ctypes
@@ -136,9 +117,9 @@ def bytes_entry(compiled, name):
     symbol = f"jitdigest_fastcall_{number}_{re.sub(r'[^A-Za-z0-9_]', '_', name)}"
     ll.add_symbol(symbol + "_kernel", address)
     module = ir.Module(symbol)
-    kernel = ir.Function(module, context.call_conv.get_function_type(fndesc.restype,
-                                                                       fndesc.argtypes),
-                         symbol + "_kernel")
+    # the compiled function's type in Numba's calling convention, as Numba declares it
+    declared = context.declare_function(ir.Module(symbol + "_declared"), fndesc)
+    kernel = ir.Function(module, declared.function_type, symbol + "_kernel")
     _build(context, module, symbol, name, kernel, fndesc, offsets)
     with global_compiler_lock:
         library = context.codegen().create_library(symbol)
@@ -170,7 +151,15 @@ def _kind(numba_type):
 
 
 def _build(context, module, symbol, name, kernel, fndesc, offsets):
-    """The builtin's function ``symbol(self, args, nargs)`` in ``module``."""
+    """The builtin's function ``symbol(self, args, nargs)`` in ``module``. It takes ``bytes``
+    where the compiled function takes ``bytes``, a ``bytearray`` or a read-only uint8 array
+    (Numba stores all three alike); an ndarray of the array's dtype, 1-d, C-contiguous, aligned
+    and, where the function writes it, writable; an ``int`` for an int64, not negative
+    (``PyLong_AsSsize_t``: OverflowError past it). Arguments of any other type raise TypeError
+    before the kernel runs (Numba's compiled entry, called without its dispatcher, checks none);
+    array lengths and the output's size are the caller's, as they are through Numba's wrapper.
+    The compiled kernel is reached by its address, registered under a name of this module's
+    (``llvmlite.binding.add_symbol``); both stay loaded for the process's life."""
     from numba.core import types
     kinds = [_kind(t) for t in fndesc.argtypes]
     returns_int = fndesc.restype == types.int64

@@ -2,20 +2,14 @@
 without importing Numba (``jitdigest.runtime.native`` loads it with llvmlite alone).
 
 Numba's cache cannot be read without Numba (its entries are pickles of Numba's objects), and
-importing Numba is most of a short run's time: measured on AMD EPYC (znver1), a process
-printing one SHA-256 digest took 0.84 s through Numba and 0.15 s from the object code below
-through llvmlite and ctypes (the bare interpreter: 0.08 s). So a batch kernel's ``hash_rows``
-is also kept as object files: the kernel's own, as Numba's JIT engine emitted it
-(``_compiled_object``), and a C-callable wrapper (``numba.cfunc``) that views its pointer
-arguments as the kernel's arrays and calls the kernel by its symbol, loaded side by side. A
-kernel loaded from Numba's cache has no object of its own; the wrapper then has it linked in
-(``CodeLibrary._final_module``), with every function it reaches.
-
-The objects refer by name to what they do not define: LLVM intrinsics, CPython's C API, and a
-few helpers of Numba's C runtime that only an error path or a reference count reaching zero
-calls (the wrapper's report of an exception, ``NRT_decref`` of an array Numba allocated), or
-that only the kernel's own Python wrapper calls (its arguments' unboxing).
-``declarations()`` and ``kernel_object()`` list them, for the loader to resolve or refuse.
+importing Numba is most of a short run's time. So a batch kernel's ``hash_rows`` is also kept
+as object files: the kernel's own, as Numba's JIT engine emitted it (``_compiled_object``), and
+a C-callable wrapper (``numba.cfunc``) that views its pointer arguments as the kernel's arrays
+and calls the kernel by its symbol, loaded side by side. A kernel loaded from Numba's cache has
+no object of its own; the wrapper then has it linked in (``CodeLibrary._final_module``).
+The objects refer by name to what they do not define (LLVM intrinsics, CPython's C API, a few
+helpers of Numba's C runtime on error and reference-count paths); ``declarations()`` and
+``kernel_object()`` list them, for the loader to resolve or refuse.
 
 Part of the one package that touches Numba's and llvmlite's private internals (see
 ``__init__``); tested in tests/test_internals.py."""
@@ -80,9 +74,8 @@ def rows_entry(kernel, word, compiled=None):
     pointers: ``entry(values, n_values, starts, lengths, rows, n_rows, iv, n_iv, out, out_rows,
     out_cols) -> 0``. Every bound must hold before the call: nothing here checks them.
     The kernel's code is linked into the entry's (Numba's way: optimised and emitted again with
-    it, 0.3-1.0 s for a lane kernel on AMD EPYC znver3), or, given ``compiled`` (its entry in
-    ``kernel.overloads``), called by its symbol, for an object loaded beside
-    ``kernel_object``'s (0.1 s)."""
+    it, slow for a lane kernel), or, given ``compiled`` (its entry in ``kernel.overloads``),
+    called by its symbol, for an object loaded beside ``kernel_object``'s (quick)."""
     w = _word_type(word)
     if compiled is not None:
         kernel = _declared_call(compiled)
@@ -108,11 +101,10 @@ def object_code(entry):
     Compiling the ``cfunc`` already made that machine code: Numba's JIT engine hands each
     object it emits to the library (``CodeLibrary._object_compiled_hook``, kept for its own
     cache as ``_compiled_object``): that object, the code Numba itself runs and caches, is the
-    one stored. Emitting the module again (``JITCPUCodegen._tm.emit_object``) cost 0.3-0.5 s a
-    lane kernel (AMD EPYC, znver3), for the same code or code that differs only in register
+    one stored. Emitting the module again (``JITCPUCodegen._tm.emit_object``) costs as much as
+    compiling a lane kernel's code again, for the same code or code that differs only in register
     choices; it is the fallback where no object was kept."""
-    library = entry._library
-    library._ensure_finalized()
+    library = entry._library            # finalized: the cfunc took its address when it compiled
     code = compiled_object(library)
     if code is None:
         code = library.codegen._tm.emit_object(library._final_module)

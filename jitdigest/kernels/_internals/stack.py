@@ -1,9 +1,17 @@
-"""Section 2 of ``_internals``: a Numba array over a stack buffer (``BaseContext.populate_array``).
+"""Section 2 of ``_internals``: a Numba array over a stack buffer
+(``numba.np.arrayobj.populate_array``).
 
 Part of the one package that touches Numba's and llvmlite's private internals (see
 ``__init__``); tested in tests/test_internals.py."""
 from numba.core import cgutils, errors, types
 from numba.extending import intrinsic
+
+
+def populate_array(array, **fields):
+    """Numba's ``populate_array`` (what ``BaseContext.populate_array`` forwards to): the array
+    module is imported by then, as a compile refreshes the target context first."""
+    from numba.np import arrayobj
+    return arrayobj.populate_array(array, **fields)
 
 
 @intrinsic
@@ -27,7 +35,7 @@ def stack_array(typingctx, cap, dtype):
         data = cgutils.alloca_once(builder, llvm_word, size=cap.literal_value)
         array = context.make_array(array_type)(context, builder)
         intp = lambda v: context.get_constant(types.intp, v)          # noqa: E731
-        context.populate_array(array, data=data, shape=[intp(cap.literal_value)],
+        populate_array(array, data=data, shape=[intp(cap.literal_value)],
                                strides=[intp(size)], itemsize=intp(size), meminfo=None)
         return array._getvalue()
     return array_type(cap, dtype), codegen

@@ -9,12 +9,11 @@ import numba
 
 def launched_layer():
     """The threading layer Numba has loaded in this process, or None before its first parallel
-    region (``numba.np.ufunc.parallel._is_initialized``; ``numba.threading_layer()`` raises
-    then)."""
-    from numba.np.ufunc import parallel
-    if not parallel._is_initialized:
+    region (``numba.threading_layer()`` raises ValueError then)."""
+    try:
+        return numba.threading_layer()
+    except ValueError:
         return None
-    return numba.threading_layer()
 
 
 def launch_threading_layer():

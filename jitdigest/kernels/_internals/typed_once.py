@@ -13,7 +13,7 @@ from .ours import OursDispatcher
 # A compiled function called from another is compiled for the argument types of the call:
 # ``compress(state, buf, 0, 1)`` from one driver, ``compress(state, message, pos, n)`` from
 # another, with a ``bytes`` message in a third, gave a family's block function four or five
-# signatures (the SHA-512 ones 4-7 s each, on AMD EPYC znver1). A block function's arguments
+# signatures (the SHA-512 ones among the slowest to compile). A block function's arguments
 # are a state array, the input bytes and integers: the dispatcher below types a call with the
 # input as a read-only uint8 array and every integer as int64, every bool as a bool (literal or
 # not), and Numba's call lowering casts the caller's values to those types (a mutable array to a
