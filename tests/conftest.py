@@ -232,7 +232,7 @@ def kernel_params(names):
     for name in names:
         spec = _algorithms.SPECS[name]
         for backend in _dispatch.backends(spec.family):
-            marks = () if backend.usable() else (
+            marks = () if _dispatch.usable(backend) else (
                 pytest.mark.skip(reason=f"{backend.name} not usable on this CPU/target"),)
             ks = _dispatch._kernel_set(backend, spec.word)
             params.append(pytest.param(name, ks, id=f"{name}-{backend.name}", marks=marks))

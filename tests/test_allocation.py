@@ -146,7 +146,7 @@ def test_no_new_signatures_after_warm_up(name):
     assert after == before, {k: (before.get(k), v) for k, v in after.items()
                              if before.get(k) != v}
     for entry in ("update", "final", "oneshot"):
-        dispatcher = ks._function(entry)
+        dispatcher = ks.backend.function(entry)
         assert dispatcher.signatures, f"{entry}: no compiled signature"
         called = getattr(ks, entry)
         assert called is not dispatcher

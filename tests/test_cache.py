@@ -136,7 +136,7 @@ def test_two_processes_fill_one_cold_cache(tmp_path):
             "for n in range(1, 200, 7):\n"
             "    assert jitdigest.sha1(b'a' * n).digest() == hashlib.sha1(b'a' * n).digest()\n"
             "from jitdigest.engine import dispatch as _dispatch; from jitdigest.base import algorithms as _algorithms\n"
-            "f = _dispatch.kernels_for(_algorithms.SPECS['sha1'])._function('oneshot')\n"
+            "f = _dispatch.kernels_for(_algorithms.SPECS['sha1']).backend.oneshot\n"
             "print('ok', sum(f.stats.cache_hits.values()), sum(f.stats.cache_misses.values()))\n")
     procs = [subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for _ in range(2)]

@@ -15,6 +15,7 @@ import functools
 
 from . import cpu as _cpu, notice as _notice
 from ..base import fork as _fork, host as _host
+from ..base.fork import cached_property
 from ..kernels import blake2b, blake2s, blake3, keccak, md5, sha1, sha256, sha512
 from ..kernels._contract import COMPILED_FROM, chunks_signature, signature
 
@@ -166,7 +167,7 @@ class KernelSet:
             return on_disk(_driver(driver)) and self.ready(rows)
         return on_disk(self.backend.function(entry))
 
-    @functools.cached_property
+    @cached_property
     def oneshot_bytes(self):
         """``oneshot`` for a ``bytes`` message into a ``bytes`` output just made (what
         ``Hash.digest`` passes): the compiled entry as a builtin function
@@ -174,7 +175,7 @@ class KernelSet:
         itself where this Python has none."""
         return self._builtin("oneshot") or self.oneshot
 
-    @functools.cached_property
+    @cached_property
     def update_bytes(self):
         """``update`` for ``bytes`` data: ``update_bytes(state, buf, buflen, data) -> buflen``.
         The compiled entry as a builtin function that takes the bytes themselves (Numba's

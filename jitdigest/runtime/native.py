@@ -415,7 +415,7 @@ def write_kernel(kernel_set):
     from ..kernels._internals import native
     word = kernel_set._word
     kernel_set.hash_rows                                  # compiled (or loaded) first
-    kernel = kernel_set._function("hash_rows")
+    kernel = kernel_set.backend.hash_rows
     # compiled in this process: its object as emitted, and a wrapper calling it by name;
     # loaded from Numba's cache (no object kept): a wrapper with the kernel linked in
     compiled = kernel.overloads[_dispatch._signatures(word)["hash_rows"]]
