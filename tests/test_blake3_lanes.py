@@ -188,8 +188,8 @@ def test_threads_cut_subtrees_anywhere(width, monkeypatch):
     checked = 0
     for cap, tasks in ((2 * group, 1), (4 * group, 4), (8 * group, 1), (256 * 1024, 4),
                        (256 * 1024, 1)):
-        monkeypatch.setattr(_config, "BLAKE3_SUBTREE_BYTES", cap)
-        monkeypatch.setattr(_config, "BLAKE3_TASKS_PER_THREAD", tasks)
+        monkeypatch.setattr(_config, "TREE_SUBTREE_BYTES", cap)
+        monkeypatch.setattr(_config, "TREE_TASKS_PER_THREAD", tasks)
         for n in (4 * group, 9 * group + 1, 40 * group - 1, 3 * 1024 * 1024):
             for mode in MODES:
                 args = mode

@@ -83,16 +83,16 @@ SUM_BATCH_BYTES = 4 * 1024 * 1024
 # jitdigest sum -j is capped at this many threads per CPU: more only add memory (each holds a
 # batch in flight) and contention (peak memory at a huge -j: benchmarks/results/tunables.md).
 SUM_JOBS_PER_CPU = 4
-# jitdigest.blake3 with max_threads above 1: the input is cut into subtrees of up to this many
+# A tree hash with max_threads above 1: the input is cut into subtrees of up to this many
 # bytes, one task each (its groups of chunks through the lanes, then its parents in lanes), at
 # least 4 tasks a thread, so that only one chaining value a subtree is left to merge on the
 # calling thread (smaller tasks leave more serial merging: benchmarks/results/tunables.md).
-BLAKE3_SUBTREE_BYTES = 256 * 1024
-BLAKE3_TASKS_PER_THREAD = 4
-# jitdigest sum -a blake3 -j 1: max_threads of files streamed (above SUM_SMALL_FILE bytes).
+TREE_SUBTREE_BYTES = 256 * 1024
+TREE_TASKS_PER_THREAD = 4
+# jitdigest sum -j 1 with a tree hash: max_threads of files streamed (above SUM_SMALL_FILE bytes).
 # 1: a second thread gained nothing on a large file (per block, threads only split groups of
 # chunks, so a block's worth of work is small for them): benchmarks/results/tunables.md.
-SUM_BLAKE3_THREADS = 1
+SUM_TREE_THREADS = 1
 
 # jitdigest sum --cache: a file changed within this long (ns) of the start of the run that read
 # it is not stored (git's "racy" rule: the value is FAT's timestamp granularity and covers

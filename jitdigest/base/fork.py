@@ -114,7 +114,7 @@ def _before_fork():
     An import that another thread has begun can never finish in the child: its module lock
     names a thread that is gone, and every later import of that name waits on it. Kernel
     modules import parts of Numba lazily, outside the gate (``from numba import prange`` in a
-    generated module, ``jitdigest.blake3`` on first access). So a fork also waits until no
+    generated module, a public module's lazy submodule on first access). So a fork also waits until no
     other thread is importing a module of jitdigest, Numba, llvmlite or numpy (their module
     locks, ``importlib._bootstrap._module_locks``), checked again once it holds the gate.
 

@@ -279,7 +279,7 @@ def _update_threads(kernels, state, buf, buflen, view, threads):
     lanes' ``prange`` entry, a subtree a task, and their chaining values pushed in order; the
     rest, and everything when there is too little for every thread, no lanes or no parallel
     regions, as usual. Subtrees are the largest power-of-two number of lane groups, up to
-    ``_config.BLAKE3_SUBTREE_BYTES``, that gives every thread ``BLAKE3_TASKS_PER_THREAD``
+    ``_config.TREE_SUBTREE_BYTES``, that gives every thread ``TREE_TASKS_PER_THREAD``
     tasks (down to one task of two groups). Returns the new ``buflen``."""
     group = kernels.group_len
     if threads == blake3.AUTO:
@@ -289,13 +289,13 @@ def _update_threads(kernels, state, buf, buflen, view, threads):
     chunks = int(state[COUNTER + 1]) << 32 | int(state[COUNTER])
     done = chunks * CHUNK_LEN + int(state[BLOCKS]) * BLOCK_LEN + buflen
     per = 2
-    while 2 * per * group <= _config.BLAKE3_SUBTREE_BYTES:
+    while 2 * per * group <= _config.TREE_SUBTREE_BYTES:
         per *= 2
     while True:
         size = per * group
         head = -done % size
         nsub = (len(view) - head - 1) // size if len(view) > head else 0
-        if nsub >= (_config.BLAKE3_TASKS_PER_THREAD if per > 2 else 1) * threads:
+        if nsub >= (_config.TREE_TASKS_PER_THREAD if per > 2 else 1) * threads:
             break
         if per == 2:
             return kernels.update(state, buf, buflen, view)

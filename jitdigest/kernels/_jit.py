@@ -61,9 +61,8 @@ def typed_kernel(*outputs):
     literal ``0`` in one and an int64 in another, ``bytes`` or an array in, a bytearray or an
     array row out): compiled once for all of them, typed as a block function is
     (``_internals.typed_once``; ``outputs``: the positions of the arguments it writes bytes
-    to). Left to its callers' types, BLAKE3's ``b3_update``, ``b3_output`` and
-    ``_root_bytes`` were compiled two or three times each (BLAKE3's object entries took 41
-    CPU-s to compile after its batch kernels, 27 with them typed once)."""
+    to). Left to its callers' types, such a function is compiled once per distinct set of
+    argument types its callers happen to hold."""
     def decorate(func):
         if not JIT_ENABLED:
             return func

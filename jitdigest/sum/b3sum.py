@@ -96,7 +96,7 @@ def mode(args, jobs):
             raise FatalError("Failed to parse num threads.")
         threads = min(n, os.cpu_count() or 1) or -1     # 0: the objects' AUTO
     else:
-        threads = _config.SUM_BLAKE3_THREADS
+        threads = _config.SUM_TREE_THREADS
     return {"key": key, "context": args.derive_key, "threads": threads if jobs == 1 else 1}
 
 
