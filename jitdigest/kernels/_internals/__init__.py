@@ -114,9 +114,11 @@ SYMBOLS = ("PyEval_SaveThread", "PyEval_RestoreThread", "PyGILState_Check", "PyE
 
 
 def _resolve(path):
-    import importlib
+    """The object a "module:attribute.path" names (the module imported first)."""
+    import sys
     module, _, attrs = path.partition(":")
-    obj = importlib.import_module(module)
+    __import__(module)
+    obj = sys.modules[module]
     for attr in attrs.split("."):
         obj = getattr(obj, attr)
     return obj
