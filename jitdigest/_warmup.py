@@ -141,7 +141,7 @@ def _label(task):
 
 def _callees(family, name):
     """The kernel modules of ``family`` other than ``name`` whose compiled functions the backend
-    module ``name`` calls (it imports them: ``from .x86 import compress``)."""
+    module ``name`` calls (it imports them: ``from .sha_ni import compress``)."""
     backend = _backend(family, name)
     if backend is None:                     # not a family's module (the bytes join task)
         return set()

@@ -101,3 +101,26 @@ def test_the_batch_choice_follows_forcing_and_switches():
         assert _dispatch.batch_kernels_for(spec, 1000, 64).name == "portable"
         assert _dispatch.batch_kernels_for(spec, 1, 64).name == "portable"
     assert _dispatch.batch_kernels_for(spec, 1000, 64) is before
+
+
+def test_old_lane_names_are_read_per_family():
+    """``lanes16``/``lanes8``/``lanes4`` (the names before the tier names) still force the
+    family's backend now: ``lanes8`` is AVX2 for MD5 and SHA-256, AVX-512 for SHA-512."""
+    from jitdigest.kernels._contract import OLD_NAMES
+    for old, families in OLD_NAMES.items():
+        for family, new in families.items():
+            assert new in {b.name for b in _dispatch.batch_backends(family)}, (old, family)
+    rows = np.zeros((20, 64), np.uint8)
+    for name, old in (("md5", "lanes8"), ("sha512", "lanes8"), ("sha512", "lanes4"),
+                      ("sha256", "lanes16")):
+        spec = _algorithms.SPECS[name]
+        new = OLD_NAMES[old][spec.family]
+        if new not in jitdigest.backends(name):
+            continue                            # not usable on this CPU
+        with jitdigest.backend(old):
+            assert _dispatch.batch_kernels_for(spec, 20).name == new
+            got = jitdigest.hash_many(name, rows)
+        assert bytes(got[0]) == hashlib.new(name, bytes(64)).digest()
+    names = {b.name for f in _dispatch.FAMILIES for b in _dispatch.backends(f)
+             + _dispatch.batch_backends(f)}
+    assert not names & set(OLD_NAMES)

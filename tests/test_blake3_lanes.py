@@ -1,4 +1,4 @@
-"""BLAKE3's chunk-parallel lane kernels (``kernels/blake3/lanes16.py``, ``lanes8.py``): each
+"""BLAKE3's chunk-parallel lane kernels (``kernels/blake3/avx512_x16.py``, ``avx2_x8.py``): each
 lane width this CPU can run, forced with ``_cpu.disabled`` (and the portable kernel the same
 way), against the official vectors and the ``blake3`` package at the edges of groups of 8, 16
 and 32 chunks, in one call and in updates that split groups, in the three modes; the
@@ -22,7 +22,7 @@ CONTEXT = "jitdigest tests 2026-12-04 lanes"
 MODES = ({}, {"key": KEY}, {"derive_key_context": CONTEXT})
 BIG = bytes((i * 7 + (i >> 10)) & 0xFF for i in range(70 * 1024 + 100))
 # name: the switches that leave it first
-WIDTHS = {"lanes16": (), "lanes8": ("avx512",), "portable": ("avx512", "avx2")}
+WIDTHS = {"avx512_x16": (), "avx2_x8": ("avx512",), "portable": ("avx512", "avx2")}
 
 
 @pytest.fixture(params=sorted(WIDTHS))
@@ -44,17 +44,22 @@ class _nothing:
 
 
 def test_disable_switches_choose_the_backend():
-    """JITDIGEST_DISABLE's switches turn the lanes off, widest first; each lane module
-    declares what it needs."""
+    """JITDIGEST_DISABLE's switches turn the lanes off, widest first; each lane module's
+    record says what it needs (and its FEATURE, SWITCH, which jitdigest.blake3 reads, are the
+    record's)."""
     from jitdigest.kernels.blake3 import backends
     modules = {m.__name__.rsplit(".", 1)[1]: m for m in backends()}
-    assert list(modules) == ["lanes16", "lanes8", "portable"]
-    assert [modules[n].LANES for n in ("lanes16", "lanes8")] == [16, 8]
-    usable = [n for n in ("lanes16", "lanes8")
+    assert list(modules) == ["avx512_x16", "avx2_x8", "portable"]
+    assert [modules[n].BACKEND.name for n in modules] == list(modules)
+    assert [modules[n].BACKEND.lanes for n in ("avx512_x16", "avx2_x8")] == [16, 8]
+    for n in ("avx512_x16", "avx2_x8"):
+        record = modules[n].BACKEND
+        assert (modules[n].FEATURE, modules[n].SWITCH) == (record.feature, record.switch)
+    usable = [n for n in ("avx512_x16", "avx2_x8")
               if _cpu.usable(modules[n].FEATURE, modules[n].SWITCH)] + ["portable"]
     assert backend_name() == usable[0]
     with _cpu.disabled("avx512"):
-        assert backend_name() == ("lanes8" if "lanes8" in usable else "portable")
+        assert backend_name() == ("avx2_x8" if "avx2_x8" in usable else "portable")
     with _cpu.disabled("avx512", "avx2"):
         assert backend_name() == "portable"
 

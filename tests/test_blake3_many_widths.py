@@ -20,9 +20,9 @@ ref = pytest.importorskip("blake3")       # the package: in the test extras
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
-# lanes16 serves by default where usable: tests/test_blake3_many.py runs it
-WIDTHS = ("lanes8", "portable")
-MODULES = {"lanes16": "many16", "lanes8": "many8", "portable": "portable"}
+# avx512_x16 serves by default where usable: tests/test_blake3_many.py runs it
+WIDTHS = ("avx2_x8", "portable")
+MODULES = {"avx512_x16": "many_avx512_x16", "avx2_x8": "many_avx2_x8", "portable": "portable"}
 
 
 @pytest.mark.parametrize("width", WIDTHS)
@@ -33,7 +33,7 @@ def test_each_lane_width(width):
         pytest.skip(f"{width} is not usable here")
     messages = MESSAGES[:60]
     with jitdigest.backend(width):
-        ks = _dispatch.batch_kernels_for(_algorithms.BLAKE3, len(messages), 500)
+        ks = _dispatch.batch_kernels_for(_algorithms.TABLE["blake3"], len(messages), 500)
         assert ks.backend.module.__name__.rsplit(".", 1)[1] == MODULES[width]
         checked = 0
         for mode in MODES:
@@ -49,14 +49,14 @@ import json, random, jitdigest
 from jitdigest.base import algorithms as _algorithms; from jitdigest.engine import dispatch as _dispatch
 rnd = random.Random(3)
 msgs = [rnd.randbytes(n) for n in (0, 1, 64, 65, 1024, 1025, 3000) * 5]
-ks = _dispatch.batch_kernels_for(_algorithms.BLAKE3, len(msgs), 700)
+ks = _dispatch.batch_kernels_for(_algorithms.TABLE["blake3"], len(msgs), 700)
 out = jitdigest.hash_many("blake3", msgs, key=bytes(32))
 print(json.dumps([ks.backend.module.__name__.rsplit(".", 1)[1], [bytes(r).hex() for r in out],
                   jitdigest.backends("blake3")]))
 """
 
 
-@pytest.mark.parametrize("switches, allowed", [("avx512", "lanes8"), ("avx512,avx2", "")])
+@pytest.mark.parametrize("switches, allowed", [("avx512", "avx2_x8"), ("avx512,avx2", "")])
 def test_disable_switches_in_a_new_process(switches, allowed):
     env = dict(os.environ, JITDIGEST_DISABLE=switches, PYTHONPATH=str(ROOT))
     proc = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True,
@@ -67,14 +67,14 @@ def test_disable_switches_in_a_new_process(switches, allowed):
     msgs = [rnd.randbytes(n) for n in (0, 1, 64, 65, 1024, 1025, 3000) * 5]
     assert digests == [h.hex() for h in expected(msgs, key=bytes(32))]
     assert len(digests) == 35
-    assert "lanes16" not in names
+    assert "avx512_x16" not in names
     previous = _cpu.set_disabled(switches.split(","))   # the child's switches, exactly
     try:
         here = jitdigest.backends("blake3")
     finally:
         _cpu.set_disabled(previous)
     if allowed and allowed in here:
-        assert module == "many8" and names == ["lanes8", "portable"]
+        assert module == "many_avx2_x8" and names == ["avx2_x8", "portable"]
     else:
         assert module == "portable" and names == ["portable"]
 

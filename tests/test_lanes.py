@@ -18,6 +18,7 @@ import pytest
 import jitdigest
 from jitdigest.base import algorithms as _algorithms
 from jitdigest.engine import cpu as _cpu, dispatch as _dispatch
+from jitdigest.kernels._contract import VECTOR_TIERS
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 GENERATORS = [REPO / "tools" / "gen_lanes.py", REPO / "tools" / "gen_sha_ni_batch.py"]
@@ -40,7 +41,7 @@ def test_every_generated_module_is_registered():
     from jitdigest.kernels.blake3 import backends as blake3_backends
     registered = {pathlib.Path(b.module.__file__).resolve() for b in BATCH_BACKENDS}
     registered |= {pathlib.Path(m.__file__).resolve() for m in blake3_backends()
-                   if m.__name__.rsplit(".", 1)[1].startswith("lanes")}
+                   if m.BACKEND.tier.name in VECTOR_TIERS}
     generated = {(REPO / rel).resolve() for g in GENERATORS for rel in _load_generator(g).render()}
     assert generated
     assert registered == generated
@@ -66,7 +67,7 @@ def _params():
 
 
 def _lanes(backend):
-    return backend.module.IN_FLIGHT
+    return backend.in_flight
 
 
 def _hash_rows(name, backend):
@@ -238,7 +239,7 @@ def test_ragged_shuffled_and_subset(name, backend):
     untouched = np.setdiff1d(np.arange(n), subset)
     assert (out[untouched] == 0xA5).all(), "rows outside `rows` were written"
     # long ragged rows: most steps find a whole lane group at whole blocks (MD5's and SHA-1's
-    # lanes8 then load the group through the transpose), some a group with a lane at its tail
+    # AVX2 kernels then load the group through the transpose), some a group with a lane at its tail
     long = rng.integers(4 * bs, 8 * bs, 4 * lanes + 3)
     out, msgs = run(name, backend, long, rows=rng.permutation(len(long)), gap=3)
     check(name, out, msgs)
@@ -314,7 +315,7 @@ def test_block_functions_are_compiled_once_and_inlined():
         assert bool(called) is not inline, (
             f"inline={inline}: numba {numba.__version__}: the block function is "
             f"{'still called' if inline else 'inlined unasked (the check would be blind)'}")
-    for module in {b.module for b in BATCH_BACKENDS if b.module.NAME.startswith("lanes")}:
+    for module in {b.module for b in BATCH_BACKENDS if b.tier.name in VECTOR_TIERS}:
         assert any(hasattr(module, name) for name in ("_block", "_permute", "_compress")), \
             module.__name__
 
@@ -325,9 +326,20 @@ def test_backends_name_entries_that_exist():
     for backend in BATCH_BACKENDS:
         module = backend.module
         assert callable(module.hash_rows), backend
-        assert module.IN_FLIGHT % module.LANES == 0
-        assert module.NAME in (f"lanes{module.LANES}", f"sha_ni_x{module.LANES}"), backend
+        assert backend.in_flight % backend.lanes == 0
+        # named by tier and messages side by side (SIMD lanes times interleaved groups), the
+        # module as the backend; a vector tier's lanes: its width in the family's words
+        # (BLAKE3's message lanes: ``many_`` and the name of the chunk lanes they share it with)
+        assert module.__name__.rpartition(".")[2] in (backend.name, "many_" + backend.name)
+        assert backend.name in (f"{backend.tier.name}_x{backend.in_flight}",
+                                f"{backend.tier.name}_x{backend.lanes}"), backend
+        if backend.tier.name in VECTOR_TIERS:
+            word = {"md5": 32, "sha1": 32, "sha256": 32, "blake2s": 32, "blake3": 32}.get(
+                backend.family, 64)
+            assert backend.lanes == backend.tier.lanes(word), backend
+            assert backend.name == f"{backend.tier.name}_x{backend.in_flight}", backend
         assert backend.switch in _cpu.SWITCHES and backend.feature, backend
+        assert not hasattr(module, "NAME") and not hasattr(module, "LANES"), backend
 
 
 @pytest.mark.parametrize("name", ["md5", "sha1", "sha256", "sha512", "sha3_256", "blake2b",
@@ -339,7 +351,7 @@ def test_batch_kernels_for_prefers_usable_lanes_and_honours_switches(name):
         chosen = _dispatch.batch_kernels_for(spec, rows).backend
         usable = [b for b in lanes if _dispatch.usable(b) and b.by_default]   # not sha_ni_x2/x4
         sha_ni_wins = (spec.family == "sha256" and usable
-                       and usable[0].name == "lanes8"
+                       and usable[0].name == "avx2_x8"
                        and "avx512vl" not in _cpu.target_features()
                        and any(b.name == "sha_ni" and _dispatch.usable(b)
                                for b in _dispatch.backends(spec.family)))

@@ -1,4 +1,4 @@
-"""The interleaved SHA-NI batch kernels (``sha256/ni_x2.py``, ``sha1/ni_x4.py``, made by
+"""The interleaved SHA-NI batch kernels (``sha256/sha_ni_x2.py``, ``sha1/sha_ni_x4.py``, made by
 tools/gen_sha_ni_batch.py) against NIST's answers and hashlib, through all four batch entries.
 
 They hash rows two or four at a time and split a group whose rows differ in length (whole

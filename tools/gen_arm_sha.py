@@ -265,7 +265,7 @@ def keccak_body():
           % ((x,) + tuple(x + 5 * y for y in range(5))))
     for x in range(5):
         a("        d%d = rax1(c%d, c%d)" % (x, (x + 4) % 5, (x + 1) % 5))
-    a("        # rho and pi: B[y, 2x + 3y] = (A[x, y] ^ D[x]) <<< rho[x, y]")
+    a("        # rho and pi: B[y, 2*x + 3*y] = (A[x, y] ^ D[x]) <<< rho[x, y]")
     for y in range(5):
         for x in range(5):
             i = x + 5 * y

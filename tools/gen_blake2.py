@@ -7,8 +7,8 @@ contract as the loop form in ``jitdigest/kernels/blake2b/portable.py`` (and ``bl
 entry points each file repeats. SIGMA and the IVs are imported from the kernels that own them.
 
 G stays a call rather than being spelled out as statements: each word helper is inlined at
-Numba-IR level, and ~800 of them in one function took Numba ~40 s per signature to compile
-(against ~2 s this way) for the same machine code.
+Numba-IR level, and ~800 of them in one function took Numba many times longer to compile
+for the same machine code (benchmarks/results/kernel_notes.md, "BLAKE2 unrolled").
 
     python tools/gen_blake2.py          # rewrite the files
     python tools/gen_blake2.py --check  # exit 1 if a file is stale

@@ -8,17 +8,16 @@ and ran no faster; inlining the rounds into ``absorb`` gained about 1%). The spo
 (buffering, padding, squeezing) is not generated: the file passes its ``absorb`` and
 ``permute`` to the shared ``sponge_*`` functions of ``jitdigest/kernels/keccak/portable.py``, whose
 tables (rho offsets, pi walk) this generator also reads, so both forms follow one definition.
-
-The generated code is one source for both modes like every kernel. Rotations are written
-inline as ``((t << n) | (t >> (64 - n))) & M64`` rather than through ``rotl64``: compiled it
-is the same uint64 code (a shift of a uint64 by an integer literal stays uint64, and ``M64`` is
-typed uint64), interpreted it saves a Python call per rotation (about 12% of the interpreted
-time). chi's complement is ``b ^ M64`` for the same reason (compiled, LLVM makes
-``(b ^ M64) & c`` one ``andn``).
-
-    python tools/gen_keccak.py            rewrite the file
-    python tools/gen_keccak.py --check    exit 1 if the committed file differs from a fresh one
 """
+# The generated code is one source for both modes like every kernel. Rotations are written
+# inline as ``((t << n) | (t >> (64 - n))) & M64`` rather than through ``rotl64``: compiled it
+# is the same uint64 code (a shift of a uint64 by an integer literal stays uint64, and ``M64`` is
+# typed uint64), interpreted it saves a Python call per rotation (about 12% of the interpreted
+# time). chi's complement is ``b ^ M64`` for the same reason (compiled, LLVM makes
+# ``(b ^ M64) & c`` one ``andn``).
+#
+# python tools/gen_keccak.py            rewrite the file
+# python tools/gen_keccak.py --check    exit 1 if the committed file differs from a fresh one
 import argparse
 import difflib
 import os
@@ -72,7 +71,7 @@ def round_body(indent):
         out.append(sp + "c%d = %s" % (x, " ^ ".join(A[x + 5 * y] for y in range(5))))
     for x in range(5):
         out.append(sp + "d%d = c%d ^ (%s)" % (x, (x + 4) % 5, rot("c%d" % ((x + 1) % 5), 1)))
-    out.append(sp + "# rho and pi: B[y, 2x + 3y] = (A[x, y] ^ D[x]) <<< rho[x, y]")
+    out.append(sp + "# rho and pi: B[y, 2*x + 3*y] = (A[x, y] ^ D[x]) <<< rho[x, y]")
     rho = rho_offsets()
     for y in range(5):
         for x in range(5):

@@ -1,9 +1,9 @@
 """BLAKE2b and BLAKE2s (unkeyed) for the lanes-kernel generator (tools/gen_lanes.py): the
 family table (``Blake2``), the round statements, the kernel (``blake2_kernel``) and the
-variants generated (``BLAKE2``, ``IN_PHASE``)."""
-from lanes_common import (record, W32, W64, block_function, finish, group_loads, loop_head,
-                          phase_start, preamble, prefetch_ahead, prefetch_next_row,
-                          store_bytes, wrap)
+variants generated (``BLAKE2``, ``IN_PHASE``: every vector tier's)."""
+from lanes_common import (VECTOR, W32, W64, backend_name, block_function, finish, group_loads,
+                          loop_head, phase_start, preamble, prefetch_ahead, prefetch_next_row,
+                          record, store_bytes, wide_vectors, wrap)
 
 # The IVs and SIGMA from the tables that own them (lanes_common, imported first, put the
 # repository on sys.path).
@@ -50,13 +50,13 @@ def blake2_rounds(alg, nrounds, msg):
     return st
 
 
-def blake2_kernel(alg, prefix, lw, wide, phase=False):
+def blake2_kernel(alg, prefix, tier, phase=False):
     """Source lines of the block function and ``<prefix>hash_rows`` for BLAKE2b or BLAKE2s
-    with ``lw`` lanes (``phase``: whole groups of rows of one length in phase, their whole
+    with the tier's lanes (``phase``: whole groups of rows of one length in phase, their whole
     words loaded through ``_lanes.load_transposed``)."""
     W, wb, bs = alg.W, alg.wb, alg.block
     dt = W.np
-    nl = lw
+    lw = nl = tier.lanes(W.bits)
     L = []
     shift = [0]     # extra indent: the lanes-on-their-own loop sits under an ``else``
 
@@ -159,7 +159,7 @@ def blake2_kernel(alg, prefix, lw, wide, phase=False):
     add(1, "lengths[r]]``, ``r`` in ``rows``, into ``out[r]``; ``iv``: h[0..7] (parameter block")
     add(1, "applied), counter t0, t1, last-node flag f1 (no key: a keyed hash never comes")
     add(1, 'here)."""')
-    if wide:
+    if wide_vectors(tier):
         add(1, "_wide_vectors()")
     add(1, "# h0..h7, then v12..v15 at the block's start (IV ^ counter, IV ^ flags), then the")
     add(1, "# message words: word i of lane l at buf[i * %d + l]" % nl)
@@ -232,7 +232,7 @@ def blake2_kernel(alg, prefix, lw, wide, phase=False):
     add(2, "%s_block(buf)" % prefix)
     L.append("")
     L.append("")
-    B, badd = block_function(prefix + "_block", wide, [
+    B, badd = block_function(prefix + "_block", tier, [
         "The block function: each lane's h0..h7 (the first %d words of ``buf``)" % (8 * nl),
         "compressed with its message words, counter and flags, in place."])
     badd(1, "for l in range(%d):" % lw)
@@ -253,30 +253,33 @@ def blake2_kernel(alg, prefix, lw, wide, phase=False):
     return B + L
 
 
-# (algorithm, lanes): wide
-BLAKE2 = {(BLAKE2B, 8): True, (BLAKE2B, 4): False, (BLAKE2S, 16): True, (BLAKE2S, 8): False}
-# variants hashing whole groups of rows of one length in phase (as lanes_md.IN_PHASE), their
-# whole words loaded through the 256-bit transpose, as are the whole blocks of the lanes on
-# their own when all of them load one. Zen 3, medians of paired runs: BLAKE2s lanes8 64-byte
-# rows -18%, 1 KiB -7%; ragged rows 2-4% slower with the first alone, then with the second
-# 100 B -3%, 300 B -5.5%, 1 KiB -6% against it. BLAKE2b lanes4 was 5-7% slower at 64 B with
-# or without the transpose, so not there. The 512-bit variants were not measured.
-IN_PHASE = {(BLAKE2S, 8)}
+BLAKE2 = (BLAKE2B, BLAKE2S)       # one kernel per algorithm and vector tier
+# (algorithm name, tier) of the kernels hashing whole groups of rows of one length in phase (as
+# lanes_md.IN_PHASE), their whole words loaded through the 256-bit transpose, as are the whole
+# blocks of the lanes on their own when all of them load one (benchmarks/results/
+# kernel_notes.md, "Lane kernels: rows in phase")
+IN_PHASE = {("blake2s", "avx2")}
 
 
 def render_blake2():
     files = {}
-    for (alg, lw), wide in BLAKE2.items():
-        name = "BLAKE2b" if alg is BLAKE2B else "BLAKE2s"
-        loaders = {"_word": "le64", "_word32": "le32"} if alg is BLAKE2S else {"_word": "le64"}
-        phase = (alg, lw) in IN_PHASE
-        if phase:
-            loaders["_load_transposed"] = "load_transposed"
-        L = preamble("%s (RFC 7693), unkeyed" % name, lw, 1, wide, alg.W.np[3:], loaders)
-        lines = blake2_kernel(alg, "", lw, wide, phase)
-        if alg.wb == 4:
-            lines = [line.replace("_word(", "_word32(") for line in lines]
-        L.extend(lines)
-        L.extend(record(alg.name, wide))
-        files["jitdigest/kernels/%s/lanes%d.py" % (alg.name, lw)] = finish(L)
+    for alg in BLAKE2:
+        for tier in VECTOR:
+            files.update(_render(alg, tier))
     return files
+
+
+def _render(alg, tier):
+    name = "BLAKE2b" if alg is BLAKE2B else "BLAKE2s"
+    lw = tier.lanes(alg.W.bits)
+    loaders = {"_word": "le64", "_word32": "le32"} if alg is BLAKE2S else {"_word": "le64"}
+    phase = (alg.name, tier.name) in IN_PHASE
+    if phase:
+        loaders["_load_transposed"] = "load_transposed"
+    L = preamble("%s (RFC 7693), unkeyed" % name, tier, 1, alg.W.bits, loaders)
+    lines = blake2_kernel(alg, "", tier, phase)
+    if alg.wb == 4:
+        lines = [line.replace("_word(", "_word32(") for line in lines]
+    L.extend(lines)
+    L.extend(record(alg.name, tier, lw))
+    return {"jitdigest/kernels/%s/%s.py" % (alg.name, backend_name(tier, lw)): finish(L)}

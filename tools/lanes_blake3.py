@@ -10,7 +10,7 @@ whose state layout the lanes share; the generated ``b3_update`` is the portable 
 group path added. ``hash_rows`` is the batch entry of
 ``hash_many`` a message at a time through ``b3_message``, which also serves the long rows of
 the across-messages kernels (``lanes_blake3_many.py``)."""
-from lanes_common import HEADER, record, NEEDS, PF_BLOCKS, wrap
+from lanes_common import HEADER, PF_BLOCKS, VECTOR, backend_name, record, wide_vectors, wrap
 from lanes_blake2 import BLAKE2S
 
 # The message schedule from the kernel that owns it (lanes_common, imported first, put the
@@ -60,8 +60,10 @@ def lane_loop(add, lw, last_row, msg):
         add(2, "buf[%d + l] = v%d ^ v%d" % (i * lw, i, i + 8))
 
 
-def blake3_kernel(lw, wide):
-    """Source lines of the block function, the group kernel and the entries for ``lw`` lanes."""
+def blake3_kernel(tier):
+    """Source lines of the block function, the group kernel and the entries for ``tier``'s
+    lanes of 32-bit words."""
+    lw = tier.lanes(32)
     L = []
     level = lw.bit_length() - 1
 
@@ -79,7 +81,7 @@ def blake3_kernel(lw, wide):
     add(1, '``block_len`` and ``flags`` are the same for every lane. A kernel of')
     add(1, "its own, not inlined: the chunks and the parents call it, and each entry's group")
     add(1, 'kernel compiles once per input type (measured: no slower than inlined)."""')
-    if wide:
+    if wide_vectors(tier):
         add(1, "_wide_vectors()")
     add(1, "bl = np.uint32(block_len)")
     add(1, "fl = np.uint32(flags)")
@@ -94,7 +96,7 @@ def blake3_kernel(lw, wide):
         % lw)
     add(1, 'a power of two); reads the key words and the mode from ``state``. ``buf``: the lanes\'')
     add(1, 'words."""')
-    if wide:
+    if wide_vectors(tier):
         add(1, "_wide_vectors()")
     add(1, "mode = np.uint32(state[FLAGS])")
     add(1, "while n > keep:")
@@ -122,7 +124,7 @@ def blake3_kernel(lw, wide):
     add(1, "``out[at:at + 8 * ngroups]``; reads the key words and the mode from ``state``. In")
     add(1, "subtrees under %d chunks the lanes past them repeat the last chunk, unread." % lw)
     add(1, '"""')
-    if wide:   # measured: without it the prange entry's tasks ran 15-20% slower
+    if wide_vectors(tier):   # benchmarks/results/kernel_notes.md, "BLAKE3 chunk lanes"
         add(1, "_wide_vectors()")
     add(1, "buf = new_words(%d, np.uint32)" % (STRIDE * lw))
     add(1, "# message words 2j, 2j + 1 of lane l: pairs[%d + %d * j + l]" % (5 * lw, lw))
@@ -311,8 +313,8 @@ def blake3_kernel(lw, wide):
     return L
 
 
-def preamble(lw, wide):
-    feature, switch = NEEDS[wide]
+def preamble(tier):
+    lw = tier.lanes(32)
     L = [HEADER.rstrip("\n")]
     L.append('"""BLAKE3, chunk-parallel: %d chunks of one input side by side, one per SIMD lane'
              % lw)
@@ -333,16 +335,12 @@ def preamble(lw, wide):
                   "parallel_kernel, "
                   "reacquire_gil, release_gil_if, scratch, typed_kernel)"))
     L.extend(wrap("from .._lanes import (le64 as _word, prefetch as _prefetch, rotr32 as _rotr%s)"
-                  % (", wide_vectors as _wide_vectors" if wide else "")))
+                  % (", wide_vectors as _wide_vectors" if wide_vectors(tier) else "")))
     L.extend(wrap("from .layout import (BLOCK_LEN, BLOCKS, CHUNK_BLOCKS, CHUNK_END, CHUNK_LEN, "
                   "CHUNK_START, COUNTER, FLAGS, KEY, PARAMS, PARENT, STATE_WORDS)"))
     L.append("from .portable import (_chunk_blocks, b3_output, final, message_output,  # noqa: F401")
     L.append("    oneshot, push_subtree, rows_output)")
     L.append("")
-    L.append("NAME = \"lanes%d\"" % lw)
-    L.append("FEATURE = %s" % feature)
-    L.append("SWITCH = \"%s\"" % switch)
-    L.append("LANES = %d  # chunks side by side in one SIMD group" % lw)
     L.append("# the shortest input the lanes take part in: a quarter group and a byte after it")
     L.append("GROUP_MIN = %d * CHUNK_LEN + 1" % (lw // 4))
     L.append("")
@@ -350,16 +348,16 @@ def preamble(lw, wide):
     return L
 
 
-# lanes: wide
-BLAKE3 = {16: True, 8: False}
-
-
 def render_blake3():
     files = {}
-    for lw, wide in BLAKE3.items():
-        lines = preamble(lw, wide) + blake3_kernel(lw, wide) + record(
-            "blake3", wide, "group_min=GROUP_MIN, update=update, xof_final=final, "
+    for tier in VECTOR:
+        lw = tier.lanes(32)
+        lines = preamble(tier) + blake3_kernel(tier) + record(
+            "blake3", tier, lw, "group_min=GROUP_MIN, update=update, xof_final=final, "
             "xof_oneshot=oneshot, xof_oneshot_array=oneshot_array, flush=flush, "
             "parallel_cvs=parallel_cvs, push_cvs=push_cvs, hash_rows=hash_rows")
-        files["jitdigest/kernels/blake3/lanes%d.py" % lw] = "\n".join(lines) + "\n"
+        # read by jitdigest.blake3's choice of backend module
+        lines += ["FEATURE, SWITCH = BACKEND.feature, BACKEND.switch"]
+        name = "%s.py" % backend_name(tier, lw)
+        files["jitdigest/kernels/blake3/" + name] = "\n".join(lines) + "\n"
     return files

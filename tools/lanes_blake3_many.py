@@ -8,16 +8,18 @@ aside, one message at a time). Longer
 messages go through the chunk-parallel lanes' one-shot tree path (``b3_message`` of
 ``lanes16``/``lanes8``), one message at a time. The batch driver sorts rows by block count, so
 the lanes of a group step through about the same number of blocks."""
-from lanes_blake3 import BLAKE3, lane_loop
-from lanes_common import HEADER, record, NEEDS, prefetch_ahead, prefetch_next_row, store_bytes, wrap
+from lanes_blake3 import lane_loop
+from lanes_common import (HEADER, VECTOR, backend_name, prefetch_ahead, prefetch_next_row, record,
+                          store_bytes, wide_vectors, wrap)
 
 # buf (uint32), lanes innermost: the chaining values (8 words), block lengths, flags, the 16
 # message words in pairs (words 2j, 2j + 1 of lane l side by side).
 CV, BLEN, FLAGS, MSG, STRIDE = 0, 8, 9, 10, 26
 
 
-def many_kernel(lw, wide):
-    """Source lines of ``hash_rows`` for ``lw`` lanes."""
+def many_kernel(tier):
+    """Source lines of ``hash_rows`` for ``tier``'s lanes of 32-bit words."""
+    lw = tier.lanes(32)
     L = []
 
     def add(indent, text):
@@ -29,7 +31,7 @@ def many_kernel(lw, wide):
     add(1, "``values[starts[r]:starts[r] + lengths[r]]``, ``r`` in ``rows``, into ``out[r]``;")
     add(1, "``iv``: the parameters (key words, then the mode's flag: ``layout.PARAMS`` words).")
     add(1, 'Messages over a chunk go to the tree path (``_long``), one at a time."""')
-    if wide:
+    if wide_vectors(tier):
         add(1, "_wide_vectors()")
     add(1, "buf = np.zeros(%d, np.uint32)" % (STRIDE * lw))
     add(1, "# message words 2j, 2j + 1 of lane l: pairs[%d + %d * j + l]" % (MSG * lw // 2, lw))
@@ -120,8 +122,9 @@ def many_kernel(lw, wide):
     return L
 
 
-def compress_kernel(lw, wide):
+def compress_kernel(tier):
     """Source lines of ``_compress``: the block function of every lane, in place."""
+    lw = tier.lanes(32)
     L = []
 
     def add(indent, text):
@@ -135,9 +138,9 @@ def compress_kernel(lw, wide):
     add(1, "message words in pairs (words 2j, 2j + 1 of lane l at buf[%d + %d * j + 2 * l]);"
         % (MSG * lw, 2 * lw))
     add(1, "the new chaining values (a root's first 32 output bytes) replace the old. Writing the")
-    add(1, "output's words 8..15 as well left the lane loop scalar (6x slower): ``hash_rows``")
+    add(1, "output's words 8..15 as well left the lane loop scalar: ``hash_rows``")
     add(1, 'computes bytes from 32 on again, per message, from the root\'s inputs."""')
-    if wide:
+    if wide_vectors(tier):
         add(1, "_wide_vectors()")
     lane_loop(add, lw, ("np.uint32(0)", "np.uint32(0)", "buf[%d + l]" % (BLEN * lw),
                         "buf[%d + l]" % (FLAGS * lw)), MSG)
@@ -146,8 +149,8 @@ def compress_kernel(lw, wide):
     return L
 
 
-def preamble(lw, wide):
-    feature, switch = NEEDS[wide]
+def preamble(tier):
+    lw = tier.lanes(32)
     L = [HEADER.rstrip("\n")]
     L.append('"""BLAKE3 across messages: one message per SIMD lane, %d lanes of uint32 (the shape'
              % lw)
@@ -156,40 +159,33 @@ def preamble(lw, wide):
     L.append("Entry ``hash_rows(values, starts, lengths, rows, iv, out)``, signature")
     L.append("``jitdigest.kernels._contract.SIGNATURES['hash_rows']``, ``iv`` the parameters (key")
     L.append("words and mode), ``out``'s width the output length. Messages over a chunk take the")
-    L.append("tree path of ``lanes%d`` (chunks of one message across lanes). Compiled only (plain"
-             % lw)
+    L.append("tree path of ``%s`` (chunks of one message across lanes). Compiled only (plain"
+             % backend_name(tier, lw))
     L.append("Numba code that LLVM vectorises). Edit tools/gen_lanes.py, not this file.")
     L.append('"""')
     L.append("import numpy as np")
     L.append("")
     L.append("from .._contract import Backend, TIERS")
     L.append("from .._jit import kernel")
+    wide = ", wide_vectors as _wide_vectors" if wide_vectors(tier) else ""
     L.extend(wrap("from .._lanes import (PF_MIN, le64 as _word, prefetch as _prefetch, "
-                  "rotr32 as _rotr%s)" % (", wide_vectors as _wide_vectors" if wide else "")))
+                  "rotr32 as _rotr%s)" % wide))
     L.append("from .._rows import length_of, row_at, row_count, start_of")
-    L.append("from .lanes%d import b3_message as _long" % lw)
+    L.append("from .%s import b3_message as _long" % backend_name(tier, lw))
     L.extend(wrap("from .layout import (BLOCK_LEN, CHUNK_END, CHUNK_LEN, CHUNK_START, FLAGS, KEY, "
                   "KEY_LEN, ROOT)"))
     L.append("from .portable import _root_bytes")
-    L.append("")
-    L.append("NAME = \"lanes%d\"" % lw)
-    L.append("FEATURE = %s" % feature)
-    L.append("SWITCH = \"%s\"" % switch)
-    L.append("LANES = %d  # messages side by side in one SIMD group" % lw)
-    L.append("IN_FLIGHT = %d  # messages hashed at once per call" % lw)
     L.append("")
     L.append("")
     return L
 
 
-# lanes: wide (the chunk lanes' widths)
-MANY = BLAKE3
-
-
 def render_blake3_many():
     files = {}
-    for lw, wide in MANY.items():
-        lines = (preamble(lw, wide) + compress_kernel(lw, wide) + many_kernel(lw, wide)
-                 + record("blake3", wide))
-        files["jitdigest/kernels/blake3/many%d.py" % lw] = "\n".join(lines) + "\n"
+    for tier in VECTOR:
+        lw = tier.lanes(32)
+        lines = (preamble(tier) + compress_kernel(tier) + many_kernel(tier)
+                 + record("blake3", tier, lw))
+        name = "many_%s.py" % backend_name(tier, lw)
+        files["jitdigest/kernels/blake3/" + name] = "\n".join(lines) + "\n"
     return files

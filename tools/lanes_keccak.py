@@ -1,7 +1,8 @@
 """Keccak (SHA-3, SHAKE) for the lanes-kernel generator (tools/gen_lanes.py): the round
-statements, the kernel (``keccak_kernel``) and the variants generated (``KECCAK``)."""
-from lanes_common import (record, W64, block_function, finish, preamble, prefetch_ahead, prefetch_next_row,
-                          store_bytes, wrap)
+statements, the kernel (``keccak_kernel``) and the rounds per pass (``PER_PASS``)."""
+from lanes_common import (VECTOR, W64, backend_name, block_function, finish, preamble,
+                          prefetch_ahead, prefetch_next_row, record, store_bytes, wide_vectors,
+                          wrap)
 
 # Rotations and round constants from the kernel that owns them (lanes_common, imported first,
 # put the repository on sys.path).
@@ -43,11 +44,11 @@ def keccak_rounds(rcs):
     return st
 
 
-def keccak_kernel(prefix, lw, wide, per_pass):
+def keccak_kernel(prefix, tier, per_pass):
     """Source lines of the permutation and ``<prefix>hash_rows`` for Keccak (SHA-3, SHAKE) with
     ``lw`` lanes, ``per_pass`` rounds per pass of the lane loop (the round loop stays a loop
     outside it)."""
-    nl = lw
+    lw = nl = tier.lanes(64)
     L = []
 
     def add(indent, text):
@@ -59,7 +60,7 @@ def keccak_kernel(prefix, lw, wide, per_pass):
         % nl)
     add(1, "message ``values[starts[r]:starts[r] + lengths[r]]``, ``r`` in ``rows``, into")
     add(1, "``out[r]``; ``iv``: 25 lanes, then the rate in bytes and the domain byte.\"\"\"")
-    if wide:
+    if wide_vectors(tier):
         add(1, "_wide_vectors()")
     add(1, "rate = np.int64(iv[25])")
     add(1, "nwr = rate >> 3  # words per block")
@@ -129,7 +130,7 @@ def keccak_kernel(prefix, lw, wide, per_pass):
     add(2, "%s_permute(buf)" % prefix)
     L.append("")
     L.append("")
-    B, badd = block_function(prefix + "_permute", wide, [
+    B, badd = block_function(prefix + "_permute", tier, [
         "Keccak-f[1600] on each lane's state (the first %d words of ``buf``), in place."
         % (25 * nl)])
     badd(1, "for r0 in range(0, 24, %d):  # %d rounds per pass" % (per_pass, per_pass))
@@ -144,13 +145,13 @@ def keccak_kernel(prefix, lw, wide, per_pass):
     return B + L
 
 
-KECCAK = {8: (True, 2), 4: (False, 2)}     # lanes: (wide, rounds per pass)
+PER_PASS = 2       # Keccak rounds per pass of the lane loop, every tier
 
 
 def render_keccak():
     files = {}
-    for lw, (wide, per_pass) in KECCAK.items():
-        L = preamble("Keccak-f[1600] sponge: SHA-3 and SHAKE (FIPS 202)", lw, 1, wide, "uint64",
+    for tier in VECTOR:
+        L = preamble("Keccak-f[1600] sponge: SHA-3 and SHAKE (FIPS 202)", tier, 1, 64,
                      {"_word": "le64"})
         L.extend(wrap("RC = np.array([%s], np.uint64)" % ", ".join(
             "0x%016x" % c for c in round_constants())))
@@ -158,7 +159,7 @@ def render_keccak():
         L.append("M8 = np.uint64(0xff)")
         L.append("TOP = np.uint64(0x8000000000000000)  # the final pad bit, top byte of the last word")
         L.extend(["", ""])
-        L.extend(keccak_kernel("", lw, wide, per_pass))
-        L.extend(record("keccak", wide))
-        files["jitdigest/kernels/keccak/lanes%d.py" % lw] = finish(L)
+        L.extend(keccak_kernel("", tier, PER_PASS))
+        L.extend(record("keccak", tier, tier.lanes(64)))
+        files["jitdigest/kernels/keccak/%s.py" % backend_name(tier, tier.lanes(64))] = finish(L)
     return files

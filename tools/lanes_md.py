@@ -1,190 +1,18 @@
-"""MD5, SHA-1 and SHA-2 for the lanes-kernel generator (tools/gen_lanes.py): their round
-statements, the Merkle-Damgard family table (``MD``), the kernel (``md_kernel``), the
-pad-block schedule SHA-256's and SHA-1's lanes share (``pad_schedule``), and the variants
-generated (``FAMILIES``, ``UNIFORM``, ``IN_PHASE``)."""
-from lanes_common import (record, W32, W64, block_function, finish, group_loads, interleave,
+"""MD5, SHA-1 and SHA-2 for the lanes-kernel generator (tools/gen_lanes.py): the kernel
+(``md_kernel``) and the variants generated (``FAMILIES``, ``UNIFORM``, ``IN_PHASE``); the round
+statements, the family table and the pad-block schedule are lanes_md_rounds.py's."""
+from lanes_common import (VECTOR, backend_name, block_function, finish, group_loads, interleave,
                           loop_head, phase_start, preamble, prefetch_ahead, prefetch_next_row,
-                          store_bytes, wrap)
-
-# Round constants from the kernels that own them (one table each, as gen_keccak reads keccak.py);
-# lanes_common, imported first, put the repository on sys.path.
-from jitdigest.base.algorithms import MERKLE_DAMGARD
-from jitdigest.kernels.md5.portable import S as MD5_S, T as _MD5_T
-from jitdigest.kernels.sha1.portable import K as SHA1_K
-from jitdigest.kernels.sha256.portable import K256 as _K256
-from jitdigest.kernels.sha512.portable import K512 as _K512
-
-# --- constants --------------------------------------------------------------------------
-
-MD5_T = [int(v) for v in _MD5_T]
-K256 = [int(v) for v in _K256]
-K512 = [int(v) for v in _K512]
+                          record, store_bytes, wide_vectors, wrap)
+from lanes_md_rounds import MD5, SHA1, SHA256, SHA512, length_words, mark_first, pad_schedule
 
 
-# --- block functions: one group's statements ----------------------------------------------
-#
-# Each takes the group suffix ``g`` (names a_0, x3_0, ...; message words are x0..x15, the
-# schedule continues the numbering) and returns (statements, names holding the final working
-# state); the driver loads and stores around them.
-
-def md5_rounds(g):
-    W = W32
-    st = []
-    v = ["a" + g, "b" + g, "c" + g, "d" + g]
-    t = "t" + g
-    for i in range(64):
-        a, b, c, d = v
-        rnd = i // 16
-        if rnd == 0:
-            f, k = "%s ^ (%s & (%s ^ %s))" % (d, b, c, d), i
-        elif rnd == 1:
-            f, k = "%s ^ (%s & (%s ^ %s))" % (c, d, b, c), (5 * i + 1) % 16
-        elif rnd == 2:
-            f, k = "%s ^ %s ^ %s" % (b, c, d), (3 * i + 5) % 16
-        else:
-            f, k = "%s ^ (%s | ~%s)" % (c, b, d), (7 * i) % 16
-        st.append("%s = %s" % (t, W.add(a, "(%s)" % f, "x%d%s" % (k, g), W.c(MD5_T[i]))))
-        st.append("%s = %s" % (a, W.add(b, W.rol(t, MD5_S[rnd][i % 4]))))
-        v = [d, a, b, c]
-    return st, v
-
-
-def sha1_rounds(g, kw=None):
-    """With ``kw`` (round -> expression of K + W, the same for every lane) no message words
-    nor schedule."""
-    W = W32
-    st = []
-    v = ["a" + g, "b" + g, "c" + g, "d" + g, "e" + g]
-    for i in range(80):
-        x = "x%d%s" % (i, g)
-        if i >= 16 and kw is None:
-            y = "y" + g
-            st.append("%s = %s" % (y, " ^ ".join("x%d%s" % (i - k, g) for k in (3, 8, 14, 16))))
-            st.append("%s = %s" % (x, W.w(W.rol(y, 1)[1:-1])))
-        a, b, c, d, e = v
-        if i < 20:
-            f, k = "%s ^ (%s & (%s ^ %s))" % (d, b, c, d), SHA1_K[0]
-        elif i < 40:
-            f, k = "%s ^ %s ^ %s" % (b, c, d), SHA1_K[1]
-        elif i < 60:
-            f, k = "(%s & %s) | (%s & (%s | %s))" % (b, c, d, b, c), SHA1_K[2]
-        else:
-            f, k = "%s ^ %s ^ %s" % (b, c, d), SHA1_K[3]
-        kx = (W.c(k), x) if kw is None else (kw(i),)
-        st.append("%s = %s" % (e, W.add(e, W.rol(a, 5), "(%s)" % f, *kx)))
-        st.append("%s = %s" % (b, W.w(W.rol(b, 30)[1:-1])))
-        v = [e, a, b, c, d]
-    return st, v
-
-
-def sha2_rounds(g, W, K, sig, kw=None):
-    """SHA-256 (W32, K256, SHA256_SIG) or SHA-512 (W64, K512, SHA512_SIG). With ``kw``
-    (round -> expression of K + W, the same for every lane) no message words nor schedule."""
-    (S0, S1, s0, s1) = sig
-    st = []
-    v = [n + g for n in "abcdefgh"]
-    s, t = "s" + g, "t" + g
-    for i in range(len(K)):
-        x = "x%d%s" % (i, g)
-        if i >= 16 and kw is None:
-            p, q = "x%d%s" % (i - 15, g), "x%d%s" % (i - 2, g)
-            st.append("%s = %s" % (s, W.w("%s ^ %s ^ %s >> %d" % (
-                W.ror(p, s0[0]), W.ror(p, s0[1]), p, s0[2]))))
-            st.append("%s = %s" % (t, W.w("%s ^ %s ^ %s >> %d" % (
-                W.ror(q, s1[0]), W.ror(q, s1[1]), q, s1[2]))))
-            st.append("%s = %s" % (x, W.add("x%d%s" % (i - 16, g), s, "x%d%s" % (i - 7, g), t)))
-        a, b, c, d, e, f, gg, h = v
-        st.append("%s = %s" % (s, W.w(" ^ ".join(W.ror(e, n) for n in S1))))
-        ch = "(%s ^ (%s & (%s ^ %s)))" % (gg, e, f, gg)
-        if kw is None:
-            st.append("%s = %s" % (t, W.add(h, s, ch, W.c(K[i]), x)))
-        else:
-            st.append("%s = %s" % (t, W.add(h, s, ch, kw(i))))
-        st.append("%s = %s" % (d, W.add(d, t)))
-        st.append("%s = %s" % (s, W.w(" ^ ".join(W.ror(a, n) for n in S0))))
-        st.append("%s = %s" % (h, W.add(t, s, "((%s & %s) | (%s & (%s | %s)))" % (a, b, c, a, b))))
-        v = [h, a, b, c, d, e, f, gg]
-    return st, v
-
-
-SHA256_SIG = ((2, 13, 22), (6, 11, 25), (7, 18, 3), (17, 19, 10))
-SHA512_SIG = ((28, 34, 39), (14, 18, 41), (1, 8, 7), (19, 61, 6))
-
-
-class MD:
-    """A Merkle-Damgard family: block size, word size, state words, byte order, rounds."""
-
-    def __init__(self, name, words, nstate, rounds, doc):
-        self.name, self.W, self.nstate, self.rounds, self.doc = name, words, nstate, rounds, doc
-        self.block, self.len_bytes, self.little = MERKLE_DAMGARD[name]
-        self.wb = words.bits // 8           # bytes per word
-        self.nwords = self.block // self.wb      # message words per block (16)
-
-
-MD5 = MD("md5", W32, 4, md5_rounds, "MD5 (RFC 1321)")
-SHA1 = MD("sha1", W32, 5, sha1_rounds, "SHA-1 (FIPS 180-4)")
-SHA1.K = [SHA1_K[i // 20] for i in range(80)]
-SHA256 = MD("sha256", W32, 8,
-            lambda g, kw=None: sha2_rounds(g, W32, K256, SHA256_SIG, kw),
-            "SHA-224/SHA-256 (FIPS 180-4)")
-SHA256.K, SHA256.sig = K256, SHA256_SIG
-SHA512 = MD("sha512", W64, 8,
-            lambda g, kw=None: sha2_rounds(g, W64, K512, SHA512_SIG, kw),
-            "SHA-384/SHA-512/SHA-512/t (FIPS 180-4)")
-SHA512.K, SHA512.sig = K512, SHA512_SIG
-
-
-def length_words(alg, n):
-    """The last two words of an ``n``-byte message's padding, in block order: its bit count
-    (< 2**64 bits)."""
-    dt = alg.W.np
-    if alg.little:
-        return ["%s(%s << 3)" % (dt, n), "%s(%s >> 29)" % (dt, n)]
-    if alg.W.bits == 32:
-        return ["%s(%s >> 29)" % (dt, n), "%s(%s << 3)" % (dt, n)]
-    return ["%s(%s >> 61)" % (dt, n), "%s(%s) << %s(3)" % (dt, n, dt)]
-
-
-def mark_first(alg):
-    """The first word of a pad-only block that starts with the 0x80 byte."""
-    return alg.W.c(0x80 if alg.little else 0x80 << (alg.W.bits - 8))
-
-
-def pad_schedule(alg):
-    """Source of ``_pad_schedule(w, off, n)``: K + W of every round of the pad-only block that
-    ends every n-byte message when n % block is 0 or leaves no room for the length (the same
-    block for every lane hashing an n-byte message, so the lanes share one schedule)."""
-    W, bs, nw = alg.W, alg.block, alg.nwords
-    R = len(alg.K)
-    L = ["@inline_kernel", "def _pad_schedule(w, off, n):",
-         '    """w[off:off + %d] = K + W of the pad-only block of an n-byte message."""' % R,
-         "    for i in range(%d):" % nw,
-         "        w[off + i] = 0",
-         "    if n %% %d == 0:  # the block starts with the 0x80 byte" % bs,
-         "        w[off] = %s" % mark_first(alg)]
-    L += ["    w[off + %d] = %s" % (nw - 2 + k, e) for k, e in enumerate(length_words(alg, "n"))]
-    L += ["    for i in range(16, %d):" % R]
-    if alg is SHA1:
-        L += ["        y = w[off + i - 3] ^ w[off + i - 8] ^ w[off + i - 14] ^ w[off + i - 16]",
-              "        w[off + i] = %s" % W.w(W.rol("y", 1)[1:-1])]
-    else:
-        (_, _, s0, s1) = alg.sig
-        L += ["        p = w[off + i - 15]",
-              "        q = w[off + i - 2]"]
-        for name, var, (r1, r2, sh) in (("s", "p", s0), ("t", "q", s1)):
-            L += wrap("        %s = %s" % (name, W.w("%s ^ %s ^ %s >> %d" % (
-                W.ror(var, r1), W.ror(var, r2), var, sh))))
-        L += ["        w[off + i] = %s" % W.add("w[off + i - 16]", "s", "w[off + i - 7]", "t")]
-    L += ["    for i in range(%d):" % R,
-          "        w[off + i] = %s" % W.add("w[off + i]", "_K[i]")]
-    return L
-
-
-def md_kernel(alg, prefix, lw, groups, wide, uniform=False, phase=False):
+def md_kernel(alg, prefix, tier, groups, uniform=False, phase=False):
     """Source lines of ``<prefix>hash_rows`` for ``alg`` with ``groups`` x ``lw`` lanes, after
     those of the block function(s) it calls (``uniform``: the shared pad-block schedule;
     ``phase``: whole groups of rows of one length hashed in phase)."""
     W, ns, nw, bs, wb = alg.W, alg.nstate, alg.nwords, alg.block, alg.wb
+    lw = tier.lanes(alg.W.bits)
     nl = lw * groups
     dt = W.np
     bits = W.bits
@@ -286,7 +114,7 @@ def md_kernel(alg, prefix, lw, groups, wide, uniform=False, phase=False):
         if uniform:
             add(indent, "uni = -1")
         add(indent, "if b < pnf:")
-        if transposed(alg, lw, wide):
+        if transposed(tier):
             add(indent + 1, "if pf:")
             add(indent + 2, "for lane in range(%d):" % nl)
             add(indent + 3, "q = np.uint64(first[lane] + b * %d)" % bs)
@@ -367,7 +195,7 @@ def md_kernel(alg, prefix, lw, groups, wide, uniform=False, phase=False):
     add(1, '"""%s, %d lanes (%d group%s of %d): the digest of each message'
         % (alg.name.upper(), nl, groups, "s" if groups > 1 else "", lw))
     add(1, '``values[starts[r]:starts[r] + lengths[r]]``, ``r`` in ``rows``, into ``out[r]``."""')
-    if wide:
+    if wide_vectors(tier):
         add(1, "_wide_vectors()")
     add(1, "# state words 0..%d, then message words 0..%d: word i of lane l at buf[i * %d + l]"
         % (ns - 1, nw - 1, nl))
@@ -376,7 +204,7 @@ def md_kernel(alg, prefix, lw, groups, wide, uniform=False, phase=False):
     # (in the order of one 64-bit load in the family's byte order), one 64-bit store per pair,
     # the vectoriser deinterleaving them (at 1 KiB: MD5 +16%, SHA-1 +11%, SHA-256 +7%; with
     # 256-bit vectors from -7% to +5%, so not there).
-    pair = wb == 4 and wide
+    pair = wb == 4 and tier.bits >= 512
 
     def msg_word(j, lane, off=0):
         """``buf[...]`` of message word ``j`` of lane ``lane`` (+ ``off``), j an int or a name."""
@@ -422,7 +250,7 @@ def md_kernel(alg, prefix, lw, groups, wide, uniform=False, phase=False):
     add(1, "busy = 0")
     # lanes8 of MD5 and SHA-1: whole blocks of the lanes on their own are loaded after the
     # lane loop, a group's at once through the transpose when all its lanes load one
-    deferred = phase and transposed(alg, lw, wide)
+    deferred = phase and transposed(tier)
     if deferred:
         add(1, "qoff = lane_words(%d, np.int64, -1)  # each lane's whole block (-1: none)" % nl)
     if phase:
@@ -522,7 +350,7 @@ def md_kernel(alg, prefix, lw, groups, wide, uniform=False, phase=False):
     # LLVM (written into each form, they were typed again for each).
     KW = []
     if uniform:
-        KW, badd = block_function(prefix + "_block_kw", wide, [
+        KW, badd = block_function(prefix + "_block_kw", tier, [
             "The block function when every lane's block is the pad-only block of one",
             "length: K + W of that block, shared, from buf[%d:]." % kwo])
         for i in range(len(alg.K)):     # in locals: loads inside the loop stop the vectoriser
@@ -540,7 +368,7 @@ def md_kernel(alg, prefix, lw, groups, wide, uniform=False, phase=False):
                 badd(2, "buf[%d + l] = %s" % (i * nl + off, W.add("buf[%d + l]" % (i * nl + off),
                                                                    final[i])))
         KW.extend(["", ""])
-    B, badd = block_function(prefix + "_block", wide, [
+    B, badd = block_function(prefix + "_block", tier, [
         "The block function: each lane's state words (the first %d words of ``buf``)" % (ns * nl),
         "compressed with its message words, in place."] + (
             ["Lanes l + %d * g of the %d groups g side by side." % (lw, groups)] if groups > 1
@@ -564,58 +392,54 @@ def md_kernel(alg, prefix, lw, groups, wide, uniform=False, phase=False):
     return KW + B + L
 
 
-# lanes per vector group LW: (groups G, wide). ``wide`` kernels ask LLVM for 512-bit vectors
-# (``_wide_vectors``): they are the AVX-512 variants; the others are the AVX2 ones.
+# family -> (algorithm, groups G): each tier's kernel runs G interleaved groups of the tier's
+# lanes (``Tier.lanes``); MD5, one serial dependency chain per message, runs two.
 FAMILIES = {
-    "md5": (MD5, {16: (2, True), 8: (2, False)}),
-    "sha1": (SHA1, {16: (1, True), 8: (1, False)}),
-    "sha256": (SHA256, {16: (1, True), 8: (1, False)}),
-    "sha512": (SHA512, {8: (1, True), 4: (1, False)}),
+    "md5": (MD5, 2),
+    "sha1": (SHA1, 1),
+    "sha256": (SHA256, 1),
+    "sha512": (SHA512, 1),
 }
 
-# variants with the shared pad-block schedule. Measured on Zen 4 (one process, both orders):
-# SHA-1 64-byte rows +15-22% (lanes8 and lanes16), 1 KiB even; not SHA-512 (its 64-byte rows
-# never reach a pad-only block, and it bought nothing measurable at 1 KiB), nor MD5 (no
-# schedule to share: 64-byte rows even, 1 KiB 7-10% slower with the second block function)
-UNIFORM = {"sha256": (16,), "sha1": (16, 8)}
+# tiers whose kernels have the shared pad-block schedule (benchmarks/results/kernel_notes.md,
+# "Lane kernels: the shared pad-block schedule")
+UNIFORM = {"sha256": ("avx512",), "sha1": ("avx512", "avx2")}
 
 
-# variants that hash rows of one length in phase (``phase_top``: NL rows of one length start
-# together, load whole blocks with no test per lane and write the words all lanes share once).
-# Measured on Zen 3 (AVX2 lanes8), the old and new kernel in one process, medians of paired
-# runs: MD5 64-byte rows -12 to -14%, 120 B -6%, 1 KiB -9%; SHA-1 1 KiB -6%, 64 B and 120 B
-# even (its pad-only block is already shared). Not SHA-256 (-2.5% at 64 B) nor SHA-512 (even):
-# each kernel with it takes 1.5-3.5 s longer to compile.
-IN_PHASE = {"md5": (16, 8), "sha1": (16, 8)}
+# tiers whose kernels hash rows of one length in phase (``phase_top``: NL rows of one length
+# start together, load whole blocks with no test per lane and write the words all lanes share
+# once; benchmarks/results/kernel_notes.md, "Lane kernels: rows in phase")
+IN_PHASE = {"md5": ("avx512", "avx2"), "sha1": ("avx512", "avx2")}
 
 
-def transposed(alg, lw, wide):
+def transposed(tier):
     """Whether rows in phase load whole blocks a vector of words per lane, transposed in
-    vector registers (``_lanes.load_transposed``): the 256-bit variants (8 lanes of 32-bit
+    vector registers (``_lanes.load_transposed``): the 256-bit tiers (8 lanes of 32-bit
     words, 4 of 64-bit)."""
-    return not wide and lw * alg.W.bits == 256
+    return tier.bits == 256
 
 
 def render_md(family):
-    alg, variants = FAMILIES[family]
+    alg, g = FAMILIES[family]
     files = {}
-    for lw, (g, wide) in variants.items():
+    for tier in VECTOR:
+        lw = tier.lanes(alg.W.bits)
         order = "le" if alg.little else "be"
         loaders = {"_word": "%s%d" % (order, alg.W.bits)}
-        if alg.wb == 4 and wide:
+        if alg.wb == 4 and tier.bits >= 512:
             loaders["_dword"] = "%s64" % order
-        if lw in IN_PHASE.get(family, ()) and transposed(alg, lw, wide):
+        uniform = tier.name in UNIFORM.get(family, ())
+        phase = tier.name in IN_PHASE.get(family, ())
+        if phase and transposed(tier):
             loaders["_load_transposed"] = "load_transposed"
-        L = preamble(alg.doc, lw, g, wide, "uint%d" % alg.W.bits, loaders)
-        uniform = lw in UNIFORM.get(family, ())
-        phase = lw in IN_PHASE.get(family, ())
+        L = preamble(alg.doc, tier, g, alg.W.bits, loaders)
         if uniform:
             L.extend(wrap("_K = np.array([%s], %s)" % (", ".join("0x%x" % k for k in alg.K),
                                                          alg.W.np)))
             L.extend(["", ""])
             L.extend(pad_schedule(alg))
             L.extend(["", ""])
-        L.extend(md_kernel(alg, "", lw, g, wide, uniform, phase))
-        L.extend(record(family, wide))
-        files["jitdigest/kernels/%s/lanes%d.py" % (family, lw)] = finish(L)
+        L.extend(md_kernel(alg, "", tier, g, uniform, phase))
+        L.extend(record(family, tier, lw * g, lanes=lw))
+        files["jitdigest/kernels/%s/%s.py" % (family, backend_name(tier, lw * g))] = finish(L)
     return files

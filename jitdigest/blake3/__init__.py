@@ -152,7 +152,7 @@ def compile_entries(module, entries):
 
 
 def backend_name():
-    """The name of the backend that serves BLAKE3 now ("lanes16", "lanes8" or "portable")."""
+    """The name of the backend that serves BLAKE3 now ("avx512_x16", "avx2_x8" or "portable")."""
     return _kernels()._module.__name__.rsplit(".", 1)[1]
 
 

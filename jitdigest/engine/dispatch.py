@@ -17,7 +17,8 @@ from . import cpu as _cpu, notice as _notice
 from ..base import fork as _fork, host as _host
 from ..base.fork import cached_property
 from ..kernels import blake2b, blake2s, blake3, keccak, md5, sha1, sha256, sha512
-from ..kernels._contract import COMPILED_FROM, chunks_signature, signature
+from ..kernels._contract import (COMPILED_FROM, OLD_NAMES, chunks_signature, current_name,
+                                 signature)
 
 # Algorithm families (``AlgoSpec.family``) -> their kernel package.
 FAMILIES = {"md5": md5, "sha1": sha1, "sha256": sha256, "sha512": sha512, "keccak": keccak,
@@ -253,6 +254,13 @@ def forced():
     return _FORCED.get()
 
 
+def _forced_name(family):
+    """The name of ``family``'s backend ``backend()`` forces here (an old name passed to it
+    read as that family's backend now: ``_contract.OLD_NAMES``), or None."""
+    name = _FORCED.get()
+    return None if name is None else current_name(family, name)
+
+
 def _forced(spec, candidates, name):
     """The kernel sets the forced ``name`` leaves among ``candidates`` (None: none of them)."""
     match = [b for b in candidates if b.name == name]
@@ -269,7 +277,7 @@ def usable_kernel_sets(spec):
     """Every kernel set this process can run for an algorithm, best first (portable last);
     only the forced one inside ``backend()`` (a lane backend forced: the usual choice)."""
     family = backends(spec.family)
-    name = _FORCED.get()
+    name = _forced_name(spec.family)
     if name is not None:
         found = _forced(spec, family, name)
         if found is not None:
@@ -282,7 +290,7 @@ def usable_kernel_sets(spec):
 
 def batch_kernel_sets(spec):
     """Every kernel set able to serve ``hash_rows`` for an algorithm, lane kernels first."""
-    name = _FORCED.get()
+    name = _forced_name(spec.family)
     if name is not None:
         found = _forced(spec, batch_backends(spec.family), name)
         if found is not None:
@@ -306,11 +314,13 @@ def backend(name):
     """``with backend("portable"): ...`` -- inside the block, hash objects, one-shot digests and
     batch calls made in this context (thread, task) use the named backend (a lane backend:
     batch calls only); an algorithm that has no such backend raises ValueError. Objects made
-    before the block keep their kernels."""
+    before the block keep their kernels. The lane backends' names before they were named by
+    tier (``lanes16``, ``lanes8``, ``lanes4``) still work, each read per family
+    (``_contract.OLD_NAMES``)."""
     if not isinstance(name, str):
         raise TypeError("backend name must be a string")
     known = {b.name for family in FAMILIES for b in backends(family) + batch_backends(family)}
-    if name not in known:
+    if name not in known and name not in OLD_NAMES:
         raise ValueError(f"unknown backend {name!r} (known: {', '.join(sorted(known))})")
     token = _FORCED.set(name)
     _cpu.set_disabled(set(_cpu.DISABLED))     # a new switch set object: cached choices expire
@@ -340,6 +350,8 @@ def batch_kernels_for(spec, rows=None, mean_length=None):
     if name is None and mean_length is not None and (ks is many or ks.name == many.name):
         from . import calibration as _calibration
         choice = _calibration.choice(spec, mean_length)
+        if choice is not None:                  # a table written before the names by tier
+            choice = current_name(spec.family, choice)
         if choice is not None and choice != ks.name:
             ks = by_name.get(choice, ks)
     if COMPILE_BATCH or ks.backend.lanes == 1 or ks.ready("hash_rows") or name is not None:
@@ -392,7 +404,7 @@ def _work_out_batch_rule(spec, sets):
     if many.backend.lanes > 1:
         single = usable_kernel_sets(spec)[0]
         few = many.backend.lanes // 2 if single.backend.tier.features else 2
-    if (spec.family == "sha256" and many.name == "lanes8"
+    if (spec.family == "sha256" and many.name == "avx2_x8"
             and "avx512vl" not in _cpu.target_features()):
         for ks in sets:
             if ks.name == "sha_ni":

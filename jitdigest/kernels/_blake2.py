@@ -8,13 +8,12 @@ block (``jitdigest._blake2``); the kernels never see the parameters.
 Every backend's block function has one contract, ``compress(state, data, offset, nblocks, inc,
 last)``: absorb ``nblocks`` blocks of ``data`` from byte ``offset``, adding ``inc`` to the
 counter before each block; ``last`` marks the final block (f0 = ~0, f1 = the state's flag).
-
-Unlike Merkle-Damgard, BLAKE2 must know a block is the last before compressing it, so
-``b2_update`` always leaves 1..block_size bytes in ``buf`` once data has arrived (a full block
-when the data ends on a block boundary) and ``b2_finish`` compresses that tail as the final
-block, counter advanced by its length, zero-padded. The drivers take the compress function as
-an argument (inlined, so callers stay cacheable).
 """
+# Unlike Merkle-Damgard, BLAKE2 must know a block is the last before compressing it, so
+# ``b2_update`` always leaves 1..block_size bytes in ``buf`` once data has arrived (a full block
+# when the data ends on a block boundary) and ``b2_finish`` compresses that tail as the final
+# block, counter advanced by its length, zero-padded. The drivers take the compress function as
+# an argument (inlined, so callers stay cacheable).
 import numpy as np
 
 from ..base.algorithms import SPECS

@@ -36,8 +36,10 @@ class Tier:
         return f"Tier({self.name})"
 
 
-# ISA name -> tier. A lane backend's file and name: its tier's ISA and lane count
-# (``tools/lanes_common.py`` renders one file per family and vector tier listed in VECTOR_TIERS).
+# ISA name -> tier. A backend's name (and its module's): its tier's ISA, and for a batch kernel
+# ``_x<N>``, the messages it hashes side by side (SIMD lanes times interleaved groups):
+# ``avx512_x16``, ``avx2_x8``, ``sha_ni_x2``; ``portable`` and ``unrolled`` need no ISA.
+# ``tools/lanes_common.py`` renders one lane file per family and vector tier in VECTOR_TIERS.
 TIERS = {t.name: t for t in (
     Tier("portable", 0, None, None),
     Tier("avx2", 256, "avx2", "avx2"),
@@ -49,6 +51,22 @@ TIERS = {t.name: t for t in (
     Tier("armv8_sha3", 128, "sha3", "sha3", "aarch64"),
 )}
 VECTOR_TIERS = ("avx512", "avx2")       # the SIMD lane kernels' tiers, widest first
+
+# The names the lane backends had before they were named by tier (``jitdigest.backend()`` still
+# takes them): old name -> {family: its backend now}. ``lanes<N>`` was the SIMD width in words.
+OLD_NAMES = {
+    "lanes16": {"md5": "avx512_x32", "sha1": "avx512_x16", "sha256": "avx512_x16",
+                "blake2s": "avx512_x16", "blake3": "avx512_x16"},
+    "lanes8": {"md5": "avx2_x16", "sha1": "avx2_x8", "sha256": "avx2_x8", "blake2s": "avx2_x8",
+               "blake3": "avx2_x8", "sha512": "avx512_x8", "keccak": "avx512_x8",
+               "blake2b": "avx512_x8"},
+    "lanes4": {"sha512": "avx2_x4", "keccak": "avx2_x4", "blake2b": "avx2_x4"},
+}
+
+
+def current_name(family, name):
+    """The name of ``family``'s backend now called ``name`` (an ``OLD_NAMES`` one or current)."""
+    return OLD_NAMES.get(name, {}).get(family, name)
 
 # The entries a record may carry, each typed by SIGNATURES. BLAKE3's object entries whose
 # arguments differ from the Merkle-Damgard ones have their own names (``xof_*``).

@@ -6,21 +6,20 @@ two per iteration. Driven from Python (as hashlib's ``hmac`` module and OpenSSL'
 do) the calls around them cost more than the compressions; here the key blocks are compressed
 once per call, and every PBKDF2 iteration is two compressions of one prepared block from the
 two keyed states, with the digest written straight back into that block.
-
-The drivers here (``inline_kernel``, like ``_md``'s) take the backend's pieces as their first
-arguments: ``_md.finish_piece``'s padded last block and ``keyed_pieces``' key blocks and hash
-after them, each compiled once per backend and called by every keyed entry (inlined at
-Numba-IR level into each entry instead, their typing was two thirds of an entry's compile:
-SHA-256's six took 30 s on 2 cores, measured); ``md_pbkdf2`` also takes ``compress`` and the
-padding parameters, for its iterations. Every Merkle-Damgard backend module
-(``md5/portable.py``, ``sha256/x86.py``, ...) exports them as ``hmac(iv, key, msg, out)``
-(``out``: a bytearray of the digest size), ``hmac_states(iv, key, ds, states)`` (the keyed inner
-and outer states), ``hmac_final(state, buf, buflen, total, ostate, out)`` (an HMAC object's
-digest from its inner hash object's fields), ``hmac_rows(values, starts, lengths, rows,
-states, out)`` (batch HMAC in ``hash_rows``' layouts) and ``pbkdf2(iv, password, salt,
-iterations, ds, out)`` (``ds``: the digest size; ``out``: a bytearray of ``dklen`` bytes);
-``jitdigest.engine.keyed`` compiles each for one signature.
 """
+# The drivers here (``inline_kernel``, like ``_md``'s) take the backend's pieces as their first
+# arguments: ``_md.finish_piece``'s padded last block and ``keyed_pieces``' key blocks and hash
+# after them, each compiled once per backend and called by every keyed entry (inlined at
+# Numba-IR level into each entry instead, their typing was most of an entry's compile: benchmarks/results/kernel_notes.md,
+# "HMAC"); ``md_pbkdf2`` also takes ``compress`` and the
+# padding parameters, for its iterations. Every Merkle-Damgard backend module
+# (``md5/portable.py``, ``sha256/sha_ni.py``, ...) exports them as ``hmac(iv, key, msg, out)``
+# (``out``: a bytearray of the digest size), ``hmac_states(iv, key, ds, states)`` (the keyed inner
+# and outer states), ``hmac_final(state, buf, buflen, total, ostate, out)`` (an HMAC object's
+# digest from its inner hash object's fields), ``hmac_rows(values, starts, lengths, rows,
+# states, out)`` (batch HMAC in ``hash_rows``' layouts) and ``pbkdf2(iv, password, salt,
+# iterations, ds, out)`` (``ds``: the digest size; ``out``: a bytearray of ``dklen`` bytes);
+# ``jitdigest.engine.keyed`` compiles each for one signature.
 import numpy as np
 
 from ._jit import (GIL_MINSIZE, inline_in_callers, inline_kernel, piece, reacquire_gil,

@@ -1,21 +1,20 @@
 """The CUDA forms of the word helpers of ``_jit`` and the row helpers of ``_rows``, so that the
 CPU kernels' own source compiles as CUDA device functions.
-
-The CPU forms are CPU-target ``@overload``s inlined at Numba-IR level (``inline="always"``);
-the CUDA target types their omitted and literal arguments wrongly when it inlines them, so each
-helper gets a ``target="cuda"`` overload here, compiled as an ordinary device function that
-LLVM inlines, on a stand-in function that ``device`` calls in place of the CPU one (Numba's
-typing record of a Python function is shared by every target: see ``_cuda``). A helper with no
-CUDA form here gets a stand-in with its CPU form's implementation. The 32-bit word helpers are
-LLVM i32 operations; the block loaders read aligned message words whole (16 bytes a load where
-they can) and ``store_words`` writes a digest as whole words. The GIL helpers do nothing. A
-block function is an ordinary device function, compiled per input type (device code is inlined
-into each kernel: no compile to save). The scratch helpers (``new_words``, ``scratch``,
-``scratch_copy``) return arrays, which a CUDA device function may not: ``device`` rebinds them
-to frame-local intrinsics (thread-local memory, in registers where LLVM can).
-Importing this module imports Numba's CUDA target (numba-cuda); ``jitdigest.cuda`` does,
-nothing else.
 """
+# The CPU forms are CPU-target ``@overload``s inlined at Numba-IR level (``inline="always"``);
+# the CUDA target types their omitted and literal arguments wrongly when it inlines them, so each
+# helper gets a ``target="cuda"`` overload here, compiled as an ordinary device function that
+# LLVM inlines, on a stand-in function that ``device`` calls in place of the CPU one (Numba's
+# typing record of a Python function is shared by every target: see ``_cuda``). A helper with no
+# CUDA form here gets a stand-in with its CPU form's implementation. The 32-bit word helpers are
+# LLVM i32 operations; the block loaders read aligned message words whole (16 bytes a load where
+# they can) and ``store_words`` writes a digest as whole words. The GIL helpers do nothing. A
+# block function is an ordinary device function, compiled per input type (device code is inlined
+# into each kernel: no compile to save). The scratch helpers (``new_words``, ``scratch``,
+# ``scratch_copy``) return arrays, which a CUDA device function may not: ``device`` rebinds them
+# to frame-local intrinsics (thread-local memory, in registers where LLVM can).
+# Importing this module imports Numba's CUDA target (numba-cuda); ``jitdigest.cuda`` does,
+# nothing else.
 from types import CellType, CodeType, FunctionType
 
 import numpy as np

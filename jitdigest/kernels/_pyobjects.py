@@ -2,24 +2,23 @@
 
 Why: ``hash_many(name, [b"...", ...])`` must measure every message and copy it into one
 buffer. Done in Python (``operator.countOf`` to prove every item is exactly ``bytes``, ``len``
-of each, ``bytes.join``) that costs three C-level passes and ~90 ns per item, more than MD5's
-lane kernels take to hash a 64-byte message. Here one compiled function reads CPython's object
+of each, ``bytes.join``) that costs three C-level passes per item, more than MD5's lane
+kernels take to hash a 64-byte message (benchmarks/results/kernel_notes.md). Here one compiled function reads CPython's object
 layout directly: the container's item pointers, each item's type, size and bytes.
 
 Safety rests on three facts, each checked before this path is used:
-
-* the layout: the offsets of ``ob_type``, ``ob_size``, a ``bytes`` object's data and a list's or
-  tuple's item array are found by ``layout()`` from the running interpreter's own sizes and
-  proved on probe objects (``ctypes`` reads of objects made for the purpose); any surprise, a
-  build without the GIL, another implementation or the interpreted mode turns the path off
-  (``layout()`` is None) and ``jitdigest.engine.layout`` joins in Python as before;
-* the GIL: the function is a ``gil_kernel`` and calls no Python code, so no other thread can
-  resize the container or free an item while it runs; the container's size and item array are
-  read inside it, never passed in from an earlier look;
-* the type: an item is read only if its type pointer is ``bytes`` itself (immutable, its size
-  its length); a subclass, a ``bytearray``, an array or a view ends the pass with that item's
-  index, and the Python path takes over with its exact errors.
 """
+# * the layout: the offsets of ``ob_type``, ``ob_size``, a ``bytes`` object's data and a list's or
+# tuple's item array are found by ``layout()`` from the running interpreter's own sizes and
+# proved on probe objects (``ctypes`` reads of objects made for the purpose); any surprise, a
+# build without the GIL, another implementation or the interpreted mode turns the path off
+# (``layout()`` is None) and ``jitdigest.engine.layout`` joins in Python as before;
+# * the GIL: the function is a ``gil_kernel`` and calls no Python code, so no other thread can
+# resize the container or free an item while it runs; the container's size and item array are
+# read inside it, never passed in from an earlier look;
+# * the type: an item is read only if its type pointer is ``bytes`` itself (immutable, its size
+# its length); a subclass, a ``bytearray``, an array or a view ends the pass with that item's
+# index, and the Python path takes over with its exact errors.
 import ctypes
 import sys
 import sysconfig
@@ -80,7 +79,7 @@ def join_exact_bytes(base, n, items_offset, indirect, bytes_type, off_type, off_
     data, whose length the caller took from the array it holds).
 
     One pass, not a first one to measure and a second to copy: every item's header is read
-    once (250k items of 64 bytes in a Dask worker's partition: 4.4 ms with two passes)."""
+    once (kernel_notes.md, "Joining bytes for the batch API")."""
     if n < 0:
         n = _peek(base + off_size)
     items = _peek(base + items_offset) if indirect else base + items_offset
@@ -156,7 +155,7 @@ def join(items, scratch=False):
     ``scratch``: into this thread's reusable buffers (up to ``_config.JOIN_SCRATCH_BYTES``),
     which the caller must hand back with ``release()`` once it is done with the result. Where
     malloc hands large blocks straight back to the system (Dask's workers set
-    ``MALLOC_TRIM_THRESHOLD_``), a fresh buffer costs a page fault every 4 KiB: 3x the join."""
+    ``MALLOC_TRIM_THRESHOLD_``), a fresh buffer costs a page fault every 4 KiB, which costs more than the join."""
     found = layout()
     if found is None:
         return None

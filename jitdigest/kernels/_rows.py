@@ -5,27 +5,26 @@ Every ``hash_rows(values, starts, lengths, rows, iv, out)`` entry hashes, for ea
 message ``values[start_of(starts, r):][:length_of(lengths, r)]`` into ``out[r]``; ``starts``
 and ``lengths`` are int64 arrays indexed by row number. It is compiled for that one signature
 (``jitdigest.engine.dispatch``).
-
-The same rows cut at ``bounds`` (chunk ``c`` is the rows from position ``bounds[c]`` to
-``bounds[c + 1]`` of ``rows``) are spread over cores by one Numba ``prange`` loop,
-``over_chunks(hash_rows, values, starts, lengths, rows, bounds, iv, out)``, that calls a
-backend's ``hash_rows`` (or a keyed ``hmac_rows``) on each chunk. The kernel comes as an
-argument, a first-class function called by address: ``over_chunks`` is compiled once per word
-type for every backend (``jitdigest.engine.dispatch.chunks_entry``), not once per backend with the
-kernel linked in and optimised again (2-3 s of LLVM each, measured).
-
-Rows of one width (a 2-D array) need no index arrays of their own: ``over_grid`` hashes grid
-rows ``bounds[c]`` to ``bounds[c + 1]`` a window at a time, each window ``values`` and ``out``
-sliced at its first row, with one small set of index arrays describing the first rows of any
-window (``jitdigest.engine.layout.grid_window``). The kernel keeps its one signature; a second, grid
-signature used to cost every backend a second compile of its kernel.
-
-The kernels read their rows only through the four functions below (the CUDA kernels also in
-a grid form, ``rows`` a pair ``(first, stop)`` and ``starts``/``lengths`` the width:
-``_jit_cuda``). ``length_of`` refuses a negative length (ValueError): the batch driver proves
-every bound before a call (``jitdigest.engine.layout``), and this cheap guard keeps a future
-caller's mistake from becoming a loop over 2**57 blocks.
 """
+# The same rows cut at ``bounds`` (chunk ``c`` is the rows from position ``bounds[c]`` to
+# ``bounds[c + 1]`` of ``rows``) are spread over cores by one Numba ``prange`` loop,
+# ``over_chunks(hash_rows, values, starts, lengths, rows, bounds, iv, out)``, that calls a
+# backend's ``hash_rows`` (or a keyed ``hmac_rows``) on each chunk. The kernel comes as an
+# argument, a first-class function called by address: ``over_chunks`` is compiled once per word
+# type for every backend (``jitdigest.engine.dispatch.chunks_entry``), not once per backend with the
+# kernel linked in and optimised again (benchmarks/results/kernel_notes.md, "Batch rows").
+#
+# Rows of one width (a 2-D array) need no index arrays of their own: ``over_grid`` hashes grid
+# rows ``bounds[c]`` to ``bounds[c + 1]`` a window at a time, each window ``values`` and ``out``
+# sliced at its first row, with one small set of index arrays describing the first rows of any
+# window (``jitdigest.engine.layout.grid_window``). The kernel keeps its one signature; a second, grid
+# signature used to cost every backend a second compile of its kernel.
+#
+# The kernels read their rows only through the four functions below (the CUDA kernels also in
+# a grid form, ``rows`` a pair ``(first, stop)`` and ``starts``/``lengths`` the width:
+# ``_jit_cuda``). ``length_of`` refuses a negative length (ValueError): the batch driver proves
+# every bound before a call (``jitdigest.engine.layout``), and this cheap guard keeps a future
+# caller's mistake from becoming a loop over 2**57 blocks.
 from numba import prange
 
 from ._jit import cpu_overload, parallel_kernel

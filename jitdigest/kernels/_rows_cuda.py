@@ -6,14 +6,15 @@ straight into ``out[r]``.
 Like the CPU kernels they trust their arguments: ``jitdigest.cuda`` proves every row's bytes lie
 inside ``values`` before a launch.
 """
-import importlib
-
 from numba import cuda
 
+from . import blake2b, blake2s, keccak, md5, sha1, sha256, sha512
 from ._jit_cuda import device
 
 # The kernel families with a CUDA batch kernel (BLAKE3's tree does not fit one thread per row).
 FAMILIES = ("md5", "sha1", "sha256", "sha512", "keccak", "blake2b", "blake2s")
+_PACKAGES = {"md5": md5, "sha1": sha1, "sha256": sha256, "sha512": sha512, "keccak": keccak,
+             "blake2b": blake2b, "blake2s": blake2s}
 
 _KERNELS = {}
 
@@ -25,8 +26,7 @@ def rows_kernel(family):
     Compiled on first launch, once per argument types."""
     found = _KERNELS.get(family)
     if found is None:
-        portable = importlib.import_module(f"jitdigest.kernels.{family}.portable")
-        hash_rows = device(portable.hash_rows)
+        hash_rows = device(portable(family).hash_rows)
 
         def hash_each(values, starts, lengths, n, iv, out):
             r = cuda.grid(1)
@@ -34,3 +34,8 @@ def rows_kernel(family):
                 hash_rows(values, starts, lengths, (r, r + 1), iv, out)
         found = _KERNELS[family] = cuda.jit(hash_each)
     return found
+
+
+def portable(family):
+    """The ``portable`` backend record of ``family`` (its package's ``backends()``)."""
+    return next(m.BACKEND for m in _PACKAGES[family].backends() if m.BACKEND.name == "portable")

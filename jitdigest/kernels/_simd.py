@@ -361,8 +361,8 @@ def clear_upper_vectors(typingctx):
     """``vzeroupper`` when Numba's target has AVX, else nothing. The SHA instructions have no
     VEX form, so they run as legacy SSE; when code LLVM vectorised with 256-bit registers runs
     before them in the same function (a copy loop, a memset, after inlining), every SSE
-    instruction then pays an AVX-SSE transition: measured 4.4 us per SHA-1 block instead of
-    30 ns, in the batch entry. Call it once before the block loop."""
+    instruction then pays an AVX-SSE transition (benchmarks/results/kernel_notes.md, "the AVX-SSE
+    transition"). Call it once before the block loop."""
     from ._target import target_features
 
     def codegen(context, builder, signature, args):

@@ -10,15 +10,11 @@ once input has arrived; a chunk is closed, and its chaining value pushed onto th
 when input after its sixteenth block has arrived. Completed subtrees are merged as soon as they
 are whole (a full subtree with more input after it is never the root), so the stack holds one
 value per set bit of the chunk count.
-
-``compress`` and ``_chunk_blocks`` are inlined into their callers: left as calls between
-compiled kernels, the chunk loop ran at 410-420 MB/s against 700 for a bare loop of
-compressions; inlined, 540 (``_chunk_blocks``) and about 10% more (``compress`` too), one core,
-1 MiB. ``_chunk_blocks`` is inlined at Numba's IR level (``inline_kernel``), ``compress`` by
-LLVM (compiled once, ``inline_in_callers``): at Numba's IR level it was typed again at each of
-its call sites in the tree code, and BLAKE3's kernels took 73 CPU-s to compile instead of 67
-(AMD EPYC znver1; the same speed either way, 1 KiB to 1 MiB).
 """
+# ``compress`` and ``_chunk_blocks`` are inlined into their callers (left as calls between
+# compiled kernels, the chunk loop was much slower): ``_chunk_blocks`` at Numba's IR level
+# (``inline_kernel``), ``compress`` by LLVM (compiled once, ``inline_in_callers``: at Numba's IR
+# level it was typed again at each call site). Measurements: benchmarks/results/kernel_notes.md.
 import numpy as np
 
 from ...base.algorithms import SPECS

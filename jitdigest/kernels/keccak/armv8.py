@@ -43,7 +43,7 @@ def rounds(
         d2 = rax1(c1, c3)
         d3 = rax1(c2, c4)
         d4 = rax1(c3, c0)
-        # rho and pi: B[y, 2x + 3y] = (A[x, y] ^ D[x]) <<< rho[x, y]
+        # rho and pi: B[y, 2*x + 3*y] = (A[x, y] ^ D[x]) <<< rho[x, y]
         b00 = u64x2_xor(a00, d0)
         b10 = xar(a01, d1, 63)
         b20 = xar(a02, d2, 2)

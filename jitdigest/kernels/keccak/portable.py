@@ -7,19 +7,18 @@ The state array of every Keccak algorithm holds 27 uint64 words: the 25 lanes
 bit). SHA3-224..512 and SHAKE128/256 are therefore rows of the algorithm table, not code.
 
 The file has two layers:
-
-* the permutation, here in loop form: ``permute(a)`` runs the 24 rounds in place on a
-  25-lane array (through ``keccak_f``, which works on a copy with scratch words), and
-  ``absorb(lanes, rate, data, offset, nblocks)`` XORs ``nblocks`` whole rate blocks of
-  ``data`` into ``lanes`` (each followed by a permutation);
-* the sponge (``sponge_update``, ``sponge_final``, ``sponge_oneshot``): buffering, padding and
-  squeezing, written once and taking a form's ``absorb`` and ``permute`` as arguments
-  (``inline_kernel``), so the generated straight-line form (``unrolled.py``, made by
-  ``tools/gen_keccak.py``) shares it and only supplies its own two kernels.
-
-The sponge keeps a working copy of the lanes made by ``new_words`` (a Python list of ints
-interpreted, a uint64 array compiled), so the permutation never sees numpy scalars.
 """
+# * the permutation, here in loop form: ``permute(a)`` runs the 24 rounds in place on a
+# 25-lane array (through ``keccak_f``, which works on a copy with scratch words), and
+# ``absorb(lanes, rate, data, offset, nblocks)`` XORs ``nblocks`` whole rate blocks of
+# ``data`` into ``lanes`` (each followed by a permutation);
+# * the sponge (``sponge_update``, ``sponge_final``, ``sponge_oneshot``): buffering, padding and
+# squeezing, written once and taking a form's ``absorb`` and ``permute`` as arguments
+# (``inline_kernel``), so the generated straight-line form (``unrolled.py``, made by
+# ``tools/gen_keccak.py``) shares it and only supplies its own two kernels.
+#
+# The sponge keeps a working copy of the lanes made by ``new_words`` (a Python list of ints
+# interpreted, a uint64 array compiled), so the permutation never sees numpy scalars.
 import numpy as np
 
 from .._contract import Backend, TIERS
@@ -49,7 +48,7 @@ def round_constants():
 def rho_pi_walk():
     """The 24 steps of the rho/pi walk from lane (1, 0): for step t, the lane index it leaves
     from, the rho rotation ((t+1)(t+2)/2 mod 64) applied to it, and the index pi moves it to
-    ((x, y) -> (y, 2x + 3y))."""
+    ((x, y) -> (y, 2*x + 3*y))."""
     steps = []
     x, y = 1, 0
     for t in range(ROUNDS):

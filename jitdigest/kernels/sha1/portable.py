@@ -36,7 +36,7 @@ def _maj(a, b, c, d, e, w):
 @inline_kernel
 def _expand(w, start, stop):
     """Message schedule words w[start:stop]. Inlined by Numba: left to LLVM, a helper with a loop
-    may stay a call in ``compress``'s own library (measured: 0.4x the speed)."""
+    may stay a call in ``compress``'s own library, much slower (kernel_notes.md)."""
     for t in range(start, stop):
         w[t] = rotl32(u32(w[t - 3]) ^ u32(w[t - 8]) ^ u32(w[t - 14]) ^ u32(w[t - 16]), 1)
 

@@ -5,18 +5,15 @@ Same contract as ``portable.py`` beside it: ``compress(state, data, offset, nblo
 8 x uint64) absorbs ``nblocks`` 128-byte blocks of the uint8 array ``data`` from byte
 ``offset``; the entries are the Merkle-Damgard drivers of ``_md`` and ``_hmac`` around it, but
 ``pbkdf2``, whose iterations run on words (below).
-
-Why: PBKDF2 is one compression after another, each waiting for the last, so the time of one
-compression is what counts, and the portable one fills the integer ports with both rounds and
-schedule. Here the rounds are scalar (``portable._round``, names rotating, values in registers)
-and the schedule runs beside them two words at a time in ``u64x2`` vectors (``_simd64``), 16
-words ahead, handing W[t] + K[t] over through an 80-word array on the stack that the rounds read
-as memory operands (a 16-word ring instead was kept in vector registers by LLVM, one extract per
-round: 168 instead of 159 ns per block). Measured on the development VM (AMD EPYC, one core):
-159 ns per block against the portable 230 and OpenSSL's 148; compiled for an AVX2 target
-without AVX-512 (no ``vprorq``: a rotation is two shifts and an OR) 174 ns. Compiled only (no
-interpreted form), so dispatch offers it only where the host and Numba's target have AVX2.
 """
+# Why: PBKDF2 is one compression after another, each waiting for the last, so the time of one
+# compression is what counts, and the portable one fills the integer ports with both rounds and
+# schedule. Here the rounds are scalar (``portable._round``, names rotating, values in registers)
+# and the schedule runs beside them two words at a time in ``u64x2`` vectors (``_simd64``), 16
+# words ahead, handing W[t] + K[t] over through an 80-word array on the stack that the rounds read
+# as memory operands (a 16-word ring instead was kept in vector registers by LLVM, one extract per
+# round, slower). Measurements: benchmarks/results/kernel_notes.md, "SHA-512". Compiled only (no
+# interpreted form), so dispatch offers it only where the host and Numba's target have AVX2.
 import numpy as np
 
 from ...base.algorithms import MERKLE_DAMGARD
@@ -202,7 +199,7 @@ def pbkdf2(iv, password, salt, iterations, ds, out):
         a2 = u64x2_set(h4, h5)
         a3 = u64x2_set(h6, h7)
         # Inner and outer compressions alternate through one inlined copy of the block
-        # function: 16 instead of 24 s to compile, 162 instead of 159 ns per compression.
+        # function: faster to compile, as fast (benchmarks/results/kernel_notes.md).
         for k in range(2 * (iterations - 1)):
             outer = k & 1
             h0, h1, h2, h3, h4, h5, h6, h7 = _block(

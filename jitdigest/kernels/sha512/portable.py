@@ -3,10 +3,9 @@
 ``compress`` is the generic block function (128-byte blocks, 64-bit words) shared by every
 SHA-512 variant, which differ only in their initial state and digest length. ``block`` is one
 block on words: the 16-word message schedule is a rolling window of locals (no W[80] in
-memory), 16 rounds per pass with the names rotating, so compiled it stays in registers: 335 ->
-237 ns per block of 1 MiB on the development VM (in PBKDF2's loop 464 -> about 260).
-``block`` is a kernel of its own, not inlined into ``compress`` by Numba: inlined it was 5%
-faster but each entry took nearly twice as long to compile (oneshot 16.6 s instead of 9.5).
+memory), 16 rounds per pass with the names rotating, so compiled it stays in registers.
+``block`` is a kernel of its own, not inlined into ``compress`` by Numba: inlined it was a
+little faster but each entry took nearly twice as long to compile (benchmarks/results/kernel_notes.md, "SHA-512").
 ``_round`` is shared with the ``avx2`` backend.
 """
 from .._jit import (add64, be64, block_function, const_words, inline_kernel, kernel,

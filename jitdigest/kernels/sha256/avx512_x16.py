@@ -3,7 +3,8 @@
 
 Entry ``hash_rows(values, starts, lengths, rows, iv, out)``, signature
 ``jitdigest.kernels._contract.SIGNATURES['hash_rows']``. Compiled only (plain Numba
-code that LLVM vectorises); dispatch never runs it interpreted. Edit
+code that LLVM vectorises); dispatch never runs it interpreted. Tier ``avx512``: its
+name, CPU features and switch are in ``BACKEND``, at the bottom. Edit
 tools/gen_lanes.py, not this file.
 """
 import numpy as np
@@ -14,12 +15,6 @@ from .._lanes import (PF_MIN, be64 as _dword, be32 as _word,
     inline_in_callers as _inline_in_callers, lane_words, prefetch as _prefetch,
     wide_vectors as _wide_vectors)
 from .._rows import length_of, row_at, row_count, start_of
-
-NAME = "lanes16"
-FEATURE = ("avx512f", "avx512bw")
-SWITCH = "avx512"
-LANES = 16  # messages side by side in one SIMD group
-IN_FLIGHT = 16  # messages hashed at once per call
 
 
 _K = np.array([0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
@@ -1084,5 +1079,5 @@ def hash_rows(values, starts, lengths, rows, iv, out):
 
 
 
-BACKEND = Backend("sha256", NAME, TIERS["avx512"], __name__, lanes=LANES, in_flight=IN_FLIGHT,
+BACKEND = Backend("sha256", "avx512_x16", TIERS["avx512"], __name__, lanes=16, in_flight=16,
     hash_rows=hash_rows)

@@ -3,7 +3,8 @@
 
 Entry ``hash_rows(values, starts, lengths, rows, iv, out)``, signature
 ``jitdigest.kernels._contract.SIGNATURES['hash_rows']``. Compiled only (plain Numba
-code that LLVM vectorises); dispatch never runs it interpreted. Edit
+code that LLVM vectorises); dispatch never runs it interpreted. Tier ``avx2``: its
+name, CPU features and switch are in ``BACKEND``, at the bottom. Edit
 tools/gen_lanes.py, not this file.
 """
 import numpy as np
@@ -13,12 +14,6 @@ from .._jit import inline_kernel, kernel
 from .._lanes import (PF_MIN, be64 as _word, inline_in_callers as _inline_in_callers, lane_words,
     prefetch as _prefetch)
 from .._rows import length_of, row_at, row_count, start_of
-
-NAME = "lanes4"
-FEATURE = "avx2"
-SWITCH = "avx2"
-LANES = 4  # messages side by side in one SIMD group
-IN_FLIGHT = 4  # messages hashed at once per call
 
 
 @kernel
@@ -768,5 +763,5 @@ def hash_rows(values, starts, lengths, rows, iv, out):
 
 
 
-BACKEND = Backend("sha512", NAME, TIERS["avx2"], __name__, lanes=LANES, in_flight=IN_FLIGHT,
+BACKEND = Backend("sha512", "avx2_x4", TIERS["avx2"], __name__, lanes=4, in_flight=4,
     hash_rows=hash_rows)

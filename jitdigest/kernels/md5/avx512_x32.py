@@ -3,7 +3,8 @@
 
 Entry ``hash_rows(values, starts, lengths, rows, iv, out)``, signature
 ``jitdigest.kernels._contract.SIGNATURES['hash_rows']``. Compiled only (plain Numba
-code that LLVM vectorises); dispatch never runs it interpreted. Edit
+code that LLVM vectorises); dispatch never runs it interpreted. Tier ``avx512``: its
+name, CPU features and switch are in ``BACKEND``, at the bottom. Edit
 tools/gen_lanes.py, not this file.
 """
 import numpy as np
@@ -14,12 +15,6 @@ from .._lanes import (PF_MIN, le64 as _dword, le32 as _word,
     inline_in_callers as _inline_in_callers, lane_words, prefetch as _prefetch,
     wide_vectors as _wide_vectors)
 from .._rows import length_of, row_at, row_count, start_of
-
-NAME = "lanes16"
-FEATURE = ("avx512f", "avx512bw")
-SWITCH = "avx512"
-LANES = 16  # messages side by side in one SIMD group
-IN_FLIGHT = 32  # messages hashed at once per call
 
 
 @kernel
@@ -523,5 +518,5 @@ def hash_rows(values, starts, lengths, rows, iv, out):
 
 
 
-BACKEND = Backend("md5", NAME, TIERS["avx512"], __name__, lanes=LANES, in_flight=IN_FLIGHT,
+BACKEND = Backend("md5", "avx512_x32", TIERS["avx512"], __name__, lanes=16, in_flight=32,
     hash_rows=hash_rows)

@@ -3,7 +3,8 @@
 
 Entry ``hash_rows(values, starts, lengths, rows, iv, out)``, signature
 ``jitdigest.kernels._contract.SIGNATURES['hash_rows']``. Compiled only (plain Numba
-code that LLVM vectorises); dispatch never runs it interpreted. Edit
+code that LLVM vectorises); dispatch never runs it interpreted. Tier ``avx2``: its
+name, CPU features and switch are in ``BACKEND``, at the bottom. Edit
 tools/gen_lanes.py, not this file.
 """
 import numpy as np
@@ -13,12 +14,6 @@ from .._jit import inline_kernel, kernel
 from .._lanes import (PF_MIN, load_transposed as _load_transposed, le32 as _word,
     inline_in_callers as _inline_in_callers, lane_words, prefetch as _prefetch)
 from .._rows import length_of, row_at, row_count, start_of
-
-NAME = "lanes8"
-FEATURE = "avx2"
-SWITCH = "avx2"
-LANES = 8  # messages side by side in one SIMD group
-IN_FLIGHT = 16  # messages hashed at once per call
 
 
 @kernel
@@ -551,5 +546,5 @@ def hash_rows(values, starts, lengths, rows, iv, out):
 
 
 
-BACKEND = Backend("md5", NAME, TIERS["avx2"], __name__, lanes=LANES, in_flight=IN_FLIGHT,
+BACKEND = Backend("md5", "avx2_x16", TIERS["avx2"], __name__, lanes=8, in_flight=16,
     hash_rows=hash_rows)

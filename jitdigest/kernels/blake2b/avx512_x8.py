@@ -3,7 +3,8 @@
 
 Entry ``hash_rows(values, starts, lengths, rows, iv, out)``, signature
 ``jitdigest.kernels._contract.SIGNATURES['hash_rows']``. Compiled only (plain Numba
-code that LLVM vectorises); dispatch never runs it interpreted. Edit
+code that LLVM vectorises); dispatch never runs it interpreted. Tier ``avx512``: its
+name, CPU features and switch are in ``BACKEND``, at the bottom. Edit
 tools/gen_lanes.py, not this file.
 """
 import numpy as np
@@ -13,12 +14,6 @@ from .._jit import inline_kernel, kernel
 from .._lanes import (PF_MIN, le64 as _word, inline_in_callers as _inline_in_callers, lane_words,
     prefetch as _prefetch, wide_vectors as _wide_vectors)
 from .._rows import length_of, row_at, row_count, start_of
-
-NAME = "lanes8"
-FEATURE = ("avx512f", "avx512bw")
-SWITCH = "avx512"
-LANES = 8  # messages side by side in one SIMD group
-IN_FLIGHT = 8  # messages hashed at once per call
 
 
 @kernel
@@ -1328,5 +1323,5 @@ def hash_rows(values, starts, lengths, rows, iv, out):
 
 
 
-BACKEND = Backend("blake2b", NAME, TIERS["avx512"], __name__, lanes=LANES, in_flight=IN_FLIGHT,
+BACKEND = Backend("blake2b", "avx512_x8", TIERS["avx512"], __name__, lanes=8, in_flight=8,
     hash_rows=hash_rows)
