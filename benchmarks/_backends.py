@@ -3,11 +3,12 @@
 tiers the way a user would and never reach into dispatch.
 
 ``jitdigest.backends(name)`` lists the per-message backends best first, then the multi-buffer
-("lanes") ones that serve ``hash_many`` only; a per-message backend in ``HARDWARE`` runs the
+ones (named ``<tier>_x<messages>``) that serve ``hash_many`` only; a per-message backend in ``HARDWARE`` runs the
 CPU's hash instructions, every other one portable code compiled by Numba.
 """
 import functools
 import os
+import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -16,19 +17,19 @@ if ROOT not in sys.path:
 
 import jitdigest  # noqa: E402
 
-LANES_PREFIX = "lanes"          # multi-buffer backends: lanes16, lanes8, lanes4
+MULTI_BUFFER = re.compile(r"_x\d+$")   # multi-buffer backends: avx512_x16, avx2_x8, sha_ni_x2
 HARDWARE = ("sha_ni",)          # per-message backends built on CPU hash instructions
 
 
 def per_message(name):
     """The per-message backends this process can run for ``name``, best first (the first is
     the one hash objects and one-shot digests use)."""
-    return [b for b in jitdigest.backends(name) if not b.startswith(LANES_PREFIX)]
+    return [b for b in jitdigest.backends(name) if not MULTI_BUFFER.search(b)]
 
 
 def lanes(name):
     """The multi-buffer backends this process can run for ``name``, widest first."""
-    return [b for b in jitdigest.backends(name) if b.startswith(LANES_PREFIX)]
+    return [b for b in jitdigest.backends(name) if MULTI_BUFFER.search(b)]
 
 
 def software(name):

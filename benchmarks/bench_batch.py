@@ -21,7 +21,7 @@ every core) beside ``hash_many`` + ``hexdigests``.
 pool they replaced (``_pool_driver.py``; same chunks), in one run, at 1 and 2 threads, on 64 B,
 1 KiB, 16 KiB and ragged (0-2 KiB) rows.
 
-    python benchmarks/bench_batch.py [--algorithms md5 sha256 ...] [--backend lanes8] [--quick]
+    python benchmarks/bench_batch.py [--algorithms md5 sha256 ...] [--backend avx2_x8] [--quick]
                                      [--json FILE] [--engines]
 """
 import argparse

@@ -110,7 +110,7 @@ def __dir__():
 def backends(name):
     """The names of the backends this process can run for the algorithm ``name`` (any name of
     the table), best first: the per-message ones (e.g. "sha_ni", "unrolled", "portable"), then
-    the multi-buffer ones ``hash_many`` uses ("lanes16", "lanes8"; a family's chunk lanes and
+    the multi-buffer ones ``hash_many`` uses ("avx512_x16", "avx2_x8"; a family's chunk lanes and
     message lanes may share these names, listed once). The first of each kind serves
     unless ``with jitdigest.backend(...)`` picks another; CPU features the machine or Numba's
     target lacks, ``NUMBA_DISABLE_JIT=1`` and ``JITDIGEST_DISABLE`` leave backends out."""

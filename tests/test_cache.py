@@ -64,12 +64,13 @@ def test_source_key_covers_every_kernel_file(monkeypatch, tmp_path):
     kernels = tmp_path / "kernels"
     shutil.copytree(REPO / "jitdigest" / "kernels", kernels,
                     ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("_algorithms.py", "_config.py"):
+    (tmp_path / "base").mkdir()
+    for name in ("base/algorithms.py", "base/config.py"):
         shutil.copy(REPO / "jitdigest" / name, tmp_path / name)
     monkeypatch.setattr(_cachedir, "KERNELS", str(kernels))
     keys = set()
     edits = ("kernels/_jit.py", "kernels/_md.py", "kernels/md5/portable.py",
-             "kernels/sha256/lanes16.py", "_algorithms.py", "_config.py")
+             "kernels/sha256/avx512_x16.py", "base/algorithms.py", "base/config.py")
     for name in edits:
         _cachedir.source_key.cache_clear()
         keys.add(_cachedir.source_key())
@@ -394,10 +395,10 @@ def test_warmup_chains_only_kernel_sets_that_share_kernels():
     compiled (the chain's modules and those they call)."""
     from jitdigest.base import algorithms as _algorithms
     from jitdigest import _warmup
-    assert _warmup._callees("sha1", "ni_x4") == {"x86"}
-    assert _warmup._callees("sha256", "ni_x2") == {"x86"}
-    assert _warmup._callees("blake3", "many8") == {"lanes8", "portable"}
-    assert _warmup._callees("md5", "lanes8") == set() == _warmup._callees("md5", "portable")
+    assert _warmup._callees("sha1", "sha_ni_x4") == {"sha_ni"}
+    assert _warmup._callees("sha256", "sha_ni_x2") == {"sha_ni"}
+    assert _warmup._callees("blake3", "many_avx2_x8") == {"avx2_x8", "portable"}
+    assert _warmup._callees("md5", "avx2_x16") == set() == _warmup._callees("md5", "portable")
     tasks, _ = _warmup.plan(sorted(_algorithms.SPECS), blake3=True)
     chains = _warmup.chains(tasks)
     assert sorted(t for chain in chains for t in chain) == sorted(tasks)

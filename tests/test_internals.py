@@ -23,9 +23,9 @@ from jitdigest.kernels._jit import reacquire_gil, release_gil_if  # noqa: E402
 
 def sha_ni_block_functions():
     """{family: block-function dispatcher} of the SHA-NI kernels (where they live today)."""
-    from jitdigest.kernels.sha1 import x86 as sha1_x86
-    from jitdigest.kernels.sha256 import x86 as sha256_x86
-    return {"sha256": sha256_x86.compress, "sha1": sha1_x86.compress}
+    from jitdigest.kernels.sha1 import sha_ni as sha1_ni
+    from jitdigest.kernels.sha256 import sha_ni as sha256_ni
+    return {"sha256": sha256_ni.compress, "sha1": sha1_ni.compress}
 
 
 def run_python(code, env=None, timeout=300):
