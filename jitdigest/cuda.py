@@ -26,7 +26,7 @@ from .kernels._rows_cuda import FAMILIES, rows_kernel  # noqa: E402
 
 __all__ = ["hash_many", "algorithms_available"]
 
-# Every algorithm a CUDA kernel serves (BLAKE3 has none: its tree does not fit a thread a row).
+# Every algorithm a CUDA kernel serves (one thread a message: no tree hash).
 algorithms_available = frozenset(name for name, spec in _algorithms.SPECS.items()
                                  if spec.family in FAMILIES)
 
@@ -138,14 +138,11 @@ def hash_many(name, messages, offsets=None, *, length=None, out=None, stream=Non
     ``stream``: the CUDA stream for copies and the launch (default: the default stream); the
     call returns once the launch is queued, before the digests are ready.
     """
-    if isinstance(name, str) and name.lower() == "blake3":
-        raise NotImplementedError("jitdigest.cuda has no BLAKE3 kernel (its tree of chunks does "
-                                  "not fit one thread per message); jitdigest.blake3 runs on "
-                                  "the CPU")
-    spec = _algorithms.lookup(name)
+    spec = _algorithms.lookup_any(name.lower() if isinstance(name, str) else name)
     if spec.family not in FAMILIES:
-        raise NotImplementedError(f"jitdigest.cuda has no kernel for {spec.name}; it serves "
-                                  f"{', '.join(sorted(algorithms_available))}")
+        raise NotImplementedError(f"jitdigest.cuda has no kernel for {spec.name} (a thread "
+                                  "hashes one message, which a tree hash does not fit); it "
+                                  f"serves {', '.join(sorted(algorithms_available))}")
     outlen = _out_length(spec, length)
     stream = 0 if stream is None else stream
     values, starts, lengths, n = _layout_of(messages, offsets, stream)

@@ -75,7 +75,7 @@ ERRORS = {
     "shake_no_length": "TypeError: hash_many() for shake_128 needs length=",
     "length_not_shake": "TypeError: length= is for SHAKE only",
     "unknown": "ValueError: unsupported hash type sha0",
-    "blake3": "NotImplementedError: jitdigest.cuda has no BLAKE3 kernel",
+    "blake3": "NotImplementedError: jitdigest.cuda has no kernel for blake3",
 }
 
 

@@ -17,15 +17,15 @@ from . import cpu as _cpu, notice as _notice
 from ..base import fork as _fork, host as _host
 from ..base.fork import cached_property
 from ..kernels import blake2b, blake2s, blake3, keccak, md5, sha1, sha256, sha512
-from ..kernels._contract import (COMPILED_FROM, OLD_NAMES, chunks_signature, current_name,
+from ..kernels._contract import (COMPILED_FROM, OLD_NAME, chunks_signature, current_name,
                                  signature)
 
 # Algorithm families (``AlgoSpec.family``) -> their kernel package.
 FAMILIES = {"md5": md5, "sha1": sha1, "sha256": sha256, "sha512": sha512, "keccak": keccak,
             "blake2b": blake2b, "blake2s": blake2s, "blake3": blake3}
 
-# the entries a KernelSet serves: those of the hashlib algorithms, and BLAKE3's objects' (its
-# ``update`` and XOF_ENTRIES)
+# the entries a KernelSet serves: those of the hashlib algorithms, and a tree hash's objects'
+# (its ``update`` and XOF_ENTRIES)
 ENTRIES = ("update", "final", "oneshot", "hash_rows", "hash_chunks", "grid_chunks")
 XOF_ENTRIES = ("xof_final", "xof_oneshot", "xof_oneshot_array", "flush", "parallel_cvs",
                "push_cvs")
@@ -254,11 +254,14 @@ def forced():
     return _FORCED.get()
 
 
-def _forced_name(family):
-    """The name of ``family``'s backend ``backend()`` forces here (an old name passed to it
-    read as that family's backend now: ``_contract.OLD_NAMES``), or None."""
+def _forced_name(spec):
+    """The name of the backend ``backend()`` forces here for ``spec``'s family (an old lane
+    name read as that family's backend now: ``_contract.current_name``), or None."""
     name = _FORCED.get()
-    return None if name is None else current_name(family, name)
+    if name is None:
+        return None
+    bits = 64 if spec.word_name == "uint64" else 32
+    return current_name(batch_backends(spec.family), bits, name)
 
 
 def _forced(spec, candidates, name):
@@ -277,7 +280,7 @@ def usable_kernel_sets(spec):
     """Every kernel set this process can run for an algorithm, best first (portable last);
     only the forced one inside ``backend()`` (a lane backend forced: the usual choice)."""
     family = backends(spec.family)
-    name = _forced_name(spec.family)
+    name = _forced_name(spec)
     if name is not None:
         found = _forced(spec, family, name)
         if found is not None:
@@ -290,7 +293,7 @@ def usable_kernel_sets(spec):
 
 def batch_kernel_sets(spec):
     """Every kernel set able to serve ``hash_rows`` for an algorithm, lane kernels first."""
-    name = _forced_name(spec.family)
+    name = _forced_name(spec)
     if name is not None:
         found = _forced(spec, batch_backends(spec.family), name)
         if found is not None:
@@ -303,8 +306,8 @@ def batch_kernel_sets(spec):
 
 def available(spec):
     """The names of the backends this process can run for ``spec``, per-message ones first
-    (best first), then the multi-buffer ones (widest first), each name once (BLAKE3's chunk
-    lanes and message lanes share theirs)."""
+    (best first), then the multi-buffer ones (widest first), each name once (a family's
+    chunk lanes and message lanes may share theirs)."""
     names = [b.name for b in backends(spec.family) + batch_backends(spec.family) if usable(b)]
     return list(dict.fromkeys(names))
 
@@ -316,11 +319,11 @@ def backend(name):
     batch calls only); an algorithm that has no such backend raises ValueError. Objects made
     before the block keep their kernels. The lane backends' names before they were named by
     tier (``lanes16``, ``lanes8``, ``lanes4``) still work, each read per family
-    (``_contract.OLD_NAMES``)."""
+    (``_contract.current_name``)."""
     if not isinstance(name, str):
         raise TypeError("backend name must be a string")
     known = {b.name for family in FAMILIES for b in backends(family) + batch_backends(family)}
-    if name not in known and name not in OLD_NAMES:
+    if name not in known and not OLD_NAME.fullmatch(name):
         raise ValueError(f"unknown backend {name!r} (known: {', '.join(sorted(known))})")
     token = _FORCED.set(name)
     _cpu.set_disabled(set(_cpu.DISABLED))     # a new switch set object: cached choices expire
@@ -350,8 +353,6 @@ def batch_kernels_for(spec, rows=None, mean_length=None):
     if name is None and mean_length is not None and (ks is many or ks.name == many.name):
         from . import calibration as _calibration
         choice = _calibration.choice(spec, mean_length)
-        if choice is not None:                  # a table written before the names by tier
-            choice = current_name(spec.family, choice)
         if choice is not None and choice != ks.name:
             ks = by_name.get(choice, ks)
     if COMPILE_BATCH or ks.backend.lanes == 1 or ks.ready("hash_rows") or name is not None:
@@ -418,7 +419,7 @@ _chosen_forced = {}     # (spec name, forced backend name) -> the same, inside `
 
 
 def kernels_for(spec):
-    """The kernel set serving ``spec`` now (BLAKE3's too: its objects' entries are
+    """The kernel set serving ``spec`` now (a tree hash's too: its objects' entries are
     ``update``, ``xof_final``...): chosen once per switch set and forced backend. (Hash
     objects read ``_chosen`` themselves where nothing is forced: ``_hashobj``.)"""
     name = _FORCED.get()

@@ -11,6 +11,7 @@
 Importing this module imports neither Numba nor numpy: ``jitdigest.engine.dispatch`` reads
 records and builds signatures only when a kernel is first needed.
 """
+import re
 import sys
 
 
@@ -53,23 +54,24 @@ TIERS = {t.name: t for t in (
 VECTOR_TIERS = ("avx512", "avx2")       # the SIMD lane kernels' tiers, widest first
 
 # The names the lane backends had before they were named by tier (``jitdigest.backend()`` still
-# takes them): old name -> {family: its backend now}. ``lanes<N>`` was the SIMD width in words.
-OLD_NAMES = {
-    "lanes16": {"md5": "avx512_x32", "sha1": "avx512_x16", "sha256": "avx512_x16",
-                "blake2s": "avx512_x16", "blake3": "avx512_x16"},
-    "lanes8": {"md5": "avx2_x16", "sha1": "avx2_x8", "sha256": "avx2_x8", "blake2s": "avx2_x8",
-               "blake3": "avx2_x8", "sha512": "avx512_x8", "keccak": "avx512_x8",
-               "blake2b": "avx512_x8"},
-    "lanes4": {"sha512": "avx2_x4", "keccak": "avx2_x4", "blake2b": "avx2_x4"},
-}
+# takes them): ``lanes<N>``, N state words of the family side by side in one vector.
+OLD_NAME = re.compile(r"lanes(\d+)")
 
 
-def current_name(family, name):
-    """The name of ``family``'s backend now called ``name`` (an ``OLD_NAMES`` one or current)."""
-    return OLD_NAMES.get(name, {}).get(family, name)
+def current_name(batch, word_bits, name):
+    """The name now of the backend among ``batch`` (a family's batch records, its state words
+    ``word_bits`` wide) that the old name ``name`` meant; any other ``name`` as it is."""
+    old = OLD_NAME.fullmatch(name)
+    if old is None:
+        return name
+    for b in batch:
+        if b.tier.name in VECTOR_TIERS and b.tier.lanes(word_bits) == int(old.group(1)):
+            return b.name
+    return name
 
-# The entries a record may carry, each typed by SIGNATURES. BLAKE3's object entries whose
-# arguments differ from the Merkle-Damgard ones have their own names (``xof_*``).
+
+# The entries a record may carry, each typed by SIGNATURES. The entries of a tree hash's objects,
+# whose arguments differ from the Merkle-Damgard ones, have their own names (``xof_*``...).
 ENTRIES = ("update", "final", "oneshot", "hash_rows", "hmac", "hmac_states", "hmac_final",
            "hmac_rows", "pbkdf2", "xof_final", "xof_oneshot", "xof_oneshot_array", "flush",
            "parallel_cvs", "push_cvs")
@@ -79,10 +81,10 @@ class Backend:
     """One backend of one family: what it is, what it needs, and its entry points (``ENTRIES``
     as attributes: a Numba dispatcher, or the plain function when the JIT is off, or None).
 
-    ``lanes``: messages (BLAKE3's chunk lanes: chunks) side by side in one SIMD group;
+    ``lanes``: messages (a tree hash's chunk lanes: chunks) side by side in one SIMD group;
     ``in_flight``: messages hashed at once per call; ``by_default``: False when the built-in
     rule never picks it (calibration and ``jitdigest.backend()`` still can); ``group_min``:
-    BLAKE3's chunk lanes take one-shot inputs of this many bytes on (``xof_oneshot_array``);
+    chunk lanes take one-shot inputs of this many bytes on (``xof_oneshot_array``);
     ``source``: the defining module's name."""
 
     __slots__ = ("family", "name", "tier", "lanes", "in_flight", "by_default", "arch",
@@ -150,7 +152,7 @@ class _Types:
 
 
 # entry -> its argument types from a ``_Types``. ``hmac_bytes`` is ``hmac`` compiled for bytes
-# key and message (``COMPILED_FROM``); BLAKE3's entries take uint32 words.
+# key and message (``COMPILED_FROM``); a tree hash's object entries take its 32-bit words.
 SIGNATURES = {
     "update": lambda t: (t.state, t.buf, t.i64, t.data),
     "final": lambda t: (t.state, t.buf, t.i64, t.i64, t.out),
@@ -163,7 +165,7 @@ SIGNATURES = {
     "hmac_final": lambda t: (t.state, t.buf, t.i64, t.i64, t.iv, t.out),
     "hmac_rows": lambda t: (t.data, t.index, t.index, t.index, t.iv, t.rows_out),
     "pbkdf2": lambda t: (t.iv, t.data, t.data, t.i64, t.i64, t.out),
-    # BLAKE3's objects: ``iv`` is the parameter words, ``state`` the whole layout
+    # a tree hash's objects: ``iv`` is the parameter words, ``state`` the whole layout
     "xof_final": lambda t: (t.state, t.buf, t.i64, t.i64, t.i64, t.out),
     "xof_oneshot": lambda t: (t.iv, t.message, t.i64, t.i64, t.out),
     "xof_oneshot_array": lambda t: (t.iv, t.data, t.i64, t.i64, t.out),

@@ -65,7 +65,7 @@ def prefetch(typingctx, a, i):
 
 # ``rotr32(x, n)``: the low 32 bits of ``x`` rotated right by ``n`` (an int literal), as one
 # 32-bit funnel shift (llvm.fshr.i32: one vprord in the vector code). Written out with shifts,
-# Numba's 64-bit arithmetic left LLVM unable to narrow a quarter of BLAKE3's rotations (those by
+# Numba's 64-bit arithmetic left LLVM unable to narrow a quarter of the 32-bit rotations (those by
 # 16 after an XOR with a broadcast word): they ran as 64-bit shifts, masks and repacking.
 @intrinsic
 def rotr32(typingctx, x, n):

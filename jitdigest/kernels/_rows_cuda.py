@@ -11,7 +11,7 @@ from numba import cuda
 from . import blake2b, blake2s, keccak, md5, sha1, sha256, sha512
 from ._jit_cuda import device
 
-# The kernel families with a CUDA batch kernel (BLAKE3's tree does not fit one thread per row).
+# The kernel families with a CUDA batch kernel (one thread a message: no tree hash).
 FAMILIES = ("md5", "sha1", "sha256", "sha512", "keccak", "blake2b", "blake2s")
 _PACKAGES = {"md5": md5, "sha1": sha1, "sha256": sha256, "sha512": sha512, "keccak": keccak,
              "blake2b": blake2b, "blake2s": blake2s}
