@@ -59,7 +59,7 @@ class _Blake2Type(HashType):
 
     ``blake2b(data)`` and ``blake2s(data)`` with ``bytes`` (or nothing) and no other argument,
     the usual call, build the object here without ``__init__`` (as ``Hash``'s constructors
-    do): its thirteen parameters and their checks were 1.4 of the 3.9 us of a 64-byte
+    do): its thirteen parameters and their checks were a third of a 64-byte
     ``blake2b(data).digest()`` (hashlib: 0.5; AMD EPYC). Subclasses (which may define
     ``__init__``) are made as usual."""
 

@@ -1,24 +1,16 @@
-"""The streaming hash objects: hashlib's interface over a state array and a one-block buffer.
+"""The hash objects: hashlib's interface over a state array and a one-block buffer, one class
+(``Hash``) for every algorithm of the table, BLAKE2's and BLAKE3's parameters as subclasses.
 
-``update()`` hands the caller's buffer to the kernel as a uint8 view (no copy), ``bytes`` as they
-are (the kernel set's ``update_bytes``, a builtin function): the kernel tops up the partial
-block and compresses whole blocks in place. Short ``bytes`` (under
-``_config.GATHER_UPDATES`` bytes) are gathered in a bytearray first and handed over together
-once that much has come, or when the state is read (``_flush``): a kernel call and the view
-around it cost ~2.5 us an update, 20 times hashlib's (AMD EPYC). ``digest()`` does not
-finalise. An object whose whole input so far is one immutable ``bytes`` object (given to the
-constructor or to the first ``update()``) holds on to it and is digested by one kernel call from
-the initial state: the one-shot path behind ``sha256(data).digest()``, and behind hashlib's
-idiom ``h = proto.copy(); h.update(data); h.digest()`` (copying such an object shares the bytes).
-That call is the kernel set's ``oneshot_bytes``: the compiled kernel as a builtin function
-reading the ``bytes`` objects' storage itself (``_internals.bytes_entry``).
+``update()`` hands the caller's buffer to the kernel as a uint8 view (no copy), ``bytes`` as
+they are (``update_bytes``); short ``bytes`` are gathered first (``_config.GATHER_UPDATES``:
+a kernel call costs far more than a gathered copy; benchmarks/results/tunables.md). An object
+whose whole input is one immutable ``bytes`` object is digested by one kernel call from the
+initial state (``oneshot_bytes``): the path behind ``sha256(data).digest()``.
 
-Threads: as hashlib's, each ``update()`` is atomic with respect to the object, and ``digest()``
-and ``copy()`` see a state between whole updates. An object that streams (has a state array)
-owns a lock, made when it starts streaming and taken around every step that reads or writes
-the state (the kernels release the GIL from 2048 bytes, and the Python steps around them are
-not atomic either). The one-shot path takes no lock: its data is one immutable ``bytes``,
-read before the object is seen to stream (``_lock`` is set before the state exists).
+Threads, as hashlib's: each ``update()`` is atomic with respect to the object; ``digest()`` and
+``copy()`` see a state between whole updates. A streaming object owns a lock taken around every
+step on its state (the kernels release the GIL from 2048 bytes); the one-shot path needs none:
+its data is one immutable ``bytes``, read before the object is seen to stream.
 """
 import operator
 import sys
@@ -227,7 +219,7 @@ class Hash(metaclass=HashType):
                             return
                 lock = self._streaming_lock()
             if len(data) < _GATHER:
-                lock.acquire()              # (a with statement: 0.3 us more, a third of this)
+                lock.acquire()              # (not a with statement: the cheaper form on this hot path)
                 try:
                     if self._state is None:
                         self._materialise()

@@ -74,8 +74,8 @@ def typed_kernel(*outputs):
 # a ``piece``): LLVM inlines the function into every kernel that calls it (the "alwaysinline"
 # attribute; Numba links a callee's optimised IR into its caller's module and optimises them
 # together). So Numba types and lowers it once for all its callers, and the machine code is as
-# if it were written into each. Left a call, MD5 lanes8 ran 2-5% slower, and HMAC-SHA-256 of
-# 64-byte rows on SHA-NI 2.7x slower. ``tests/test_lanes.py`` checks that no call is left.
+# if it were written into each (a call left in slows the lane and SHA-NI kernels measurably:
+# benchmarks/results/kernel_notes.md). ``tests/test_lanes.py`` checks that no call is left.
 @intrinsic
 def inline_in_callers(typingctx):
     def codegen(context, builder, signature, args):
@@ -233,7 +233,7 @@ def _scratch(n, dtype, cap):
         return None
 
     # No caller asks for more than its cap. A heap fallback (np.zeros) would never run, yet
-    # every kernel using scratch would import Numba's array module (~25 ms) to load from cache.
+    # every kernel using scratch would import Numba's array module to load from cache.
     def impl(n, dtype, cap):
         if n > cap:
             raise ValueError("scratch words over their cap")

@@ -1,9 +1,6 @@
-"""``jitdigest sum --audit MANIFEST``: a tree compared with a list of checksums (the lines
---check reads), file by file: matched, changed, new, missing, or moved (a new path holding the
-digest of a missing one), then a summary line of counts.
-
-Output, one line per file, names escaped as in checksum lines (backslash, newline and CR as
-\\\\, \\n, \\r; always, so that every line starts with its category):
+"""``jitdigest sum --audit MANIFEST``: a tree compared with a list of checksums, file by file
+(moved: a new path holding the digest of a missing one), then a summary line of counts. Names
+are escaped as in checksum lines, always, so that every line starts with its category:
 
     MATCHED: NAME
     CHANGED: NAME
@@ -12,10 +9,8 @@ Output, one line per file, names escaped as in checksum lines (backslash, newlin
     MISSING: NAME
     TOTAL: 3 matched, 1 changed, 2 new, 1 moved, 1 missing, 0 unreadable
 
-Lines for the tree come in its order (as -r walks it), then MISSING lines in the manifest's
-order, then TOTAL. Names are compared after normalisation (``./a//b`` is ``a/b``). Files that
-cannot be read are reported on stderr and counted as unreadable (a listed file operand that
-does not exist is MISSING)."""
+Lines for the tree come in its order, then MISSING in the manifest's order, then TOTAL. Names
+are compared normalised (``./a//b`` is ``a/b``); unreadable files go to stderr."""
 import binascii
 import errno
 import os

@@ -1,26 +1,17 @@
 """``jitdigest sum --cache FILE``: digests kept in a SQLite database, so that a file unchanged
-since a past run is not read again. A file counts as unchanged when its device, inode, size,
-mtime and ctime (nanoseconds) all equal the stored ones, for the same algorithm and length.
-With several algorithms (-a sha256,md5) each has its own entries, and a file is taken from the
-database only when all of them are there.
+since a past run (device, inode, size, mtime and ctime in nanoseconds, the same algorithm and
+length) is not read again; with several algorithms, only when all of them are there.
 
-A row holds the entries of one directory and algorithm that one commit stored, as three blobs
-(names, packed stats, digests): a run reads a directory with one query and one split, and
-stores it with one insert, where a row a file cost ~8 us of SQLite a file each way (2 cores, AMD
-EPYC). Later rows of a directory win; past ``_config.SUM_CACHE_ROWS_KEPT`` rows the commit
-merges them into one.
+A row holds one directory's entries for one algorithm as three blobs (names, packed stats,
+digests): one query and one split read a directory, one insert stores it (a row a file cost
+far more SQLite time). Later rows win; past ``_config.SUM_CACHE_ROWS_KEPT`` they are merged.
+Racy files are handled as git handles them: a file not older than the run's start (less
+``_config.SUM_CACHE_RACY_NS``) could change again within the tick, so its digest is not stored.
 
-Racy files are handled as git handles them: a file whose mtime or ctime is not older than the
-start of the run that read it (less ``_config.SUM_CACHE_RACY_NS``, for coarse file system
-clocks and timestamp granularity) could have changed again within the same tick after it was
-read, so its digest is not stored; the next run reads it again (and stores it then, its times
-being older than that run's start).
-
-The database is only ever a help: one that cannot be opened, is damaged, is not a database or
-is locked by another run for longer than ``_config.SUM_CACHE_BUSY_S`` costs hashing (and at
-most one warning), never a failed run. Rows are committed every
-``_config.SUM_CACHE_COMMIT_FILES`` files and at the end (WAL mode), so a run that is killed
-leaves a usable database with the digests committed so far."""
+The database is only ever a help: one that cannot be opened, is damaged or stays locked past
+``_config.SUM_CACHE_BUSY_S`` costs hashing (and at most one warning), never a failed run. Rows
+are committed every ``_config.SUM_CACHE_COMMIT_FILES`` files and at the end (WAL mode).
+"""
 import os
 import sqlite3
 import struct
