@@ -18,7 +18,7 @@ import threading
 
 from .base import algorithms as _algorithms, config as _config, stdlib as _stdlib
 from .engine import cpu as _cpu, dispatch as _dispatch
-from .engine.layout import fresh_bytes_storage
+from .engine.dispatch import fresh_bytes_storage
 from .base.lazy_numpy import on_first_use
 
 np = on_first_use(globals())        # numpy once an object views a buffer or streams
@@ -340,7 +340,7 @@ class ShakeHash(Hash):
         result = bytes(length)               # zero pages from calloc: untouched until written
         # The kernel set's ``final`` dispatcher, which compiles (and caches) a form for an
         # ndarray output; the set's own entry is compiled for a bytearray only.
-        final = self._kernels._function("final")
+        final = self._kernels.backend.final
         with self._lock or self._streaming_lock():
             if self._state is None:
                 self._materialise()

@@ -39,11 +39,13 @@ FORMS = {
 
 
 def kernels(label):
-    """The kernel module of a form in FORMS (its ``update``/``final``/``oneshot`` entries)."""
+    """The entries (``update``/``final``/``oneshot``) of a form in FORMS: a jitdigest backend's
+    record (``BACKEND``), or the foil module itself."""
     import importlib
     if NOTEBOOKS not in sys.path:
         sys.path.insert(0, NOTEBOOKS)
-    return importlib.import_module(FORMS[label][1])
+    module = importlib.import_module(FORMS[label][1])
+    return getattr(module, "BACKEND", module)
 
 
 def check_form(label, sizes=(0, 3, 64, 100, 1000)):

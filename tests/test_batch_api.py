@@ -253,8 +253,9 @@ def kernel_calls(monkeypatch):
     seen = []
     real_entry = batch._entry
 
-    def entry(ks, spec, name):
-        kernel = real_entry(ks, spec, name)
+    def entry(ks, spec, grid=None):
+        kernel = real_entry(ks, spec, grid)
+        name = "hash_rows" if grid is None else "grid_chunks" if grid else "hash_chunks"
 
         def recorded(*args):
             seen.append((name, numba.get_num_threads()))

@@ -52,12 +52,12 @@ def client(cache_dir):
 
 
 def _portable_kernels(dask_worker):
-    """In a worker: the portable kernels from now on (compiles nothing). The block is never
-    left: kept on the worker, where its collection would not end it."""
-    import jitdigest
-    block = jitdigest.backend("portable")
-    block.__enter__()
-    dask_worker.jitdigest_backend_block = block
+    """In a worker: the portable kernels from now on, in every task's thread (compiles
+    nothing). ``jitdigest.backend()`` holds in the context that enters it, and a task runs in
+    a thread of its own: the forced name is made the default of every context instead."""
+    import contextvars
+    from jitdigest.engine import dispatch as _dispatch
+    _dispatch._FORCED = contextvars.ContextVar("jitdigest_backend", default="portable")
 
 
 def _rows(n, width, seed):
@@ -90,23 +90,24 @@ def _check_rows(got, expected):
 
 def _count_kernel_loads():
     """In a worker: count, per entry, the kernel compiles or cache loads of this process
-    (``KernelSet.__getattr__`` runs only for an entry not loaded yet)."""
+    (``KernelSet.compiled`` runs only for an entry not loaded yet)."""
     from jitdigest.engine import dispatch as _dispatch
     counts = {}
-    original = _dispatch.KernelSet.__dict__["__getattr__"]
+    original = _dispatch.KernelSet.__dict__["compiled"]
 
     def counting(self, entry):
-        counts[(self.name, entry)] = counts.get((self.name, entry), 0) + 1
+        if entry not in self.__dict__:
+            counts[(self.name, entry)] = counts.get((self.name, entry), 0) + 1
         return original(self, entry)
-    _dispatch.KernelSet.__getattr__ = counting
+    _dispatch.KernelSet.compiled = counting
     _dispatch.KernelSet._load_counts = counts
-    _dispatch.KernelSet._original_getattr = original
+    _dispatch.KernelSet._original_compiled = original
 
 
 def _kernel_loads():
     from jitdigest.engine import dispatch as _dispatch
     counts = dict(_dispatch.KernelSet._load_counts)
-    _dispatch.KernelSet.__getattr__ = _dispatch.KernelSet._original_getattr
+    _dispatch.KernelSet.compiled = _dispatch.KernelSet._original_compiled
     return {f"{name}.{entry}": n for (name, entry), n in counts.items()}
 
 

@@ -88,7 +88,7 @@ def test_readme_commands_in_one_new_venv(tmp_path):
     assert (installed / "__init__.py").exists()
     job = _run([str(Path(bindir) / "jitdigest"), "sum", "-r", "jitdigest"], clone, env)
     line = next(ln for ln in job.stdout.splitlines() if ln.endswith("jitdigest/base/algorithms.py"))
-    expected = hashlib.sha256((clone / "jitdigest" / "_algorithms.py").read_bytes()).hexdigest()
+    expected = hashlib.sha256((clone / "jitdigest" / "base" / "algorithms.py").read_bytes()).hexdigest()
     assert line == f"{expected}  jitdigest/base/algorithms.py"
     debris = [p for p in installed.rglob("*") if p.suffix in (".nbi", ".nbc")]
     assert not debris, f"kernel cache written into the installed package: {debris[:3]}"

@@ -226,7 +226,6 @@ def _into_fresh_bytes(function):
     def entry(*args):
         out = args[-1]
         if type(out) is bytes:
-            from .layout import fresh_bytes_storage
             out = fresh_bytes_storage(out)
         function(*args[:-1], out)
     return entry
@@ -437,3 +436,16 @@ def __getattr__(name):
     if name == "FORCED":
         return _FORCED.get()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def fresh_bytes_storage(data):
+    """A writable uint8 array over the storage of ``data``, a ``bytes`` object its caller has
+    just made and nobody else has seen (filling it is what C code does with
+    ``PyBytes_FromStringAndSize(NULL, n)``); the caller keeps ``data`` alive meanwhile."""
+    import ctypes                          # only for long SHAKE output: not at import time
+    as_string = ctypes.pythonapi.PyBytes_AsString
+    as_string.restype = ctypes.c_void_p
+    as_string.argtypes = [ctypes.py_object]
+    storage = (ctypes.c_ubyte * len(data)).from_address(as_string(data))
+    import numpy as np
+    return np.ctypeslib.as_array(storage)

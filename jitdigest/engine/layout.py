@@ -484,16 +484,3 @@ def overlaps(out, segs):
     """Whether ``out`` may share memory with any segment's input bytes (then the batch is
     hashed into a fresh array and copied into ``out`` afterwards, as numpy's ufuncs do)."""
     return any(np.may_share_memory(out, seg.values) for seg in segs)
-
-
-def fresh_bytes_storage(data):
-    """A writable uint8 array over the storage of ``data``, a ``bytes`` object its caller has
-    just made and nobody else has seen (filling it is what C code does with
-    ``PyBytes_FromStringAndSize(NULL, n)``); the caller keeps ``data`` alive meanwhile."""
-    import ctypes                          # only for long SHAKE output: not at import time
-    as_string = ctypes.pythonapi.PyBytes_AsString
-    as_string.restype = ctypes.c_void_p
-    as_string.argtypes = [ctypes.py_object]
-    storage = (ctypes.c_ubyte * len(data)).from_address(as_string(data))
-    import numpy as np
-    return np.ctypeslib.as_array(storage)
