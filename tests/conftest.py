@@ -139,7 +139,7 @@ def time_limit(item):
 
 def last_resort(limit):
     """How long after a test starts its process is ended if the test is still running: the
-    limit, and as long again, at most 5 minutes more. pytest-timeout fails a test at its limit
+    limit, and as long again, capped by the code below. pytest-timeout fails a test at its limit
     by SIGALRM (the "signal" method, its default on POSIX), which takes effect only when the
     main thread next runs Python code: not while it waits in C for something that never
     comes (a lock another thread forgot, a kernel that never returns)."""
@@ -252,7 +252,7 @@ def make(name, kernels, data=b""):
 def maker(name, kernels):
     """``make`` for many objects: yields ``new(data=b"")``, made the public way with the
     backend of ``kernels`` chosen for the whole block (entering ``jitdigest.backend`` costs
-    about 50 us, ten times a small object's whole life: the Monte tests make 100,000)."""
+    many times a small object's whole life, and the Monte tests make 100,000)."""
     with jitdigest.backend(kernels.name):
         assert jitdigest.new(name)._kernels is kernels
         yield lambda data=b"": jitdigest.new(name, data)

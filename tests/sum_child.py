@@ -16,7 +16,7 @@ from jitdigest.base import config as _config
 from jitdigest import cli
 
 # The tests make their files just before these runs: a --cache run trusts them as it trusts
-# files older than its margin for coarse clocks (2 s), which a quiet machine does not reach
+# files older than its margin for coarse clocks (SUM_CACHE_RACY_NS), which a quiet machine does not reach
 # (tests/test_sum_cache_audit.py does the same). Without it, what was stored depended on how
 # long the runs took.
 _config.SUM_CACHE_RACY_NS = 0

@@ -188,8 +188,8 @@ def _message(n, seed):
 
 # The families whose kernel the mode decides, in every mode; the others (MD5, BLAKE2: the same
 # portable kernels whatever the SHA extensions) once, in the max run or on real hardware.
-# Every run compiles its kernels afresh (each mode's Numba target differs), some 20-80 s each
-# under emulation, so the lists are kept to what tells the modes apart.
+# Every run compiles its kernels afresh (each mode's Numba target differs), slowly under
+# emulation, so the lists are kept to what tells the modes apart.
 TIER = sorted(n for n, spec in _algorithms.SPECS.items() if spec.family in FAMILY_SWITCH)
 OTHERS = sorted(set(_algorithms.SPECS) - set(TIER))
 FULL_RUN = MODE in ("", "max")

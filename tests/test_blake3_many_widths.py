@@ -1,7 +1,7 @@
 """BLAKE3's ``hash_many`` on each lane width, forced with ``jitdigest.backend`` in this process
 (the message lanes of 8 and 16, the per-message portable kernel) and with JITDIGEST_DISABLE in
 a new one, against the ``blake3`` package. Kept apart from tests/test_blake3_many.py: each width
-is a compile of its own (cold, 15-30 s), done here in a second worker."""
+is a long compile of its own when cold, done here in a second worker."""
 import json
 import os
 import pathlib

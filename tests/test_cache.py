@@ -314,7 +314,7 @@ def test_compile_notice_on_a_terminal(tmp_path):
 # --- warmup and the cache command ---------------------------------------------------------
 
 def test_warmup_then_hash_many_compiles_nothing(tmp_path):
-    # SHA-1: the quickest warmup here (on a SHA-NI CPU 17 s against MD5's 26 s, 2 processes),
+    # SHA-1: the quickest warmup here (on a SHA-NI CPU, ahead of MD5's),
     # with a per-message kernel and a batch one like every algorithm
     env = {"JITDIGEST_CACHE_DIR": str(tmp_path)}
     proc = run_python(["-m", "jitdigest", "warmup", "sha1", "-j", "2"], env=env)
@@ -450,7 +450,6 @@ def test_import_loads_no_numba_and_names_are_there():
             "               if m.split('.')[0] in ('numba', 'llvmlite', 'numpy'))\n"
             "print(heavy)\n"
             # nor the standard library modules whose import took half of ``import jitdigest``
-            # (dataclasses and inspect 20 ms, ctypes and platform 6 ms)
             "print(sorted({'dataclasses', 'inspect', 'ctypes', 'platform'} & set(sys.modules)))\n"
             "import hashlib\n"
             "print(jitdigest.__version__,\n"

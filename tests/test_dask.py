@@ -4,9 +4,8 @@ filling one empty kernel cache at once, a kernel compiled at most once per worke
 whatever the number of tasks, and the errors.
 
 A cold run is mostly compiling, so few kernels are used: one, the portable Keccak kernel (the
-fastest to compile: 5 s where a lane kernel takes 10 s or more and the unrolled one about half
-as long again; the others are tested elsewhere), in the workers only
-(``jitdigest.backend("portable")`` entered there for good): SHA3-256, SHAKE128, and HMAC with
+fastest to compile; the others are tested elsewhere), in the workers only (made the workers'
+default backend): SHA3-256, SHAKE128, and HMAC with
 SHA3-256, which runs on the same batch kernel (MD5's and SHA-2's need their keyed kernels
 compiled too). The synchronous scheduler serves only tests that compile nothing.
 """

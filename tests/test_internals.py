@@ -157,8 +157,8 @@ def test_gil_released_over_the_threshold(counter):
     data = np.zeros(256 << 20, np.uint8)         # zero pages: no memory used
     h = jitdigest.sha256()
     h.update(data[:1 << 20])                    # compile or load the kernel
-    # Held, the other thread could run only just before and after the call (a switch interval,
-    # 5 ms, each side); released, it runs all along. The best of three runs, against load.
+    # Held, the other thread could run only just before and after the call (a switch interval
+    # each side); released, it runs all along. The best of three runs, against load.
     shares = [counter.share(lambda: h.update(data)) for _ in range(3)]
     best, seconds = max(shares)
     assert best > 0.3, (f"during a 256 MiB update ({seconds * 1000:.0f} ms) another thread ran "
@@ -183,7 +183,7 @@ def _spin(release, n, seen):
 def test_gil_released_only_when_asked(counter):
     _spin(False, 1, counter.seen)               # compile
     n = 1 << 16
-    while True:                                 # spin for about 0.1 s
+    while True:                                 # spin for a tenth of a second
         t0 = time.perf_counter()
         _spin(False, n, counter.seen)
         if time.perf_counter() - t0 > 0.1 or n > 1 << 34:

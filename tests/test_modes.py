@@ -67,7 +67,7 @@ def feature_bound():
     host has (SHA-NI, AVX2 on x86; the ARMv8 extensions on aarch64), and those kernels' names:
     a generic target must serve them with the portable kernels. The other families have no
     such kernel here; compiling them again for the generic target would only repeat the host's
-    checks (about 90 s on a 2-core machine). Also the one of them to hash there: SHA-256
+    checks, a long compile. Also the one of them to hash there: SHA-256
     where it is one (SHA-NI's), else the first."""
     from jitdigest.base import algorithms as _algorithms
     from jitdigest.engine import dispatch as _dispatch
@@ -88,7 +88,7 @@ FEATURE_BOUND, FEATURE_KERNELS, HASHED_GENERIC = feature_bound()
     ({"JITDIGEST_DISABLE": "all"}, FEATURE_KERNELS),
     ({"JITDIGEST_DISABLE": "sha_ni"}, ["sha_ni"]),
     # the choice checked for every feature-bound algorithm, hashing with one of them (each
-    # family's portable kernels compiled for the generic target: 20-40 s a family here)
+    # family's portable kernels compiled for the generic target, a long compile a family)
     ({"NUMBA_CPU_NAME": "generic", "CHECK_NAMES": " ".join(FEATURE_BOUND),
       "HASH_NAMES": " ".join(HASHED_GENERIC)}, FEATURE_KERNELS),
     ({"NUMBA_DISABLE_JIT": "1"}, FEATURE_KERNELS),

@@ -87,7 +87,7 @@ def test_sum_through_stored_kernels_imports_neither_numba_nor_numpy(stored, file
 @pytest.mark.skipif(not _native.ELF_LOADER, reason="the ELF loader serves x86-64 Linux")
 def test_stored_kernels_load_without_llvm(stored, files):
     """On x86-64 Linux the stored objects are linked by ``jitdigest/runtime/elf.py``: a run through
-    them imports neither Numba nor llvmlite.binding (50-78 ms of a one-file run), and
+    them imports neither Numba nor llvmlite.binding (a large part of a one-file run), and
     every stored algorithm's kernel loads that way."""
     code = RUN_SUM + ("print(sorted(m for m in sys.modules if m.startswith('llvmlite.binding')),"
                       " file=sys.stderr)\n"
