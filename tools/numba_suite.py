@@ -19,20 +19,13 @@ import tempfile
 import time
 import unittest
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "benchmarks"))
+from _timing import cpu_model  # noqa: E402  (benchmarks/_timing.py: result headers' CPU name)
+
 MODULES = ("numba.tests.test_ssa", "numba.tests.test_ir_utils",
            "numba.tests.test_literal_dispatch", "numba.tests.test_typeinfer",
            "numba.tests.test_extending")
-
-
-def cpu_name():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def compile_jitdigest():
@@ -56,7 +49,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     import numba
-    print(f"CPU: {cpu_name()}; Python {platform.python_version()}; numba {numba.__version__}; "
+    print(f"CPU: {cpu_model()}; Python {platform.python_version()}; numba {numba.__version__}; "
           f"{time.strftime('%Y-%m-%d')}")
     if args.stock:
         print("jitdigest: not imported (stock Numba)")
