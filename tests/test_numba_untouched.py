@@ -137,9 +137,15 @@ print(json.dumps(report))
 '''
 
 
-def _run(use_jitdigest, tmp_path):
+def _run(use_jitdigest, tmp_path, warmup=()):
+    """The child's report; ``warmup``: algorithms ``jitdigest warmup`` compiles into the
+    child's kernel cache first, so that the child loads those kernels instead."""
     env = dict(os.environ, JITDIGEST_CACHE_DIR=str(tmp_path / "cache"), NUMBA_CACHE_DIR=str(
         tmp_path / "numba"))
+    if warmup:
+        done = subprocess.run([sys.executable, "-m", "jitdigest", "warmup", "--no-tune",
+                               *warmup], env=env, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr[-4000:]
     code = CHILD % {"replaced": REPLACED, "use_jitdigest": use_jitdigest}
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                           text=True, timeout=600)
@@ -153,5 +159,15 @@ def test_numba_is_numbas_own_after_jitdigest_compiled(tmp_path):
     assert used["changed"] == [], "jitdigest left these Numba functions replaced"
     assert used["after_user"] == stock["after_user"] == [], \
         "a user's compile met these Numba functions replaced"
+    assert used["results"] == stock["results"]
+    assert used["signatures"] == stock["signatures"]
+
+
+def test_numba_is_numbas_own_after_warmup_compiled_kernels(tmp_path):
+    """The same, the kernels compiled by ``jitdigest warmup`` and loaded from its cache."""
+    stock = _run(False, tmp_path / "stock")
+    used = _run(True, tmp_path / "used", warmup=("sha256", "md5", "blake2b"))
+    assert used["changed"] == [], "jitdigest left these Numba functions replaced"
+    assert used["after_user"] == stock["after_user"] == []
     assert used["results"] == stock["results"]
     assert used["signatures"] == stock["signatures"]
