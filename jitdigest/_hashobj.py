@@ -1,5 +1,5 @@
 """The hash objects: hashlib's interface over a state array and a one-block buffer, one class
-(``Hash``) for every algorithm of the table, BLAKE2's and BLAKE3's parameters as subclasses.
+(``Hash``) for every algorithm of the table, parameters and keyed modes as subclasses.
 
 ``update()`` hands the caller's buffer to the kernel as a uint8 view (no copy), ``bytes`` as
 they are (``update_bytes``); short ``bytes`` are gathered first (``_config.GATHER_UPDATES``:

@@ -8,7 +8,6 @@ The index and data files are jitdigest's, in Numba's layout (``<entry>.nbi``,
 Part of the one package that touches Numba's and llvmlite's private internals (see
 ``__init__``); tested in tests/test_internals.py."""
 import glob
-import hashlib
 import inspect
 import os
 import pickle
@@ -19,6 +18,8 @@ import warnings
 
 import numba
 from numba.core import compiler, errors
+
+from ...base.stdlib import hashlib  # the real one, whatever stands in for it in sys.modules
 
 
 def _runtime_ready(target_context):
