@@ -140,3 +140,19 @@ def test_a_planted_upward_import_is_named(tmp_path):
 def test_every_layer_has_modules(name):
     """The layer table names folders that exist (a renamed folder fails here, not silently)."""
     assert any(layer(m) == name for m in modules())
+
+
+def test_the_standard_librarys_hashlib_and_hmac_only_through_base_stdlib():
+    """jitdigest may stand in for hashlib and hmac in ``sys.modules``; a module of its own that
+    imported them by name would then call itself (a kernel's cache key computed by the kernel
+    being loaded). Only ``base/stdlib.py`` imports them, under the real names."""
+    found = []
+    for name, path in modules().items():
+        if name == "jitdigest.base.stdlib":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module] if isinstance(node, ast.ImportFrom) and not node.level
+                     else [])
+            found += [(name, n) for n in names if n in ("hashlib", "hmac")]
+    assert found == []

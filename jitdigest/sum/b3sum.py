@@ -10,11 +10,11 @@ line on stderr. --keyed reads the 32-byte key from standard input, --derive-key 
 --no-names and --raw are b3sum's. In a list (with sha256, say) its lines follow the coreutils
 format of the others; --keyed and --derive-key still apply to them."""
 import binascii
-import hmac
 import os
 import re
 
 from ..base import config as _config
+from ..base.stdlib import hmac  # the real one, whatever stands in for it in sys.modules
 from . import algos
 from .check import _read_lines
 from .errors import FatalError, UsageError
