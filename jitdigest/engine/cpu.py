@@ -23,12 +23,14 @@ import os
 from ..base import arm as _arm
 # re-exported: what the host is, and what Numba's target is
 from ..base.host import ARCH, host_cpu_name, host_features, import_numba, llvm_host_features  # noqa: F401,E501
+from ..kernels._contract import TIERS
 from ..kernels._target import features_of, target_cpu_name, target_features  # noqa: F401
 
 
 # Every name JITDIGEST_DISABLE understands; "all" switches off every hardware path. The ARM
 # ones (HotSpot's UseSHA1/SHA256/SHA512/SHA3Intrinsics) mean something on aarch64 only.
-X86_SWITCHES = ("sha_ni", "avx2", "avx512")
+# the x86 tiers' switches, from the tier table (a new tier brings its switch)
+X86_SWITCHES = tuple(dict.fromkeys(t.switch for t in TIERS.values() if t.switch and t.arch is None))
 ARM_SWITCHES = _arm.SWITCHES
 SWITCHES = X86_SWITCHES + ARM_SWITCHES
 
