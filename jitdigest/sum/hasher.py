@@ -14,6 +14,7 @@ import jitdigest
 
 from ..base.config import SUM_BATCH_BYTES as BATCH_BYTES, SUM_BATCH_FILES as BATCH_FILES
 from ..base.config import SUM_CHUNK as CHUNK, SUM_SMALL_FILE as SMALL
+from ..engine import notice as _notice
 from .algos import Algo
 from .walk import FILE, STDIN, Item
 
@@ -43,6 +44,10 @@ class Hasher:
 
     def _stream(self, item, fd, head):
         """Hash the rest of an open file after its first bytes ``head``."""
+        with _notice.asking(_names(item.algo)):    # a compile names the algorithm
+            self._stream_asked(item, fd, head)
+
+    def _stream_asked(self, item, fd, head):
         h = item.algo.new_large()
         h.update(head)
         size = len(head)
@@ -103,6 +108,10 @@ class Hasher:
         (``jitdigest/runtime/native.py``: no Numba to import) where one is stored (by ``jitdigest
         warmup`` or an earlier run), else one hash_many call when it serves this algorithm; for
         several algorithms, each over one joined copy of ``datas``, the digests as tuples."""
+        with _notice.asking(_names(algo)):         # a compile names the algorithm
+            return self._batch_asked(algo, datas)
+
+    def _batch_asked(self, algo, datas):
         parts = getattr(algo, "parts", None)
         native = self._native(algo, parts)
         if native is not None:
@@ -286,7 +295,8 @@ class Hasher:
         the unit needs no kernel (its files all came from --cache)."""
         for item in unit:
             if item.kind == FILE and item.digest is None and item.algo is not None:
-                item.algo.oneshot(b"")
+                with _notice.asking(_names(item.algo)):
+                    item.algo.oneshot(b"")
                 return True
         return False
 
@@ -295,6 +305,12 @@ class Hasher:
         if self._pool is not None:
             self._pool.shutdown(wait=wait, cancel_futures=not wait)
             self._pool = None
+
+
+def _names(algo):
+    """The algorithm names an Algo, Keyed or Several hashes with (for the compile notice)."""
+    return [part.name for part in getattr(algo, "parts", None) or (algo,)
+            if isinstance(getattr(part, "name", None), str)]
 
 
 def _native_rows(algo):
