@@ -477,7 +477,7 @@ def store(spec):
         return False
     kernel_set = _dispatch.batch_kernels_for(spec)
     if _entry(folder(), base_name(kernel_set), spec.name)[0] is None:   # not stored whole yet
-        with _notice.compiling(kernel_set.backend.family):              # (sha224 after sha256)
+        with _notice.compiling(kernel_set.backend.family, spec.name):   # (sha224 after sha256)
             if write_kernel(kernel_set) is None:
                 return False
     return bool(write_index({spec.name: kernel_set}))
