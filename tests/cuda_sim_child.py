@@ -1,13 +1,14 @@
-"""Run by tests/test_cuda_sim.py in a child process with NUMBA_ENABLE_CUDASIM=1 (Numba's CUDA
-simulator, so the flag never reaches the rest of the suite) and NUMBA_DISABLE_JIT=1 (the
-kernels' source interpreted: no CPU compile). Prints one JSON object: per algorithm how many
-messages matched hashlib in each layout, and the exception each bad call raised."""
+"""Run by tests/test_cuda_sim.py in a child process with README.md's simulator command
+(NUMBA_ENABLE_CUDASIM=1 alone: Numba's CUDA simulator, in a child so that the flag never
+reaches the rest of the suite). Prints one JSON object: per algorithm how many messages matched
+hashlib in each layout, the exception each bad call raised, and whether the simulator and the
+JIT were on."""
 import hashlib
 import json
 import sys
 
 import numpy as np
-from numba import cuda
+from numba import config, cuda
 
 import jitdigest
 import jitdigest.cuda as jc
@@ -103,6 +104,8 @@ def main():
               "errors": errors(),
               "sizes": {name: len(expected(name, b"")) for name in jc.algorithms_available},
               "edges": len(EDGES),
+              "simulator": bool(config.ENABLE_CUDASIM),
+              "jit": not config.DISABLE_JIT,
               "guaranteed": sorted(jitdigest.algorithms_available - {"blake3"})}
     print(json.dumps(result))
 

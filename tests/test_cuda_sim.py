@@ -1,10 +1,13 @@
 """jitdigest.cuda on Numba's CUDA simulator (no GPU needed): every algorithm against hashlib
 on ragged rows across block edges and on 2-D rows, host and device inputs, and the errors of
-bad calls. The simulator runs in a child process, so NUMBA_ENABLE_CUDASIM never reaches the
-rest of the suite; skipped where numba-cuda is not installed."""
+bad calls. The simulator runs in a child process started as README.md says (its command, read
+from there: the environment it sets and nothing else), so NUMBA_ENABLE_CUDASIM never reaches
+the rest of the suite; skipped where numba-cuda is not installed."""
 import importlib.util
 import json
 import os
+import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -22,21 +25,50 @@ needs_numba_cuda = pytest.mark.skipif(not HAVE_NUMBA_CUDA, reason="numba-cuda is
 ALL = sorted(_algorithms.SPECS)
 
 
+def documented_command():
+    """README.md's command for the simulator, ``VAR=value ... python script.py``: (the
+    variables it sets, the command after them)."""
+    text = (ROOT / "README.md").read_text()
+    spans = [m for m in re.findall(r"`([^`\n]+)`", text)
+             if m.startswith("NUMBA_ENABLE_CUDASIM=") and " python " in m]
+    assert len(spans) == 1, f"README.md names no single simulator command: {spans}"
+    words = shlex.split(spans[0])
+    settings = {}
+    while "=" in words[0]:
+        name, _, value = words.pop(0).partition("=")
+        settings[name] = value
+    assert settings.get("NUMBA_ENABLE_CUDASIM") == "1" and words[0] == "python" and \
+        len(words) == 2, spans[0]
+    return settings, words
+
+
 def child(args, sim=True, timeout=300):
+    """``python args`` in a child process; with ``sim``, in the environment README.md's
+    simulator command sets (no other NUMBA_ENABLE_CUDASIM or NUMBA_DISABLE_JIT)."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
     env.pop("NUMBA_ENABLE_CUDASIM", None)
     if sim:
-        env.update(NUMBA_ENABLE_CUDASIM="1", NUMBA_DISABLE_JIT="1")
+        env.pop("NUMBA_DISABLE_JIT", None)
+        env.update(documented_command()[0])
     return subprocess.run([sys.executable, *args], env=env, cwd=ROOT, capture_output=True,
                           text=True, timeout=timeout)
 
 
 @pytest.fixture(scope="module")
 def sim_run():
-    proc = child([str(ROOT / "tests" / "cuda_sim_child.py")])
+    """README.md's simulator command, run on tests/cuda_sim_child.py as its script."""
+    proc = child([str(ROOT / "tests" / "cuda_sim_child.py"), *documented_command()[1][2:]])
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@needs_numba_cuda
+def test_the_documented_command_alone_runs_the_simulator(sim_run):
+    """The child ran on the simulator with the JIT on: README.md's one variable is all it
+    takes (the kernels' Python forms run there, not the CPU-compiled ones)."""
+    assert documented_command()[0] == {"NUMBA_ENABLE_CUDASIM": "1"}
+    assert sim_run["simulator"] is True and sim_run["jit"] is True, sim_run
 
 
 @needs_numba_cuda

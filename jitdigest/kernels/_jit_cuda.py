@@ -19,7 +19,7 @@ from types import CellType, CodeType, FunctionType
 
 import numpy as np
 from llvmlite import ir
-from numba import config, cuda
+from numba import cuda
 from numba.core import types
 from numba.core.dispatcher import Dispatcher
 from numba.extending import intrinsic, overload
@@ -407,10 +407,8 @@ def device(kernel):
     """The CUDA device function compiled from ``kernel``'s own source: its Python function with
     the globals it names rebound, every Numba kernel it calls (named or in its closure) to that
     kernel's device function (recursively) and every helper to its device stand-in. Under the
-    CUDA simulator the kernel runs as it is (interpreted with ``NUMBA_DISABLE_JIT=1``, else
-    compiled for the CPU)."""
-    if config.ENABLE_CUDASIM:
-        return cuda.jit(device=True)(_with_host_arrays(kernel))
+    CUDA simulator the kernels call ``kernel``'s pure-Python form instead
+    (``_rows_cuda.simulated``)."""
     func = source_of(kernel)
     found = _DEVICE.get(func)
     if found is None:
@@ -449,13 +447,3 @@ def _hashable(value):
     except TypeError:
         return False
     return True
-
-
-def _with_host_arrays(kernel):
-    """``kernel`` called with the simulator's in-kernel arrays as the numpy arrays they wrap
-    (through ``__array_interface__``, no copy): the kernels' loaders read buffers."""
-    def run(*args):
-        return kernel(*(a if isinstance(a, (np.ndarray, np.generic, int, tuple)) else
-                        np.asarray(a) for a in args))
-    run.__name__ = getattr(kernel, "__name__", "kernel")
-    return run
