@@ -1,8 +1,9 @@
 """Many messages at once: ``hash_many``, ``hexdigests``, ``uuid3_many``/``uuid5_many``.
 
 One call hashes a whole batch into one (n, digest_size) uint8 array. ``jitdigest.engine.layout``
-brings the messages (a 2-D uint8 array, values with offsets, a list of bytes-like objects, or
-pyarrow binary/string arrays; nulls refused) to one layout -- a byte buffer ``values`` and, per
+brings the messages (a 2-D uint8 array, values with offsets, a list of bytes-like objects,
+numpy S arrays, pandas or pyarrow binary/string columns: text as UTF-8, by the rule in
+``engine/text.py``; nulls refused) to one layout -- a byte buffer ``values`` and, per
 message, ``starts`` and ``lengths`` -- and proves every bound before a kernel runs (Numba does
 not bounds-check). The rows then go to the algorithm's ``hash_rows`` kernel entry
 (``jitdigest.engine.dispatch``): per-message kernels loop over the one-shot driver, lane
@@ -13,15 +14,23 @@ batches are cut into chunks of about equal work hashed by a ``prange`` loop
 is written only after the input is read. Every row of the table is served, with the keywords
 its objects take (``key=``, ``derive_key_context=``, ``length=``) where its row allows them.
 """
+from __future__ import annotations
+
 import functools
 import operator
 import os
 import uuid as _uuid
+from typing import TYPE_CHECKING, Any, Iterable, Literal, overload
 
 import numpy as np
 
 from .base import algorithms as _algorithms, config as _config
 from .engine import cpu as _cpu, dispatch as _dispatch, layout as _layout, parallel as _parallel
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+    from ._typing import ReadableBuffer
 
 __all__ = ["hash_many", "hexdigests", "uuid3_many", "uuid5_many", "uuid_strings"]
 
@@ -232,10 +241,28 @@ def _hash_segments(spec, segments, n, outlen, given_out, threads, iv=None):
 _KEYED_NAMES = " and ".join(name for name, spec in _algorithms.TABLE.items() if spec.derive_key)
 
 
-def hash_many(name, messages, offsets=None, *, key=None, derive_key_context=None, length=None,
-              out=None, threads=None):
+@overload
+def hash_many(name: str, messages: Any, offsets: Any = None, *,
+              key: ReadableBuffer | None = None,
+              derive_key_context: str | ReadableBuffer | None = None,
+              length: int | None = None,
+              out: npt.NDArray[np.uint8] | None = None, threads: int | None = None,
+              hex: Literal[False] = False) -> npt.NDArray[np.uint8]: ...
+@overload
+def hash_many(name: str, messages: Any, offsets: Any = None, *,
+              key: ReadableBuffer | None = None,
+              derive_key_context: str | ReadableBuffer | None = None,
+              length: int | None = None,
+              out: None = None, threads: int | None = None,
+              hex: Literal[True]) -> npt.NDArray[np.bytes_]: ...
+def hash_many(name: str, messages: Any, offsets: Any = None, *,
+              key: ReadableBuffer | None = None,
+              derive_key_context: str | ReadableBuffer | None = None,
+              length: int | None = None,
+              out: npt.NDArray[np.uint8] | None = None, threads: int | None = None,
+              hex: bool = False) -> npt.NDArray[np.uint8] | npt.NDArray[np.bytes_]:
     """Digests of many messages at once: a C-contiguous (n, digest_size) uint8 array whose row
-    i is ``hashlib.new(name, message_i).digest()``.
+    i is ``hashlib.new(name, message_i).digest()``; with ``hex=True`` their lowercase hex.
 
     ``name``: any name ``jitdigest.new`` takes (BLAKE2 with its default parameters), and
     the names of the table's other rows: row i is then ``jitdigest.new(name, message_i, key=key,
@@ -244,7 +271,17 @@ def hash_many(name, messages, offsets=None, *, key=None, derive_key_context=None
     ``messages``: a 2-D C-contiguous uint8 array (n messages of equal length), a 1-D uint8
     array or bytes-like ``values`` with ``offsets`` (n + 1 integers: message i is
     ``values[offsets[i]:offsets[i+1]]``), a sequence of bytes-like objects, or a pyarrow
-    binary/string array (nulls raise ValueError).
+    binary/string array, or a 1-D numpy ``S`` array (item i as numpy reads it, ``arr[i]``:
+    trailing NUL bytes stripped; for all the itemsize bytes pass
+    ``arr.view(np.uint8).reshape(n, -1)``).
+    Text: a container whose type says it holds text is hashed as each item's UTF-8 bytes: a
+    pandas Series, Index or array of a string dtype (``str``, pandas 3's default;
+    ``string[python]``, ``string[pyarrow]``, ``ArrowDtype`` of a string type) and pyarrow
+    string, large_string and string_view arrays. A Python ``str`` anywhere else (alone, in a
+    list or tuple, a numpy object or ``U`` array, an object-dtype Series) raises hashlib's
+    TypeError: encode it first. Nulls in a pandas or pyarrow column (None, NaN, pd.NA) raise
+    ValueError naming how many and the first one's row (in a list, None is refused as
+    hashlib refuses it, TypeError). (The rule: ``jitdigest.engine.text``.)
     ``length``: for SHAKE, the output bytes per message (required, as for its digest()); for
     the other rows, as for their digest() (default 32).
     ``out``: a C-contiguous writable (n, digest_size) uint8 array ((n, length) for SHAKE and
@@ -254,6 +291,13 @@ def hash_many(name, messages, offsets=None, *, key=None, derive_key_context=None
     parallel region's thread count for this call, as ``numba.set_num_threads``); small
     batches use one. Ctrl-C ends a long call between chunks of about
     ``_config.CHUNK_BLOCKS`` blocks.
+    ``hex``: return the lowercase hex of each digest as a 1-D numpy ``S{2 * size}`` array
+    (ASCII, one byte a digit: ``hx[i].decode()`` is ``hexdigest()``), made in place in that
+    array's own memory, so that the call needs little more than the hex text itself. Not a
+    ``U`` array (four bytes a digit) nor Python str objects, which cost several times that;
+    not pyarrow, which jitdigest does not require (``pyarrow.array(hx, pyarrow.string())``
+    converts it; ``hx.astype(str)`` gives what ``hexdigests`` does). ``out`` is for digests
+    only, not with ``hex=True``.
     """
     spec = _algorithms.lookup_any(name)
     if not spec.hashlib:                    # its package's parameters and errors
@@ -268,13 +312,28 @@ def hash_many(name, messages, offsets=None, *, key=None, derive_key_context=None
         iv = None
         outlen = _out_length(spec, length)
     threads = _thread_cap(threads)
+    if hex and out is not None:
+        raise TypeError("out= takes digests: it does not go with hex=True")
     segments, n = _layout.segments(messages, offsets)
-    return _hash_segments(spec, segments, n, outlen, out, threads, iv)
+    if not hex:
+        return _hash_segments(spec, segments, n, outlen, out, threads, iv)
+    if outlen > _MAX_STR_BYTES:
+        raise ValueError(f"digests of {outlen} bytes are too long for a numpy bytes array")
+    if outlen == 0:
+        return np.zeros(n, "S1")
+    # The digests are hashed into the second half of the text's memory, then rewritten front
+    # to back as hex: text row i ends at byte 2 * size * (i + 1) <= size * (n + i + 1), the
+    # start of digest row i + 1, so no digest is overwritten before it is read.
+    text = np.empty(2 * n * outlen, np.uint8)
+    digests = text[n * outlen:].reshape(n, outlen)
+    _hash_segments(spec, segments, n, outlen, digests, threads, iv)
+    _hex_into(digests, text.view(np.uint16))
+    return text.view(f"S{2 * outlen}")
 
 
 # --- hex and UUID strings -------------------------------------------------------------------
 
-def _digest_array(digests, what="digests"):
+def _digest_array(digests: Any, what: str = "digests") -> npt.NDArray[np.uint8]:
     """``digests`` as a C-contiguous plain ndarray (a copy if it has another layout)."""
     if not isinstance(digests, np.ndarray):
         raise TypeError(f"{what} must be a numpy uint8 array, not {type(digests).__name__}")
@@ -296,21 +355,43 @@ _UUID_LAYOUT = np.array([*range(0, 8), 32, *range(8, 12), 32, *range(12, 16), 32
 
 
 _MAX_STR_BYTES = np.iinfo(np.int32).max // 8     # numpy's str itemsize limit, in hex digit pairs
+# byte value -> its two lowercase hex digits as ASCII, read as one native uint16
+_HEX_ASCII = np.frombuffer("".join(f"{i:02x}" for i in range(256)).encode(), np.uint16)
+_HEX_BLOCK = 1 << 16             # digest bytes made hex a step at a time (bounds the temporaries)
 
 
-def hexdigests(digests):
+def _hex_into(digests: npt.NDArray[np.uint8], text: npt.NDArray[np.uint16]) -> None:
+    """The hex of (n, size) uint8 ``digests`` into ``text`` (n * size uint16, two ASCII digits
+    each), a block of rows at a time, each block copied before its text is written: the
+    digests may lie in ``text``'s memory past the rows written so far (``hash_many``'s
+    ``hex=True``)."""
+    n, size = digests.shape
+    step = max(1, _HEX_BLOCK // size)
+    for a in range(0, n, step):
+        b = min(a + step, n)
+        block = digests[a:b].reshape(-1).copy()
+        np.take(_HEX_ASCII, block, out=text[a * size:b * size], mode="clip")
+
+
+def hexdigests(digests: npt.NDArray[np.uint8], *, as_bytes: bool = False) -> npt.NDArray[Any]:
     """Row-wise lowercase hex of a (n, size) uint8 array (e.g. from ``hash_many``): a numpy
-    array of n str, like ``[bytes(row).hex() for row in digests]`` but vectorised."""
+    array of n str, like ``[bytes(row).hex() for row in digests]`` but vectorised; with
+    ``as_bytes=True`` a numpy ``S{2 * size}`` array of the ASCII hex (one byte a digit, a
+    quarter of the str array's memory), as ``hash_many(..., hex=True)`` returns."""
     digests = _digest_array(digests)
     n, size = digests.shape
     if size == 0:
-        return np.zeros(n, dtype="<U1")
+        return np.zeros(n, dtype="S1" if as_bytes else "<U1")
     if size > _MAX_STR_BYTES:
         raise ValueError(f"rows of {size} bytes are too long for a numpy str array")
+    if as_bytes:
+        text = np.empty(n * size, np.uint16)
+        _hex_into(digests, text)
+        return text.view(f"S{2 * size}")
     return _HEX_PAIRS[digests].view(f"<U{2 * size}").reshape(n)
 
 
-def uuid_strings(uuids):
+def uuid_strings(uuids: npt.NDArray[np.uint8]) -> npt.NDArray[np.str_]:
     """A (n, 16) uint8 array of UUID bytes as a numpy array of n str formatted as
     ``str(uuid.UUID(bytes=row))`` (``xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx``)."""
     uuids = _digest_array(uuids, "uuids")
@@ -342,14 +423,16 @@ def _uuid_many(version, algorithm, namespace, names, as_strings, threads):
     return uuid_strings(out) if as_strings else out
 
 
-def uuid3_many(namespace, names, *, as_strings=False, threads=None):
+def uuid3_many(namespace: _uuid.UUID, names: Iterable[str | ReadableBuffer], *,
+               as_strings: bool = False, threads: int | None = None) -> npt.NDArray[Any]:
     """``uuid.uuid3(namespace, name)`` for every name (str, UTF-8 encoded, or bytes), as a
     (n, 16) uint8 array of UUID bytes, or with ``as_strings=True`` a numpy array of their
     ``str()`` forms."""
     return _uuid_many(3, "md5", namespace, names, as_strings, threads)
 
 
-def uuid5_many(namespace, names, *, as_strings=False, threads=None):
+def uuid5_many(namespace: _uuid.UUID, names: Iterable[str | ReadableBuffer], *,
+               as_strings: bool = False, threads: int | None = None) -> npt.NDArray[Any]:
     """``uuid.uuid5(namespace, name)`` for every name (str, UTF-8 encoded, or bytes), as a
     (n, 16) uint8 array of UUID bytes, or with ``as_strings=True`` a numpy array of their
     ``str()`` forms."""

@@ -9,6 +9,10 @@ without either raises ImportError saying what is missing; ``import jitdigest`` n
 As on the CPU, the kernels do not check bounds: every row's bytes are proved to lie inside the
 values before a launch, on the host (device offsets are copied to the host once for that).
 """
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
 
 from .engine import gpu as _gpu
@@ -124,7 +128,8 @@ def _span(arr):
     return ptr, ptr + arr.nbytes
 
 
-def hash_many(name, messages, offsets=None, *, length=None, out=None, stream=None):
+def hash_many(name: str, messages: Any, offsets: Any = None, *, length: int | None = None,
+              out: Any = None, stream: Any = None) -> Any:
     """Digests of many messages on the GPU: a device array (n, digest_size) of uint8 whose row
     i is ``hashlib.new(name, message_i).digest()``.
 

@@ -11,10 +11,13 @@ does this when each worker starts instead). Each task hashes on one thread: Dask
 the blocks side by side. ``import jitdigest`` never imports Dask; importing this module needs
 it (``pip install "jitdigest[dask]"``).
 """
+from __future__ import annotations
+
 import asyncio
 import functools
 import sys
 import time
+from typing import TYPE_CHECKING, Any, Iterable
 
 try:
     import dask  # noqa: F401
@@ -26,8 +29,16 @@ except ImportError as exc:
 import numpy as np
 
 from .base import algorithms as _algorithms, config as _config, fork as _fork
+from .engine import text as _text
 from .batch import hash_many
 from .keyed_batch import hmac_many
+
+if TYPE_CHECKING:
+    import dask.array
+    import dask.bag
+    import dask.dataframe
+
+    from ._typing import ReadableBuffer
 
 __all__ = ["hash_array", "hash_column", "hash_bag", "warm", "warmed", "WarmKernels"]
 
@@ -64,7 +75,8 @@ def _out_array(shape, dtype):
 
 # --- arrays ---------------------------------------------------------------------------------
 
-def hash_array(x, name, *, key=None, length=None):
+def hash_array(x: dask.array.Array, name: str, *, key: ReadableBuffer | None = None,
+               length: int | None = None) -> dask.array.Array:
     """Digest of every row of a 2-D uint8 dask array: an (n, digest_size) uint8 dask array with
     x's row chunks (``length``: SHAKE's output bytes; ``key``: HMAC of each row). The array is
     first rechunked to one chunk along axis 1, so that every block holds whole rows."""
@@ -90,7 +102,9 @@ def _hash_block(block, name, key, length, size):
 
 # --- dataframe columns ----------------------------------------------------------------------
 
-def hash_column(series, name, *, key=None, hex=False, length=None):
+def hash_column(series: dask.dataframe.Series, name: str, *,
+                key: ReadableBuffer | None = None, hex: bool = False,
+                length: int | None = None) -> dask.dataframe.Series:
     """Digest of every value of a dask Series of bytes or str (str: its UTF-8 bytes): a Series
     with the same index and name, ``binary[pyarrow]`` (items read as bytes), or lowercase hex
     as ``string[pyarrow]`` with ``hex=True`` (``.astype(object)`` gives Python objects).
@@ -119,13 +133,7 @@ def _column_kind(dtype):
     if isinstance(dtype, pd.StringDtype):
         return "arrow" if str(dtype.storage).startswith("pyarrow") else "objects"
     if isinstance(dtype, pd.ArrowDtype):
-        import pyarrow as pa
-        t = dtype.pyarrow_dtype
-        kinds = ("binary", "large_binary", "string", "large_string", "fixed_size_binary",
-                 "binary_view", "string_view")
-        if any(getattr(pa.types, f"is_{k}", lambda _: False)(t) for k in kinds):
-            return "arrow"
-        return None
+        return "arrow" if _text.arrow_text_or_binary(dtype.pyarrow_dtype) else None
     return "objects" if dtype == object else None
 
 
@@ -264,7 +272,8 @@ def _arrow_hex(digests):
 
 # --- bags -----------------------------------------------------------------------------------
 
-def hash_bag(bag, name, *, key=None, length=None):
+def hash_bag(bag: dask.bag.Bag, name: str, *, key: ReadableBuffer | None = None,
+             length: int | None = None) -> dask.bag.Bag:
     """Digest (bytes) of every item of a dask bag of bytes-like objects, one ``hash_many`` per
     partition."""
     import dask.bag as db
@@ -293,7 +302,7 @@ def _hash_bag_partition(part, name, key, length, size):
 # --- compiling once per worker process ------------------------------------------------------
 
 LAYOUTS = ("grid", "rows")      # hash_array's blocks; columns' and bags' values + offsets
-_warmed = {}                    # (algorithm, layout, keyed) -> seconds it took, this process
+_warmed: dict[tuple[str, str, bool], float] = {}   # (algorithm, layout, keyed) -> seconds
 _warm_lock = _fork.lock(globals(), "_warm_lock")
 
 
@@ -305,7 +314,8 @@ def _sample(layout):
     return [b""] * _config.ALIGN
 
 
-def warm(names, *, keyed=False, layouts=LAYOUTS):
+def warm(names: Iterable[str], *, keyed: bool = False,
+         layouts: Iterable[str] = LAYOUTS) -> dict[tuple[str, str, bool], float]:
     """Compile, or load from the kernel cache, the batch kernels this module's calls use for
     each algorithm in ``names`` (``keyed``: the HMAC ones), in this process, once; returns
     ``warmed()``. Safe to call from several threads at once."""
@@ -326,7 +336,7 @@ def warm(names, *, keyed=False, layouts=LAYOUTS):
     return warmed()
 
 
-def warmed():
+def warmed() -> dict[tuple[str, str, bool], float]:
     """{(algorithm, layout, keyed): seconds} of what ``warm`` did in this process."""
     with _warm_lock:
         return dict(_warmed)
@@ -337,12 +347,13 @@ class WarmKernels(WorkerPlugin):
     joins later, compiles or loads the kernels for those algorithms as it starts, before its
     first task (off its event loop, which goes on answering the scheduler)."""
 
-    def __init__(self, names, *, keyed=False, layouts=LAYOUTS):
+    def __init__(self, names: Iterable[str], *, keyed: bool = False,
+                 layouts: Iterable[str] = LAYOUTS) -> None:
         self.names = tuple(_algorithms.lookup_any(name).name for name in names)
         self.keyed = bool(keyed)
         self.layouts = tuple(layouts)
         self.name = f"jitdigest-warm-{','.join(self.names)}-{self.keyed}-{','.join(self.layouts)}"
 
-    async def setup(self, worker):
+    async def setup(self, worker: Any) -> None:
         await asyncio.get_running_loop().run_in_executor(
             None, lambda: warm(self.names, keyed=self.keyed, layouts=self.layouts))

@@ -20,6 +20,7 @@ import operator
 import numpy as np
 
 from ..base import config as _config, stdlib as _stdlib
+from . import text as _text
 
 _INT64_MAX = np.iinfo(np.int64).max
 
@@ -313,8 +314,7 @@ def _arrow_segments(arr):
                         "ChunkedArray of binary or string type")
     nulls = arr.null_count
     if nulls:
-        raise ValueError(f"messages has {nulls} null entr{'y' if nulls == 1 else 'ies'}: drop "
-                         "them (arr.drop_null()) or fill them (pyarrow.compute.fill_null) first")
+        raise _text.null_error(nulls, _text.first_null_row(chunks))
     segments = []
     row0 = 0
     for chunk in chunks:
@@ -338,9 +338,12 @@ def segments(messages, offsets):
         if messages.ndim == 1 and messages.dtype == object:
             seg = _sequence(messages)
             return [seg], seg.n
+        if messages.ndim == 1 and messages.dtype.kind == "S":
+            values, starts, lengths, width = _text.fixed_width(messages)
+            return [Segment(0, values, starts, lengths, width, messages.shape[0])], \
+                messages.shape[0]
         if messages.ndim == 1:
-            raise TypeError("a 1-D array of message bytes needs offsets (n + 1 of them); "
-                            "for n messages of equal length pass a 2-D (n, L) array")
+            raise _text.refuse_array(messages)
         raise ValueError(f"messages must be a 2-D (n, L) or 1-D uint8 array, not "
                          f"{messages.ndim}-D")
     if isinstance(messages, str):
@@ -348,6 +351,10 @@ def segments(messages, offsets):
     if messages is None:
         raise TypeError("messages must be an array, a sequence of bytes-like objects or a "
                         "pyarrow binary array, not None")
+    text = _text.pandas_arrow(messages)     # a pandas string or binary column (or its list)
+    if text is not None and offsets is not None:
+        raise TypeError("offsets go with a values buffer, not with a pandas column")
+    messages = messages if text is None else text
     if _is_arrow(messages):
         if offsets is not None:
             raise TypeError("offsets go with a values buffer, not with a pyarrow array")
