@@ -14,6 +14,8 @@ nor numpy and compiles nothing; each kernel compiles on first use and is cached 
 (``jitdigest warmup`` compiles ahead of time; a cache that cannot be written costs a compile
 and one ``CacheWarning``).
 """
+from __future__ import annotations
+
 import sys
 
 from .base import stdlib as _stdlib  # first: the real hashlib and hmac, before anything can stand in for them
@@ -24,6 +26,23 @@ from .base.cachedir import CacheWarning
 from .engine.dispatch import backend
 
 __version__ = _config.VERSION
+
+TYPE_CHECKING = False           # (read as true by type checkers; no ``typing`` import)
+if TYPE_CHECKING:               # what ``__getattr__`` imports on first use, for the checker
+    from . import blake3 as blake3, hmac as hmac
+    from ._constructors import (blake2b as blake2b, blake2s as blake2s, file_digest as file_digest,
+                                md5 as md5, new as new, sha1 as sha1, sha224 as sha224,
+                                sha256 as sha256, sha384 as sha384, sha512 as sha512,
+                                sha3_224 as sha3_224, sha3_256 as sha3_256, sha3_384 as sha3_384,
+                                sha3_512 as sha3_512, shake_128 as shake_128,
+                                shake_256 as shake_256)
+    from ._pbkdf2 import pbkdf2_hmac as pbkdf2_hmac
+    from ._scrypt import scrypt as scrypt
+    from .batch import (hash_many as hash_many, hexdigests as hexdigests,
+                        uuid3_many as uuid3_many, uuid5_many as uuid5_many,
+                        uuid_strings as uuid_strings)
+    from .keyed_batch import hmac_many as hmac_many
+    hmac, scrypt                # (served as the others, though not in ``__all__``)
 
 __all__ = [
     "new", "file_digest", "algorithms_guaranteed", "algorithms_available",
@@ -90,24 +109,25 @@ _LAZY = {
 }
 
 
-def __getattr__(name):
-    """The names of ``_LAZY``, imported on first use (then module attributes like any other)."""
-    try:
-        load, attribute = _LAZY[name]
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    value = load()
-    if attribute is not None:
-        value = getattr(value, attribute)
-    globals()[name] = value
-    return value
+if not TYPE_CHECKING:          # (the checker sees the imports above, and no other name)
+    def __getattr__(name: str) -> object:
+        """The names of ``_LAZY``, imported on first use (then module attributes as any other)."""
+        try:
+            load, attribute = _LAZY[name]
+        except KeyError:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+        value = load()
+        if attribute is not None:
+            value = getattr(value, attribute)
+        globals()[name] = value
+        return value
 
 
-def __dir__():
+def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))
 
 
-def backends(name):
+def backends(name: str) -> list[str]:
     """The names of the backends this process can run for the algorithm ``name`` (any name of
     the table), best first: the per-message ones (e.g. "sha_ni", "unrolled", "portable"), then
     the multi-buffer ones ``hash_many`` uses ("avx512_x16", "avx2_x8"; a family's chunk lanes and
@@ -117,7 +137,7 @@ def backends(name):
     return _dispatch.available(_algorithms.lookup_any(name))
 
 
-def info():
+def info() -> dict[str, object]:
     """What this process runs: versions, JIT on/off, threading layer, CPU and target features,
     the switches in force, and the kernel serving each algorithm (``python -m jitdigest info``
     prints it, with HotSpot-style flag lines such as ``UseSHA256Intrinsics = true``)."""

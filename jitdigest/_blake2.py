@@ -8,6 +8,8 @@ zero-padded block; so only an unkeyed object can take the one-shot kernel path.
 Argument conversion and validation follow CPython's ``_blake2`` module, in its order and with
 its exception types and messages (conversion of every argument first, then the range checks).
 """
+from __future__ import annotations
+
 import operator
 from functools import lru_cache
 
@@ -16,10 +18,11 @@ from .engine import cpu as _cpu
 from ._hashobj import (_CHOSEN, Hash, HashType, _first_kernels,
                        unknown_keyword_error)
 from .base.lazy_numpy import on_first_use
+from ._typing import TYPE_CHECKING, EmptyDefault, ReadableBuffer, public_signature
 
 np = on_first_use(globals())        # numpy with the first object that needs an array
 
-_NO_DATA = object()
+_NO_DATA = EmptyDefault()           # b"" left out (a key's objects hash no data then)
 _INT_MIN, _INT_MAX = -2 ** 31, 2 ** 31 - 1
 
 
@@ -101,6 +104,14 @@ class _Blake2(Hash, metaclass=_Blake2Type):
 
     _NODE_OFFSET_BITS = None  # width of the node_offset field
 
+    if TYPE_CHECKING:         # hashlib's signature (the classes take more, for hashlib's errors)
+        def __init__(self, data: ReadableBuffer = b"", /, *, digest_size: int = ...,
+                     key: ReadableBuffer = b"", salt: ReadableBuffer = b"",
+                     person: ReadableBuffer = b"", fanout: int = 1, depth: int = 1,
+                     leaf_size: int = 0, node_offset: int = 0, node_depth: int = 0,
+                     inner_size: int = 0, last_node: bool = False,
+                     usedforsecurity: bool = True) -> None: ...
+
     def _setup(self, data, digest_size, key, salt, person, fanout, depth, leaf_size,
                node_offset, node_depth, inner_size, last_node, usedforsecurity):
         cls = type(self)
@@ -180,12 +191,15 @@ class _Blake2(Hash, metaclass=_Blake2Type):
                                         last_node)
 
     @property
-    def digest_size(self):
+    def digest_size(self) -> int:
         return self._digest_size
 
-    def digest(self):
+    def digest(self) -> bytes:
         """The digest of the data passed so far, as bytes; the object stays usable."""
         return self._output(self._digest_size)
+
+    if TYPE_CHECKING:
+        def copy(self) -> _Blake2: ...
 
     def _copy_extra(self, other):
         other._digest_size = self._digest_size
@@ -211,13 +225,17 @@ class blake2b(_Blake2):
     MAX_DIGEST_SIZE = 64
     _NODE_OFFSET_BITS = _algorithms.BLAKE2_PARAMETERS["blake2b"][1]
 
-    def __init__(self, data=_NO_DATA, /, *args, digest_size=64, key=b"", salt=b"", person=b"",
-                 fanout=1, depth=1, leaf_size=0, node_offset=0, node_depth=0, inner_size=0,
-                 last_node=False, usedforsecurity=True, **kwargs):
-        if args or kwargs:
-            _check_extra("blake2b", args, kwargs)
-        self._setup(data, digest_size, key, salt, person, fanout, depth, leaf_size,
-                    node_offset, node_depth, inner_size, last_node, usedforsecurity)
+    if not TYPE_CHECKING:
+        def __init__(self, data: ReadableBuffer = _NO_DATA, /, *args: object,
+                     digest_size: int = 64, key: ReadableBuffer = b"", salt: ReadableBuffer = b"",
+                     person: ReadableBuffer = b"", fanout: int = 1, depth: int = 1,
+                     leaf_size: int = 0, node_offset: int = 0, node_depth: int = 0,
+                     inner_size: int = 0, last_node: bool = False, usedforsecurity: bool = True,
+                     **kwargs: object) -> None:
+            if args or kwargs:
+                _check_extra("blake2b", args, kwargs)
+            self._setup(data, digest_size, key, salt, person, fanout, depth, leaf_size,
+                        node_offset, node_depth, inner_size, last_node, usedforsecurity)
 
 
 class blake2s(_Blake2):
@@ -232,22 +250,20 @@ class blake2s(_Blake2):
     MAX_DIGEST_SIZE = 32
     _NODE_OFFSET_BITS = _algorithms.BLAKE2_PARAMETERS["blake2s"][1]
 
-    def __init__(self, data=_NO_DATA, /, *args, digest_size=32, key=b"", salt=b"", person=b"",
-                 fanout=1, depth=1, leaf_size=0, node_offset=0, node_depth=0, inner_size=0,
-                 last_node=False, usedforsecurity=True, **kwargs):
-        if args or kwargs:
-            _check_extra("blake2s", args, kwargs)
-        self._setup(data, digest_size, key, salt, person, fanout, depth, leaf_size,
-                    node_offset, node_depth, inner_size, last_node, usedforsecurity)
+    if not TYPE_CHECKING:
+        def __init__(self, data: ReadableBuffer = _NO_DATA, /, *args: object,
+                     digest_size: int = 32, key: ReadableBuffer = b"", salt: ReadableBuffer = b"",
+                     person: ReadableBuffer = b"", fanout: int = 1, depth: int = 1,
+                     leaf_size: int = 0, node_offset: int = 0, node_depth: int = 0,
+                     inner_size: int = 0, last_node: bool = False, usedforsecurity: bool = True,
+                     **kwargs: object) -> None:
+            if args or kwargs:
+                _check_extra("blake2s", args, kwargs)
+            self._setup(data, digest_size, key, salt, person, fanout, depth, leaf_size,
+                        node_offset, node_depth, inner_size, last_node, usedforsecurity)
 
 
-@lru_cache(maxsize=None)
-def _public_signature(cls):
-    """hashlib's signature: ``(data=b'', /, *, digest_size=..., ..., usedforsecurity=True)``."""
-    import inspect
-    params = [p for p in inspect.signature(cls.__init__).parameters.values()
-              if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
-    params[0] = params[0].replace(default=b"")
-    return inspect.Signature(params)
+# hashlib's signature: ``(data=b'', /, *, digest_size=..., ..., usedforsecurity=True)``
+_public_signature = lru_cache(maxsize=None)(public_signature)
 
 CONSTRUCTORS = {"blake2b": blake2b, "blake2s": blake2s}

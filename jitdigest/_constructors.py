@@ -6,9 +6,30 @@ what hash objects use. numpy comes with the first object that needs an array (a 
 buffer, a streaming state); a script's first one-shot digests of ``bytes`` through stored
 kernels need none (``_native.FirstDigests``).
 """
+from __future__ import annotations
+
 from .base import algorithms as _algorithms, config as _config, stdlib as _stdlib
 from . import _hashobj
 from ._blake2 import CONSTRUCTORS as BLAKE2, blake2b, blake2s
+from collections.abc import Callable
+from ._hashobj import Hash, ShakeHash
+from ._typing import TYPE_CHECKING, BinaryReader, ReadableBuffer
+
+if TYPE_CHECKING:
+    from typing import Protocol
+
+    class HashConstructor(Protocol):
+        """``sha256`` and the other named constructors of hashlib's algorithms (the data
+        keyword is the running Python's: ``string`` up to 3.12, ``data`` after)."""
+
+        def __call__(self, data: ReadableBuffer = b"", /, *, usedforsecurity: bool = True,
+                     **data_keyword: ReadableBuffer) -> Hash: ...
+
+    class ShakeConstructor(Protocol):
+        """``shake_128`` and ``shake_256``."""
+
+        def __call__(self, data: ReadableBuffer = b"", /, *, usedforsecurity: bool = True,
+                     **data_keyword: ReadableBuffer) -> ShakeHash: ...
 
 
 def _accepted_data_keywords():
@@ -22,6 +43,10 @@ def _accepted_data_keywords():
         accepted.append(keyword)
     return tuple(accepted)
 
+
+__all__ = ["new", "file_digest", "md5", "sha1", "sha224", "sha256", "sha384", "sha512",
+           "sha3_224", "sha3_256", "sha3_384", "sha3_512", "shake_128", "shake_256",
+           "blake2b", "blake2s"]
 
 _DATA_KEYWORDS = _accepted_data_keywords()
 
@@ -50,18 +75,18 @@ CONSTRUCTORS = {name: _constructor(name) for name, spec in _algorithms.SPECS.ite
 CONSTRUCTORS.update(BLAKE2)
 _OTHERS = frozenset(name for name, spec in _algorithms.TABLE.items() if not spec.hashlib)
 
-md5 = CONSTRUCTORS["md5"]
-sha1 = CONSTRUCTORS["sha1"]
-sha224 = CONSTRUCTORS["sha224"]
-sha256 = CONSTRUCTORS["sha256"]
-sha384 = CONSTRUCTORS["sha384"]
-sha512 = CONSTRUCTORS["sha512"]
-sha3_224 = CONSTRUCTORS["sha3_224"]
-sha3_256 = CONSTRUCTORS["sha3_256"]
-sha3_384 = CONSTRUCTORS["sha3_384"]
-sha3_512 = CONSTRUCTORS["sha3_512"]
-shake_128 = CONSTRUCTORS["shake_128"]
-shake_256 = CONSTRUCTORS["shake_256"]
+md5: HashConstructor = CONSTRUCTORS["md5"]
+sha1: HashConstructor = CONSTRUCTORS["sha1"]
+sha224: HashConstructor = CONSTRUCTORS["sha224"]
+sha256: HashConstructor = CONSTRUCTORS["sha256"]
+sha384: HashConstructor = CONSTRUCTORS["sha384"]
+sha512: HashConstructor = CONSTRUCTORS["sha512"]
+sha3_224: HashConstructor = CONSTRUCTORS["sha3_224"]
+sha3_256: HashConstructor = CONSTRUCTORS["sha3_256"]
+sha3_384: HashConstructor = CONSTRUCTORS["sha3_384"]
+sha3_512: HashConstructor = CONSTRUCTORS["sha3_512"]
+shake_128: ShakeConstructor = CONSTRUCTORS["shake_128"]
+shake_256: ShakeConstructor = CONSTRUCTORS["shake_256"]
 
 
 def object_type(spec):
@@ -73,7 +98,7 @@ def object_type(spec):
     return objects
 
 
-def new(name, data=b"", **kwargs):
+def new(name: str, data: ReadableBuffer = b"", **kwargs: object) -> Hash:
     """Return a new hash object for the named algorithm, as ``hashlib.new``: names are hashlib's
     (and OpenSSL's, e.g. "SHA-256"); a name jitdigest has no kernels for but hashlib takes (an
     OpenSSL algorithm such as "ripemd160" or "sm3", an OID) gives hashlib's own object, and one
@@ -95,7 +120,8 @@ def new(name, data=b"", **kwargs):
         raise TypeError(str(exc).replace(f"{spec.name}()", "new()")) from None
 
 
-def file_digest(fileobj, digest, /, *, _bufsize=_config.FILE_BUFFER):
+def file_digest(fileobj: BinaryReader, digest: str | Callable[[], Hash], /, *,
+                _bufsize: int = _config.FILE_BUFFER) -> Hash:
     """Hash the contents of a file-like object opened for binary reading, as
     ``hashlib.file_digest``: ``digest`` is a name or a constructor. Reads with ``readinto`` into
     one reused buffer."""

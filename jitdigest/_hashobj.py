@@ -12,6 +12,8 @@ Threads, as hashlib's: each ``update()`` is atomic with respect to the object; `
 step on its state (the kernels release the GIL from 2048 bytes); the one-shot path needs none:
 its data is one immutable ``bytes``, read before the object is seen to stream.
 """
+from __future__ import annotations
+
 import operator
 import sys
 import threading
@@ -20,6 +22,7 @@ from .base import algorithms as _algorithms, config as _config, stdlib as _stdli
 from .engine import cpu as _cpu, dispatch as _dispatch
 from .engine.dispatch import fresh_bytes_storage
 from .base.lazy_numpy import on_first_use
+from ._typing import TYPE_CHECKING, EmptyDefault, ReadableBuffer
 
 np = on_first_use(globals())        # numpy once an object views a buffer or streams
 
@@ -97,10 +100,11 @@ class Hash(metaclass=HashType):
         object without ``__init__`` (its call and branches are a third of a 64-byte
         ``sha256(data).digest()``); the data is then hashed in one call by ``digest()``."""
         name, new = spec.name, object.__new__
-        no_data = object()
+        no_data = EmptyDefault()    # b"" left out, not given (see _constructors)
         iv = None                   # spec.initial_state once an object needs it (numpy then)
 
-        def constructor(data=no_data, /, *, usedforsecurity=True, **kwargs):
+        def constructor(data: ReadableBuffer = no_data, /, *, usedforsecurity: bool = True,
+                        **kwargs: ReadableBuffer) -> Hash:
             nonlocal iv
             if usedforsecurity is not True:
                 bool(usedforsecurity)           # hashlib takes its truth value (which may raise)
@@ -145,15 +149,15 @@ class Hash(metaclass=HashType):
             self.update(data)
 
     @property
-    def name(self):
+    def name(self) -> str:
         return self._spec.name
 
     @property
-    def digest_size(self):
+    def digest_size(self) -> int:
         return self._spec.digest_size
 
     @property
-    def block_size(self):
+    def block_size(self) -> int:
         return self._spec.block_size
 
     def _streaming_lock(self):
@@ -198,7 +202,7 @@ class Hash(metaclass=HashType):
             self._gathered = bytearray()      # (the old one's buffer may still be exported)
             self._absorb(np.frombuffer(gathered, np.uint8))
 
-    def update(self, data, /):
+    def update(self, data: ReadableBuffer, /) -> None:
         """Update the hash object with the bytes of ``data`` (any C-contiguous buffer)."""
         # Still one immutable message: the one-shot path. Nothing between the test of _lock
         # and the store calls out, so no other thread runs in between (the GIL).
@@ -270,7 +274,7 @@ class Hash(metaclass=HashType):
         self._flush()
         self._kernels.final(self._state, self._buf, self._buflen, self._total, out)
 
-    def digest(self):
+    def digest(self) -> bytes:
         """The digest of the data passed so far, as bytes; the object stays usable."""
         pending = self._pending               # (the body of _output, inlined: hot path)
         lock = self._lock
@@ -285,11 +289,11 @@ class Hash(metaclass=HashType):
             return out
         return self._output(self._spec.digest_size)
 
-    def hexdigest(self):
+    def hexdigest(self) -> str:
         """Like digest(), as a string of hexadecimal digits."""
         return self.digest().hex()
 
-    def copy(self):
+    def copy(self) -> Hash:
         """An independent copy of this hash object."""
         other = object.__new__(type(self))
         other._spec = self._spec
@@ -321,7 +325,7 @@ class Hash(metaclass=HashType):
     def __reduce__(self):
         raise TypeError(f"cannot pickle {type(self).__name__!r} object")
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<{self.name} jitdigest.{type(self).__name__} object @ {id(self):#x}>"
 
 
@@ -330,7 +334,7 @@ class ShakeHash(Hash):
 
     __slots__ = ()
 
-    def digest(self, length):
+    def digest(self, length: int) -> bytes:  # type: ignore[override]
         """``length`` bytes of output for the data passed so far."""
         length = _output_length(length)
         if length < _config.DIRECT_OUTPUT_MIN:
@@ -348,9 +352,12 @@ class ShakeHash(Hash):
             final(self._state, self._buf, self._buflen, self._total, fresh_bytes_storage(result))
         return result
 
-    def hexdigest(self, length):
+    def hexdigest(self, length: int) -> str:  # type: ignore[override]
         """Like digest(length), as a string of hexadecimal digits."""
         return self.digest(length).hex()
+
+    if TYPE_CHECKING:
+        def copy(self) -> ShakeHash: ...
 
 
 def resumed(spec, state, total):

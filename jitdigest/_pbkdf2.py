@@ -14,11 +14,14 @@ AVX2, ``JITDIGEST_DISABLE=avx2``, interpreted), hashlib does: the portable compr
 even with OpenSSL's loop (``_HASHLIB_FASTER``: benchmarks/results/tunables.md; ``derive`` still
 runs it, for tests).
 """
+from __future__ import annotations
+
 import operator
 
 from .base import algorithms as _algorithms
 from .engine import dispatch as _dispatch, keyed as _keyed
 from .base.stdlib import hashlib
+from ._typing import ReadableBuffer
 
 _HASHLIB_FASTER = {("sha512", "portable")}    # (family, backend) pairs that lose to hashlib
 _INT_MAX = 2 ** 31 - 1
@@ -33,7 +36,8 @@ def _c_long(value):
     return value
 
 
-def pbkdf2_hmac(hash_name, password, salt, iterations, dklen=None):
+def pbkdf2_hmac(hash_name: str, password: ReadableBuffer, salt: ReadableBuffer, iterations: int,
+                dklen: int | None = None) -> bytes:
     """Password based key derivation function 2 (PKCS #5 v2.0) with HMAC as pseudorandom
     function, as ``hashlib.pbkdf2_hmac``."""
     if not isinstance(hash_name, str):

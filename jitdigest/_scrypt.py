@@ -14,11 +14,14 @@ one of them, the error is the standard library's own where it has scrypt: such c
 before any work, so the same arguments are handed to it to raise (its messages carry OpenSSL's
 wording, which differs between OpenSSL versions).
 """
+from __future__ import annotations
+
 import numpy as np
 
 from .engine import cpu as _cpu, keyed as _keyed
 from . import _pbkdf2
 from .base.stdlib import hashlib
+from ._typing import TYPE_CHECKING, ReadableBuffer
 
 _INT_MAX = _pbkdf2._INT_MAX           # C int
 _UINT32_MAX = 2 ** 32 - 1
@@ -32,50 +35,54 @@ _HEAPTYPE = 1 << 9                      # Py_TPFLAGS_HEAPTYPE
 _LITTLE = np.dtype("<u4")               # RFC 7914's words
 
 
-def scrypt(*args, **kwargs):
-    """scrypt password-based key derivation function, as ``hashlib.scrypt(password, *, salt,
-    n, r, p, maxmem=0, dklen=64)``."""
-    if len(args) + ("password" in kwargs) != 1 or not set(kwargs) <= set(_KEYWORDS):
-        _stdlib_error(args, kwargs, TypeError("scrypt() takes exactly 1 positional argument "
-                                              f"({len(args)} given)"))
-    password = args[0] if args else kwargs["password"]
-    salt = kwargs.get("salt", _MISSING)
-    n, r, p = (kwargs.get(name, _MISSING) for name in "nrp")
-    maxmem = kwargs.get("maxmem", 0)
-    dklen = kwargs.get("dklen", 64)
-    # the argument conversions, in the order of the signature
-    password_view = _keyed.bytes_view(password)
-    salt_view = None if salt is _MISSING else _keyed.bytes_view(salt)
-    for name, value in (("n", n), ("r", r), ("p", p)):
-        if value is not _MISSING and not isinstance(value, int):
-            kind = "None" if value is None else _tp_name(type(value))
-            raise TypeError(f"scrypt() argument '{name}' must be int, not {kind}")
-    maxmem = _pbkdf2._c_long(maxmem)
-    dklen = _pbkdf2._c_long(dklen)
-    # _hashlib.scrypt's own checks
-    if len(password_view) > _INT_MAX:
-        raise OverflowError("password is too long.")
-    if salt_view is None:
-        raise TypeError("salt is required")
-    if len(salt_view) > _INT_MAX:
-        raise OverflowError("salt is too long.")
-    for name, value in (("n", n), ("r", r), ("p", p)):
-        if value is _MISSING or not 0 <= value <= _ULONG_MAX:
-            raise TypeError(f"{name} is required and must be an unsigned int")
-        if name == "n" and (value < 2 or value & (value - 1)):
-            raise ValueError("n must be a power of 2.")
-    n, r, p = int(n), int(r), int(p)
-    if not 0 <= maxmem <= _INT_MAX:
-        raise ValueError(f"maxmem must be positive and smaller than {_INT_MAX}")
-    if not 1 <= dklen <= _INT_MAX:
-        raise ValueError(f"dklen must be greater than 0 and smaller than {_INT_MAX}")
-    problem = _openssl_problem(n, r, p, maxmem)
-    if problem is not None:
-        _stdlib_error((b"",), dict(salt=b"", n=n, r=r, p=p, maxmem=maxmem, dklen=dklen),
-                      ValueError(problem))
-    if not _cpu.jit_enabled() and hasattr(hashlib, "scrypt"):
-        return hashlib.scrypt(password, salt=salt, n=n, r=r, p=p, maxmem=maxmem, dklen=dklen)
-    return derive(password_view, salt_view, n, r, p, dklen)
+if TYPE_CHECKING:      # hashlib's signature (typeshed's); the one below checks the arguments
+    def scrypt(password: ReadableBuffer, *, salt: ReadableBuffer, n: int, r: int, p: int,
+               maxmem: int = 0, dklen: int = 64) -> bytes: ...
+else:
+    def scrypt(*args: object, **kwargs: object) -> bytes:
+        """scrypt password-based key derivation function, as ``hashlib.scrypt(password, *, salt,
+        n, r, p, maxmem=0, dklen=64)``."""
+        if len(args) + ("password" in kwargs) != 1 or not set(kwargs) <= set(_KEYWORDS):
+            _stdlib_error(args, kwargs, TypeError("scrypt() takes exactly 1 positional argument "
+                                                  f"({len(args)} given)"))
+        password = args[0] if args else kwargs["password"]
+        salt = kwargs.get("salt", _MISSING)
+        n, r, p = (kwargs.get(name, _MISSING) for name in "nrp")
+        maxmem = kwargs.get("maxmem", 0)
+        dklen = kwargs.get("dklen", 64)
+        # the argument conversions, in the order of the signature
+        password_view = _keyed.bytes_view(password)
+        salt_view = None if salt is _MISSING else _keyed.bytes_view(salt)
+        for name, value in (("n", n), ("r", r), ("p", p)):
+            if value is not _MISSING and not isinstance(value, int):
+                kind = "None" if value is None else _tp_name(type(value))
+                raise TypeError(f"scrypt() argument '{name}' must be int, not {kind}")
+        maxmem = _pbkdf2._c_long(maxmem)
+        dklen = _pbkdf2._c_long(dklen)
+        # _hashlib.scrypt's own checks
+        if len(password_view) > _INT_MAX:
+            raise OverflowError("password is too long.")
+        if salt_view is None:
+            raise TypeError("salt is required")
+        if len(salt_view) > _INT_MAX:
+            raise OverflowError("salt is too long.")
+        for name, value in (("n", n), ("r", r), ("p", p)):
+            if value is _MISSING or not 0 <= value <= _ULONG_MAX:
+                raise TypeError(f"{name} is required and must be an unsigned int")
+            if name == "n" and (value < 2 or value & (value - 1)):
+                raise ValueError("n must be a power of 2.")
+        n, r, p = int(n), int(r), int(p)
+        if not 0 <= maxmem <= _INT_MAX:
+            raise ValueError(f"maxmem must be positive and smaller than {_INT_MAX}")
+        if not 1 <= dklen <= _INT_MAX:
+            raise ValueError(f"dklen must be greater than 0 and smaller than {_INT_MAX}")
+        problem = _openssl_problem(n, r, p, maxmem)
+        if problem is not None:
+            _stdlib_error((b"",), dict(salt=b"", n=n, r=r, p=p, maxmem=maxmem, dklen=dklen),
+                          ValueError(problem))
+        if not _cpu.jit_enabled() and hasattr(hashlib, "scrypt"):
+            return hashlib.scrypt(password, salt=salt, n=n, r=r, p=p, maxmem=maxmem, dklen=dklen)
+        return derive(password_view, salt_view, n, r, p, dklen)
 
 
 def _tp_name(cls):

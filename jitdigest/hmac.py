@@ -14,7 +14,11 @@ hashed by hashlib), a constructor of jitdigest or hashlib (hashlib's are served 
 kernels), or any other constructor or PEP 247 module (used as given). Errors are the standard
 library's, in its order and words. SHAKE, which the standard library refuses, is refused by it.
 """
+from __future__ import annotations
+
 import warnings as _warnings
+from collections.abc import Callable as _Callable
+from types import ModuleType as _ModuleType
 
 from .base import algorithms as _algorithms, config as _config, fork as _fork
 from .engine import cpu as _cpu, keyed as _keyed
@@ -22,6 +26,11 @@ from . import _hashobj
 from .base.stdlib import hashlib as _hashlib, hmac as _std_hmac
 from .engine.keyed import bytes_view as _bytes_view
 from ._hashobj import _ZERO
+from ._typing import ReadableBuffer
+
+# ``digestmod``: a name, a constructor (of a hash object: hashlib's, jitdigest's or another's),
+# or a PEP 247 module
+_DigestMod = str | _Callable[..., object] | _ModuleType
 
 __all__ = ["HMAC", "new", "digest", "compare_digest", "digest_size", "trans_5C", "trans_36"]
 
@@ -173,7 +182,8 @@ class HMAC:
     __slots__ = ("_inner", "_outer", "_final", "block_size", "digest_size", "_key", "_msg",
                  "_fast")
 
-    def __init__(self, key, msg=None, digestmod=''):
+    def __init__(self, key: bytes | bytearray, msg: ReadableBuffer | None = None,
+                 digestmod: _DigestMod = '') -> None:
         if not isinstance(key, (bytes, bytearray)):
             raise TypeError("key: expected bytes or bytearray, but got %r" % type(key).__name__)
         if not digestmod:
@@ -303,11 +313,11 @@ class HMAC:
         self._inner = inner
 
     @property
-    def name(self):
+    def name(self) -> str:
         inner = self._inner
         return f"hmac-{self._fast[1].name if inner is None else inner.name}"
 
-    def update(self, msg):
+    def update(self, msg: ReadableBuffer) -> None:
         """Feed data from msg into this hashing object."""
         inner = self._inner
         if inner is None:                       # (only an object on the keyed kernels)
@@ -319,7 +329,7 @@ class HMAC:
             inner = self._started()
         inner.update(msg)
 
-    def copy(self):
+    def copy(self) -> HMAC:
         """Return a separate copy of this hashing object (sharing the keyed outer state)."""
         other = object.__new__(type(self))
         other.digest_size = self.digest_size
@@ -339,7 +349,7 @@ class HMAC:
         h.update(self._inner.digest())
         return h
 
-    def digest(self):
+    def digest(self) -> bytes:
         """Return the hash value of this hashing object, as bytes; the object stays usable."""
         inner = self._inner
         if inner is None:                # not started: HMAC of the key and message in one call
@@ -361,7 +371,7 @@ class HMAC:
             final(inner._state, inner._buf, inner._buflen, inner._total, self._outer, out)
         return bytes(out)
 
-    def hexdigest(self):
+    def hexdigest(self) -> str:
         """Like digest(), but returns a string of hexadecimal digits instead (on the hash
         objects' path: the outer hash's ``hexdigest()``, as the standard library's)."""
         if self._final is None and self._inner is not None:
@@ -369,7 +379,8 @@ class HMAC:
         return self.digest().hex()
 
 
-def new(key, msg=None, digestmod=''):
+def new(key: bytes | bytearray, msg: ReadableBuffer | None = None,
+        digestmod: _DigestMod = '') -> HMAC:
     """Create a new HMAC object (see ``HMAC``)."""
     return HMAC(key, msg, digestmod)
 
@@ -377,7 +388,7 @@ def new(key, msg=None, digestmod=''):
 _one_call = {}       # digest -> (switches, spec, kernel for bytes, kernel for other buffers)
 
 
-def digest(key, msg, digest):
+def digest(key: ReadableBuffer, msg: ReadableBuffer, digest: _DigestMod) -> bytes:
     """HMAC of ``msg`` under ``key``: one kernel call for MD5, SHA-1 and SHA-2."""
     try:
         known = _one_call.get(digest)

@@ -6,7 +6,12 @@ computed once, and the rows are hashed by the batch kernels in two passes over `
 (``_keyed_rows`` says which kernels serve each family). Threads as in ``hash_many``
 (``threads``; chunks of rows in a ``prange`` loop).
 """
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
 
 from .base import algorithms as _algorithms
 from .engine import dispatch as _dispatch, keyed as _keyed, layout as _layout
@@ -50,7 +55,9 @@ def _keyed_states(key, spec):
     return inner._state, outer if isinstance(outer, np.ndarray) else outer._state
 
 
-def hmac_many(name, key, messages, offsets=None, *, out=None, threads=None):
+def hmac_many(name: str, key: bytes | bytearray, messages: Any, offsets: Any = None, *,
+              out: npt.NDArray[np.uint8] | None = None,
+              threads: int | None = None) -> npt.NDArray[np.uint8]:
     """HMAC of every message under one ``key``: a C-contiguous (n, digest_size) uint8 array
     whose row i is ``hmac.new(key, message_i, name).digest()``.
 

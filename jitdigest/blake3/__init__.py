@@ -13,11 +13,15 @@ call; once it streams it owns a uint32 state array (``kernels/blake3/layout.py``
 buffer and a lock taken around every step that reads or writes them. Importing this package
 imports no Numba; ``b3sum`` holds b3sum's formats for ``jitdigest sum``.
 """
+from __future__ import annotations
+
 import mmap
 import operator
 import os
 import struct
+from collections.abc import Iterable
 from functools import lru_cache
+from types import ModuleType
 
 import numpy as np
 
@@ -25,6 +29,7 @@ from ..base import algorithms as _algorithms, config as _config
 from ..base.fork import cached_property
 from ..engine import cpu as _cpu, notice as _notice, parallel as _parallel
 from .._hashobj import Hash, HashType
+from .._typing import TYPE_CHECKING, ReadableBuffer, public_signature
 from ..kernels.blake3 import backends
 from ..kernels.blake3.layout import (BLOCK_LEN, BLOCKS, CHUNK_LEN, COUNTER, DERIVE_KEY_CONTEXT,
                                     DERIVE_KEY_MATERIAL, KEY_LEN, KEYED_HASH, PARAMS,
@@ -140,7 +145,7 @@ def _kernels():
     return chosen
 
 
-def compile_entries(module, entries):
+def compile_entries(module: ModuleType, entries: Iterable[str]) -> None:
     """Compile (or load from the cache) those of ``entries`` a backend module has, as the
     objects will use them (``jitdigest warmup``)."""
     kernels = _SETS.get(module.__name__)
@@ -151,7 +156,7 @@ def compile_entries(module, entries):
             _ENTRY[entry](kernels)
 
 
-def backend_name():
+def backend_name() -> str:
     """The name of the backend that serves BLAKE3 now ("avx512_x16", "avx2_x8" or "portable")."""
     return _kernels()._module.__name__.rsplit(".", 1)[1]
 
@@ -246,7 +251,8 @@ def _checked_params(key, derive_key_context, max_threads, usedforsecurity):
     return params
 
 
-def params(key=None, derive_key_context=None):
+def params(key: ReadableBuffer | None = None,
+           derive_key_context: str | None = None) -> np.ndarray:
     """The parameter words of the mode the arguments ask for (key words, then the mode's flag:
     a read-only uint32 array), checked with the package's errors: what every message of
     ``jitdigest.hash_many("blake3", ...)`` starts from."""
@@ -255,7 +261,7 @@ def params(key=None, derive_key_context=None):
     return _checked_params(key, derive_key_context, 1, True)
 
 
-def output_length(length):
+def output_length(length: int | None) -> int:
     """An output length as ``digest(length)`` takes it (None: 32), with its errors."""
     if length is None:
         return KEY_LEN
@@ -318,6 +324,7 @@ class _Blake3Type(HashType):
     """Immutable as every hash type, but callable: the class is the constructor."""
 
     __call__ = type.__call__
+    __signature__ = property(public_signature)    # the package's (no annotations)
 
 
 class blake3(Hash, metaclass=_Blake3Type):
@@ -356,8 +363,10 @@ class blake3(Hash, metaclass=_Blake3Type):
     _compile_entries = staticmethod(compile_entries)
     _ENTRIES = ENTRIES
 
-    def __init__(self, data=None, /, *, key=None, derive_key_context=None, max_threads=1,
-                 usedforsecurity=True):
+    def __init__(self, data: ReadableBuffer | None = None, /, *,
+                 key: ReadableBuffer | None = None, derive_key_context: str | None = None,
+                 max_threads: int = 1,
+                 usedforsecurity: bool = True) -> None:
         if (key is None and derive_key_context is None and type(max_threads) is int
                 and max_threads == 1 and usedforsecurity is True):
             self._iv = _IV_PARAMS         # the defaults (the usual call): nothing to check
@@ -393,7 +402,7 @@ class blake3(Hash, metaclass=_Blake3Type):
         self._state = state               # published last: seen set, the others are too
         self._pending = None
 
-    def update(self, data, /):
+    def update(self, data: ReadableBuffer, /) -> blake3:  # type: ignore[override]
         """Add input bytes (any C-contiguous buffer); returns the object."""
         if type(data) is bytes and self._lock is None and not self._pending:
             self._pending = data
@@ -405,7 +414,7 @@ class blake3(Hash, metaclass=_Blake3Type):
             self._buflen = _update(self._threads, self._state, self._buf, self._buflen, view)
         return self
 
-    def update_mmap(self, path):
+    def update_mmap(self, path: str | os.PathLike[str]) -> blake3:
         """Add the bytes of the file at ``path`` (a str or os.PathLike), read through a memory
         map; returns the object."""
         path = os.fspath(path)          # an int is no file descriptor here: TypeError
@@ -422,7 +431,7 @@ class blake3(Hash, metaclass=_Blake3Type):
                     view.release()
         return self
 
-    def digest(self, length=32, *, seek=0):
+    def digest(self, length: int = 32, *, seek: int = 0) -> bytes:
         """``length`` bytes of output (default 32) from byte ``seek`` of the output stream, for
         the input so far; the object stays usable."""
         if not (type(length) is int and type(seek) is int and 0 <= length <= _ISIZE_MAX
@@ -457,14 +466,17 @@ class blake3(Hash, metaclass=_Blake3Type):
                                      out)
         return bytes(out)
 
-    def hexdigest(self, length=32, *, seek=0):
+    def hexdigest(self, length: int = 32, *, seek: int = 0) -> str:
         """Like digest(), as a string of hexadecimal digits (``length`` counts bytes)."""
         return self.digest(length, seek=seek).hex()
 
     def _copy_extra(self, other):
         other._threads = self._threads
 
-    def reset(self):
+    if TYPE_CHECKING:
+        def copy(self) -> blake3: ...
+
+    def reset(self) -> None:
         """Back to the state before any input (input given to the constructor included)."""
         lock = self._lock
         if lock is None:

@@ -12,6 +12,7 @@ here, in Python, once per hash object: kernels never read a global switch.
 import contextlib
 import contextvars
 import functools
+from collections.abc import Iterator
 
 from . import cpu as _cpu, notice as _notice
 from ..base import fork as _fork, host as _host
@@ -312,7 +313,7 @@ def available(spec):
 
 
 @contextlib.contextmanager
-def backend(name):
+def backend(name: str) -> Iterator[None]:
     """``with backend("portable"): ...`` -- inside the block, hash objects, one-shot digests and
     batch calls made in this context (thread, task) use the named backend (a lane backend:
     batch calls only); an algorithm that has no such backend raises ValueError. Objects made
