@@ -22,13 +22,11 @@ PUBLIC = ["new", "file_digest", "md5", "sha1", "sha224", "sha256", "sha384", "sh
           "info"]
 
 # mypy's settings: --strict on the usage file; jitdigest itself is read for its types, its
-# own modules' errors not reported (as for an installed package); calls of functions not
-# annotated yet (the batch and integration modules') allowed.
+# own modules' errors not reported (as for an installed package).
 MYPY_CONFIG = f"""\
 [mypy]
 strict = True
 mypy_path = {ROOT}
-untyped_calls_exclude = jitdigest.batch,jitdigest.dask,jitdigest.cuda
 
 [mypy-jitdigest.*]
 follow_imports = silent

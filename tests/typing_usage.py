@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hmac as std_hmac
 import io
+import uuid
 
 import numpy as np
 import numpy.typing as npt
@@ -79,6 +80,10 @@ def batches(rows: npt.NDArray[np.uint8], values: bytes,
     macs = jitdigest.hmac_many("sha256", b"secret", [b"a", b"bc"])
     out: npt.NDArray[np.uint8] = np.empty((len(rows), 32), np.uint8)
     jitdigest.hmac_many("sha256", b"secret", rows, out=out)
+    hexes = jitdigest.hash_many("sha1", [b"a", bytearray(b"b")], hex=True)
+    strings = jitdigest.hexdigests(digests)
+    ids = jitdigest.uuid5_many(uuid.NAMESPACE_DNS, ["example.com", b"example.org"])
+    assert len(hexes) == len(strings) == len(jitdigest.uuid_strings(ids))
     return np.concatenate([digests[:1], ragged[:1, :32], macs, out])
 
 
