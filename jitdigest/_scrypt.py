@@ -16,6 +16,8 @@ wording, which differs between OpenSSL versions).
 """
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from .engine import cpu as _cpu, keyed as _keyed
@@ -35,9 +37,14 @@ _HEAPTYPE = 1 << 9                      # Py_TPFLAGS_HEAPTYPE
 _LITTLE = np.dtype("<u4")               # RFC 7914's words
 
 
-if TYPE_CHECKING:      # hashlib's signature (typeshed's); the one below checks the arguments
-    def scrypt(password: ReadableBuffer, *, salt: ReadableBuffer, n: int, r: int, p: int,
-               maxmem: int = 0, dklen: int = 64) -> bytes: ...
+def _signature(password: ReadableBuffer, *, salt: ReadableBuffer, n: int, r: int, p: int,
+               maxmem: int = 0, dklen: int = 64) -> bytes:
+    """hashlib's signature of scrypt (typeshed's), which ``scrypt`` takes and shows."""
+    raise NotImplementedError
+
+
+if TYPE_CHECKING:
+    scrypt = _signature
 else:
     def scrypt(*args: object, **kwargs: object) -> bytes:
         """scrypt password-based key derivation function, as ``hashlib.scrypt(password, *, salt,
@@ -83,6 +90,9 @@ else:
         if not _cpu.jit_enabled() and hasattr(hashlib, "scrypt"):
             return hashlib.scrypt(password, salt=salt, n=n, r=r, p=p, maxmem=maxmem, dklen=dklen)
         return derive(password_view, salt_view, n, r, p, dklen)
+
+    scrypt.__signature__ = inspect.signature(_signature)
+    scrypt.__annotations__ = dict(_signature.__annotations__)
 
 
 def _tp_name(cls):

@@ -75,6 +75,7 @@ def test_signatures_show_no_sentinel():
         assert "object at 0x" not in str(signature), (name, signature)
     assert str(inspect.signature(jitdigest.sha256)).startswith("(data: 'ReadableBuffer' = b''")
     assert inspect.signature(jitdigest.sha256).parameters["data"].default == b""
+    assert list(inspect.signature(jitdigest.scrypt).parameters)[:2] == ["password", "salt"]
 
 
 def test_import_stays_light():
