@@ -29,7 +29,7 @@ __version__ = _config.VERSION
 
 TYPE_CHECKING = False           # (read as true by type checkers; no ``typing`` import)
 if TYPE_CHECKING:               # what ``__getattr__`` imports on first use, for the checker
-    from . import blake3 as blake3, hmac as hmac
+    from . import blake3, hmac as hmac  # (the first: exported by __all__)
     from ._constructors import (blake2b as blake2b, blake2s as blake2s, file_digest as file_digest,
                                 md5 as md5, new as new, sha1 as sha1, sha224 as sha224,
                                 sha256 as sha256, sha384 as sha384, sha512 as sha512,

@@ -52,7 +52,7 @@ class EmptyDefault(bytes):
 
 def public_signature(cls):
     """``inspect.signature`` of a hash class as its reference module shows it (hashlib's
-    ``blake2b``, the ``blake3`` package's): ``__init__``'s parameters without ``self``,
+    ``blake2b``, the tree hash's package): ``__init__``'s parameters without ``self``,
     ``*args``, ``**kwargs`` and annotations, an ``EmptyDefault`` as ``b""``."""
     import inspect
     params = [p.replace(annotation=p.empty,

@@ -21,9 +21,9 @@ from ..kernels import blake2b, blake2s, blake3, keccak, md5, sha1, sha256, sha51
 from ..kernels._contract import (COMPILED_FROM, OLD_NAME, chunks_signature, current_name,
                                  signature)
 
-# Algorithm families (``AlgoSpec.family``) -> their kernel package.
-FAMILIES = {"md5": md5, "sha1": sha1, "sha256": sha256, "sha512": sha512, "keccak": keccak,
-            "blake2b": blake2b, "blake2s": blake2s, "blake3": blake3}
+# Algorithm families (``AlgoSpec.family``) -> their kernel package (named after the family).
+FAMILIES = {package.__name__.rpartition(".")[2]: package
+            for package in (md5, sha1, sha256, sha512, keccak, blake2b, blake2s, blake3)}
 
 # the entries a KernelSet serves: those of the hashlib algorithms, and a tree hash's objects'
 # (its ``update`` and XOF_ENTRIES)
