@@ -5,11 +5,13 @@ Importing this module puts the repository root and ``benchmarks/`` on ``sys.path
 notebook runs from a checkout without installing jitdigest.
 
 ``JITDIGEST_NOTEBOOK_QUICK=1`` (read by each notebook's first cell through ``QUICK``) shrinks
-every measurement so that ``tests/test_notebooks.py`` runs all notebooks in about two minutes.
+every measurement so that ``tests/test_notebooks.py`` runs all notebooks quickly.
 
 Re-execute notebooks in place, keeping their outputs (what is committed)::
 
-    python notebooks/_helpers.py notebooks/*.ipynb
+    python notebooks/_helpers.py [--quick] notebooks/*.ipynb
+
+(each notebook's first code cell prints whether the quick setting was on).
 """
 import json
 import os
@@ -36,6 +38,44 @@ FORMS = {
     "keccak loop": ("sha3_256", "jitdigest.kernels.keccak.portable"),
     "keccak unrolled": ("sha3_256", "jitdigest.kernels.keccak.unrolled"),
 }
+
+
+# Backends are named by tier and, for batch kernels, by messages side by side: ``avx512_x16``,
+# ``avx2_x8``, ``sha_ni_x2`` (``jitdigest/kernels/_contract.py``). Charts key on the tier.
+TIER_ORDER = ("avx512", "avx2", "sha_ni", "armv8", "unrolled", "portable")
+TIER_COLOURS = {"avx512": "C0", "avx2": "C9", "sha_ni": "C3", "armv8": "C1", "unrolled": "C2",
+                "portable": "C7"}
+
+
+def tier(backend):
+    """The tier prefix of a backend name: ``avx512_x16`` -> ``avx512``, ``sha_ni_x2`` ->
+    ``sha_ni``, ``armv8_sha2`` -> ``armv8``, ``portable`` -> ``portable``."""
+    import re
+    base = re.sub(r"_x\d+$", "", backend)
+    return next((t for t in TIER_ORDER if base == t or base.startswith(t + "_")), base)
+
+
+def lanes(backend):
+    """Messages a backend hashes side by side: N of a ``_x<N>`` name, else 1."""
+    import re
+    m = re.search(r"_x(\d+)$", backend)
+    return int(m.group(1)) if m else 1
+
+
+def tier_key(backend):
+    """Sort key: tiers in TIER_ORDER, then the wider batch kernel first."""
+    t = tier(backend)
+    return (TIER_ORDER.index(t) if t in TIER_ORDER else len(TIER_ORDER), -lanes(backend), backend)
+
+
+def word(ratio, band=0.1):
+    """How a speed ratio (this over that) reads: "faster", "level with" (within ``band`` either
+    way) or "slower than"; the notebooks' conclusions take their words from the measurement."""
+    if ratio > 1 + band:
+        return "faster than"
+    if ratio < 1 / (1 + band):
+        return "slower than"
+    return "level with"
 
 
 def kernels(label):
@@ -169,7 +209,8 @@ def execute(path, timeout=600, quick=False):
 
 if __name__ == "__main__":
     import time
-    for notebook in sys.argv[1:]:
+    quick = "--quick" in sys.argv[1:]
+    for notebook in [a for a in sys.argv[1:] if a != "--quick"]:
         t0 = time.perf_counter()
-        execute(notebook)
+        execute(notebook, quick=quick)
         print(f"{notebook}: {time.perf_counter() - t0:.0f} s")

@@ -1,11 +1,14 @@
 """The notebooks in notebooks/: each runs top to bottom without an error (nbclient, kernel
 "python3", which the test extra's ipykernel provides) with ``JITDIGEST_NOTEBOOK_QUICK=1``
-shrinking its measurements; each is committed with its outputs; and the helper-call SHA-256
-kernel the interpreted-vs-JIT notebook compares gives hashlib's digests."""
+shrinking its measurements; each is committed with its outputs; no markdown cell states a
+speed figure or ratio (a conclusion that depends on a measurement is printed by the cell that
+measured); and the helper-call SHA-256 kernel the interpreted-vs-JIT notebook compares gives
+hashlib's digests."""
 import hashlib
 import json
 import os
 import pathlib
+import re
 import sys
 import time
 
@@ -25,6 +28,28 @@ except ImportError:                                   # pragma: no cover - depen
 needs_nbclient = pytest.mark.skipif(
     nbclient is None, reason="nbclient/nbformat not installed: pip install -e '.[test]'")
 
+# A number with a unit of time or speed, or a ratio: what a markdown cell must not state, since
+# the run beside it may disagree. Years, section numbers and sizes ("64 bytes") do not match.
+FIGURE = re.compile(r"(?<![\w.])\d[\d.,]*\s?(?:x|×|%|ns|µs|us|ms|s|seconds|minutes|GB/s|MB/s"
+                    r"|KiB/s|ops/ms)(?!\w)", re.IGNORECASE)
+
+
+def stated_figures(cells):
+    """(cell index, figure) for every match of FIGURE in the markdown cells of ``cells``."""
+    return [(i, m.group(0)) for i, c in enumerate(cells) if c["cell_type"] == "markdown"
+            for m in FIGURE.finditer("".join(c["source"]))]
+
+
+def test_figure_pattern():
+    for text in ("about 10x", "2-3x", "4-5x faster", "100 µs", "18.5 to 11.0 minutes", "3 ×",
+                 "1.1-1.8x", "noise of 10%", "3.18 GB/s", "200 MB/s", "750 ops/ms", "42 s",
+                 "2 seconds", "8 ms", "5 us", "40 ns", "12 KiB/s", "2.5X"):
+        assert FIGURE.search(text), text
+    for text in ("November 2020", "## 3. Keccak", "64 bytes", "16 KiB", "sha256sum", "x86_64",
+                 "avx512_x16", "sha_ni_x2", "lanes16", "Python 3.11", "2 cores", "JDK 16",
+                 "10^12 rows", "8 lanes of 32 bits", "Keccak-f[1600]", "2 sizes"):
+        assert not FIGURE.search(text), text
+
 
 def test_every_notebook_is_here():
     assert EXPECTED <= {p.stem for p in NOTEBOOKS}
@@ -41,6 +66,9 @@ def test_notebook_is_committed_with_outputs(path):
     assert any("image/png" in o.get("data", {}) for o in outputs), "no chart in the outputs"
     counts = [c["execution_count"] for c in code]
     assert counts == list(range(1, len(code) + 1)), "cells were not run in order, once each"
+    assert stated_figures(nb["cells"]) == []
+    first = "".join("".join(o.get("text", "")) for o in code[0].get("outputs", []))
+    assert re.search(r"quick: (True|False)", first), "the first cell does not say if QUICK was on"
 
 
 @needs_nbclient
@@ -56,6 +84,7 @@ def test_notebook_runs(path, monkeypatch):
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
               if o.output_type == "error"]
     assert not errors
+    assert stated_figures(nb.cells) == [], "a markdown cell states a figure the run did not print"
     print(f"{path.name}: {elapsed:.1f} s")
 
 
