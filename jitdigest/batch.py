@@ -20,17 +20,14 @@ import functools
 import operator
 import os
 import uuid as _uuid
-from typing import TYPE_CHECKING, Any, Iterable, Literal, overload
+from typing import Any, Iterable, Literal, overload
 
 import numpy as np
+import numpy.typing as npt  # (at run time too: typing.get_type_hints resolves the annotations)
 
+from ._typing import ReadableBuffer
 from .base import algorithms as _algorithms, config as _config
 from .engine import cpu as _cpu, dispatch as _dispatch, layout as _layout, parallel as _parallel
-
-if TYPE_CHECKING:
-    import numpy.typing as npt
-
-    from ._typing import ReadableBuffer
 
 __all__ = ["hash_many", "hexdigests", "uuid3_many", "uuid5_many", "uuid_strings"]
 

@@ -51,7 +51,8 @@ def test_py_typed_marker_in_the_package():
 
 
 @pytest.mark.parametrize("name", ["new", "file_digest", "sha256", "md5", "sha3_512",
-                                  "shake_128", "pbkdf2_hmac"])
+                                  "shake_128", "pbkdf2_hmac", "hash_many", "hexdigests",
+                                  "uuid3_many", "uuid5_many", "uuid_strings"])
 def test_type_hints_resolve(name):
     hints = typing.get_type_hints(getattr(jitdigest, name))
     assert hints and "return" in hints, hints
