@@ -209,3 +209,21 @@ def test_sum_on_a_terminal_shows_the_compile_or_the_bar(tmp_path):
     for segment in segments:
         assert not ("compiling" in segment and "% [" in segment), segment
         assert not ("compiling" in segment and "B/s" in segment), segment
+
+
+def test_a_library_compile_is_named_after_the_algorithm_dispatch_chose():
+    """Outside any ``asking`` block, the notice names the algorithm dispatch last chose kernels
+    for on this thread when the compile is of its family (sha384's kernels are sha512's)."""
+    import threading
+    from jitdigest.base import algorithms as _algorithms
+    from jitdigest.engine import dispatch as _dispatch, notice as _notice
+    _dispatch.kernels_for(_algorithms.lookup("sha384"))
+    assert _notice.label("sha512") == "sha384"
+    assert _notice.label("md5") == "md5"                # another family: its own name
+    _dispatch.batch_kernels_for(_algorithms.lookup("sha3_256"), 100)
+    assert _notice.label("keccak") == "sha3_256"
+    seen = []
+    other = threading.Thread(target=lambda: seen.append(_notice.label("keccak")))
+    other.start()
+    other.join()
+    assert seen == ["keccak"]                           # per thread

@@ -346,6 +346,7 @@ def batch_kernels_for(spec, rows=None, mean_length=None):
     bytes on average: this CPU's calibration table's choice (``_calibration``) where it has
     one, else ``default_batch_kernels``. With ``COMPILE_BATCH`` off, a lane kernel that would
     have to be compiled is passed over."""
+    _notice.chose(spec.name)
     many, single, few, by_name = _batch_rule(spec)
     ks = single if rows is not None and rows < few else many
     name = _FORCED.get()
@@ -422,6 +423,7 @@ def kernels_for(spec):
     """The kernel set serving ``spec`` now (a tree hash's too: its objects' entries are
     ``update``, ``xof_final``...): chosen once per switch set and forced backend. (Hash
     objects read ``_chosen`` themselves where nothing is forced: ``_hashobj``.)"""
+    _notice.chose(spec.name)                # a compile that follows is named after ``spec``
     name = _FORCED.get()
     table, key = (_chosen, spec.name) if name is None else (_chosen_forced, (spec.name, name))
     chosen = table.get(key)

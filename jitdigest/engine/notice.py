@@ -77,6 +77,13 @@ def asking(names):
         _asked.names = before
 
 
+def chose(name):
+    """Dispatch chose kernels for the algorithm ``name`` on this thread: a compile of its
+    family that follows, outside any ``asking`` block, is named after it (``sha384``, not
+    ``sha512``). Cheap: one attribute on a thread-local."""
+    _asked.last = name
+
+
 def _family(name):
     from ..base import algorithms as _algorithms
     try:
@@ -90,8 +97,8 @@ def label(what, name=None):
     this thread (``asking``) that belongs to ``what``, else ``what``."""
     if name:
         return name
-    for asked in getattr(_asked, "names", ()):
-        if asked == what or _family(asked) == what:
+    for asked in getattr(_asked, "names", ()) + (getattr(_asked, "last", None),):
+        if asked is not None and (asked == what or _family(asked) == what):
             return asked
     return what
 
