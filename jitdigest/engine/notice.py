@@ -108,21 +108,10 @@ def message(name):
     return f"jitdigest: compiling {name} kernels, once per machine..."
 
 
-def _watched():
-    """Whether a compile would be seen at all: the logger takes INFO records, or (not quiet) a
-    line owner, a terminal or a notebook is there."""
-    return _log.isEnabledFor(logging.INFO) or not quiet() and (
-        bool(_owners) or _terminal() is not None or ipython_kernel() is not None)
-
-
 @contextlib.contextmanager
 def compiling(what, name=None):
     """Show that ``name`` (an algorithm of the kernel family ``what``; else ``label(what)``)
-    compiles while the block runs, if it runs past ``_config.NOTICE_DELAY``. Nobody watching
-    (``_watched``): no watcher thread, as a cached kernel's load is most of these blocks."""
-    if not _watched():
-        yield
-        return
+    compiles while the block runs, if it runs past ``_config.NOTICE_DELAY``."""
     shown = label(what, name)
     start = time.monotonic()
     done = threading.Event()
