@@ -109,6 +109,12 @@ def _configure_sum(p):
     g.add_argument("--no-batch", action="store_true",
                    help="hash every small file on its own, not in batches through "
                         "jitdigest.hash_many")
+    g.add_argument("--dask", metavar="ADDRESS",
+                   help="hash on a Dask cluster: a scheduler's ADDRESS, or local:N for N "
+                        "local worker processes; the workers read the files (a filesystem "
+                        "they share with this process), output is the same as without it. A "
+                        f"file is one task, except with -a {_B3} alone: a large one is split "
+                        "into subtrees hashed on several workers")
     g.add_argument("--no-progress", action="store_true",
                    help="never show the progress line (shown on a terminal's stderr once a run "
                         "has taken over a second)")

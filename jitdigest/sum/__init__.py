@@ -49,8 +49,12 @@ def run(args):
                 total = None
         progress = _progress.Progress(sys.stderr, total)
     out = Output(progress)
-    hasher = Hasher(jobs, batch=not args.no_batch, progress=progress,
-                    overlap=isinstance(algo, algos.Several))
+    if getattr(args, "dask", None) is not None:
+        from .dask_hasher import DaskHasher
+        hasher = DaskHasher(args.dask, progress=progress)
+    else:
+        hasher = Hasher(jobs, batch=not args.no_batch, progress=progress,
+                        overlap=isinstance(algo, algos.Several))
     cache = None
     if args.cache is not None:
         from .cache import Cache

@@ -14,6 +14,7 @@ import os
 
 from ..base import config as _config
 from . import algos
+from .errors import FatalError, UsageError
 from .hasher import Hasher
 from .walk import FILE, STDIN, Item
 
@@ -38,7 +39,12 @@ class DaskHasher:
         self.task_files = max(1, task_files)
         self.task_bytes = max(1, task_bytes)
         self.split_from = split_from
-        self._client, self._cluster, self._own = _connect(address)
+        try:
+            self._client, self._cluster, self._own = _connect(address)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        except (OSError, RuntimeError) as exc:      # unreachable, refused, failed to start
+            raise FatalError(f"--dask {address}: {exc}") from None
         self._here = None                   # a Hasher for standard input
         self._cwd = os.getcwdb()
         self._futures = []
