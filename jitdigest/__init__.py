@@ -42,6 +42,7 @@ if TYPE_CHECKING:               # what ``__getattr__`` imports on first use, for
                         uuid3_many as uuid3_many, uuid5_many as uuid5_many,
                         uuid_strings as uuid_strings)
     from .keyed_batch import hmac_many as hmac_many
+    from .files import FileDigest as FileDigest, hash_files as hash_files
     hmac, scrypt                # (served as the others, though not in ``__all__``)
 
 __all__ = [
@@ -51,6 +52,7 @@ __all__ = [
     "blake2b", "blake2s", "blake3",
     "hash_many", "hexdigests", "uuid3_many", "uuid5_many", "uuid_strings",
     "pbkdf2_hmac", "hmac_many", "CacheWarning", "backend", "backends", "info",
+    "hash_files", "FileDigest",
 ]
 
 # Names whose modules need numpy (hash objects, batches, hmac, pbkdf2) or the packages of the
@@ -87,6 +89,11 @@ def _load_keyed_batch():
     return sys.modules[f"{__name__}.keyed_batch"]
 
 
+def _load_files():
+    import jitdigest.files
+    return sys.modules[f"{__name__}.files"]
+
+
 def _load_objects_package():
     """The package of the table's rows hashlib lacks (``_constructors.object_type``)."""
     import jitdigest.blake3 as package
@@ -104,6 +111,8 @@ _LAZY = {
     "pbkdf2_hmac": (_load_pbkdf2, "pbkdf2_hmac"),
     "scrypt": (_load_scrypt, "scrypt"),
     "hmac_many": (_load_keyed_batch, "hmac_many"),
+    "hash_files": (_load_files, "hash_files"),
+    "FileDigest": (_load_files, "FileDigest"),
     **{name: (_load_objects_package, None)
        for name, spec in _algorithms.TABLE.items() if not spec.hashlib},
 }

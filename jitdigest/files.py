@@ -1,0 +1,204 @@
+"""``jitdigest.hash_files``: the digests of many files from Python, in input order, streamed.
+
+Notebooks and scripts that fingerprint a tree had ``file_digest`` (one file, one algorithm) or
+the command line. Here files of up to ``SUM_SMALL_FILE`` bytes are read whole and hashed in
+runs through ``hash_many`` (as ``jitdigest sum`` batches them), larger ones stream through one
+reused buffer, and several algorithms are fed from the same read of each file. Paths come from
+any iterable and results leave as they are made, at most a batch ahead: memory does not grow
+with the number of paths. ``jitdigest.dask.hash_files`` is the same call on a Dask cluster.
+"""
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import NamedTuple
+
+from .base import algorithms as _algorithms
+from .base.config import SUM_BATCH_BYTES, SUM_BATCH_FILES, SUM_CHUNK, SUM_SMALL_FILE
+
+__all__ = ["hash_files", "FileDigest"]
+
+ERRORS = ("raise", "collect")
+
+
+class FileDigest(NamedTuple):
+    """One file's result: the path as given, its digest (bytes; a tuple of them, in order,
+    for several algorithms), its size in bytes read, and, with ``errors="collect"``, the
+    OSError that stopped it (then ``digest`` is None)."""
+    path: object
+    digest: bytes | tuple[bytes, ...] | None
+    size: int
+    error: OSError | None
+
+
+def algorithm_names(name: str | Sequence[str]) -> list[str]:
+    """The canonical names of ``name`` (one name, "sha256,md5", or a sequence of names);
+    ValueError for an unknown one or one given twice."""
+    names = name.split(",") if isinstance(name, str) else list(name)
+    if not names or not all(isinstance(n, str) for n in names):
+        raise TypeError("name must be a str or a sequence of str")
+    found = [_algorithms.lookup_any(n).name for n in names]
+    if len(set(found)) != len(found):
+        raise ValueError(f"an algorithm is given twice: {name!r}")
+    return found
+
+
+def check_arguments(name, errors, length):
+    """The canonical names, after the checks hash_files makes when it is called."""
+    if errors not in ERRORS:
+        raise ValueError(f"errors must be 'raise' or 'collect', not {errors!r}")
+    names = algorithm_names(name)
+    for n in names:
+        xof = _algorithms.TABLE[n].digest_size == 0
+        if xof and length is None:
+            raise TypeError(f"{n} needs length= (bytes of output)")
+    if length is not None and (not isinstance(length, int) or length < 0):
+        raise ValueError("length must be a non-negative int")
+    return names
+
+
+def hash_files(paths: Iterable[str | bytes | os.PathLike], name: str | Sequence[str] = "sha256",
+               *, errors: str = "raise", progress: Callable[[int, int], object] | None = None,
+               length: int | None = None) -> Iterator[FileDigest]:
+    """An iterator of ``FileDigest(path, digest, size, error)``, one per path, in order.
+
+    - ``name``: any name ``jitdigest.new`` takes, "blake3", or several ("sha256,md5" or a
+      list): each file is read once and ``digest`` is then a tuple in that order.
+    - ``errors``: "raise" (the default) raises a file's OSError when its turn comes (the files
+      before it were yielded); "collect" yields it in ``error``, ``digest`` None.
+    - ``progress``: called as ``progress(files, bytes)`` after each file, with the totals so far.
+    - ``length``: output bytes of the extendable-output algorithms (SHAKE: required; BLAKE3:
+      default 32); others ignore it.
+
+    The arguments are checked at the call; files are read as the iterator is consumed."""
+    names = check_arguments(name, errors, length)
+    return _results(paths, names, errors == "raise", progress, length)
+
+
+def _results(paths, names, raising, progress, length):
+    pending = []                        # [path, content or None, digest, size, error]
+    pending_bytes = 0
+    files = total = 0
+    buf = bytearray(SUM_CHUNK)
+    for path in paths:
+        entry = _read(path, names, length, buf)
+        pending.append(entry)
+        if entry[1] is not None:
+            pending_bytes += len(entry[1])
+        if len(pending) >= SUM_BATCH_FILES or pending_bytes >= SUM_BATCH_BYTES or (
+                raising and entry[4] is not None):
+            for result in _flush(pending, names, length, raising):
+                files += 1
+                total += result.size
+                if progress is not None:
+                    progress(files, total)
+                yield result
+            pending, pending_bytes = [], 0
+    for result in _flush(pending, names, length, raising):
+        files += 1
+        total += result.size
+        if progress is not None:
+            progress(files, total)
+        yield result
+
+
+def _read(path, names, length, buf):
+    """[path, content, digest, size, error]: the content of a small file, the digest of a
+    large one (streamed), or the error."""
+    entry = [path, None, None, 0, None]
+    target = os.fspath(path)
+    try:
+        fd = os.open(target, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError as exc:
+        entry[4] = exc
+        return entry
+    try:
+        data = _read_small(fd)
+        if data is not None:
+            entry[1] = data
+            return entry
+        entry[2], entry[3] = _stream(fd, names, length, buf)
+    except OSError as exc:
+        if exc.filename is None:
+            exc.filename = target
+        entry[4] = exc
+    finally:
+        os.close(fd)
+    return entry
+
+
+def _read_small(fd):
+    """The whole content if the file has at most SUM_SMALL_FILE bytes; else None, the file
+    back at its start."""
+    data = b""
+    while True:
+        more = os.read(fd, SUM_SMALL_FILE + 1 - len(data))
+        if not more:
+            return data
+        data += more
+        if len(data) > SUM_SMALL_FILE:
+            os.lseek(fd, 0, os.SEEK_SET)
+            return None
+
+
+def _new(name, length):
+    from . import new
+    return new(name)
+
+
+def _finish(h, name, length):
+    spec = _algorithms.TABLE[name]
+    if spec.digest_size == 0:
+        return h.digest(length)
+    if spec.hashlib or length is None:
+        return h.digest()
+    return h.digest(length)
+
+
+def _stream(fd, names, length, buf):
+    """(digest, size) of the rest of an open file, each algorithm fed from the same reads."""
+    hashes = [_new(n, length) for n in names]
+    view = memoryview(buf)
+    readinto = io.FileIO(fd, "rb", closefd=False).readinto
+    size = 0
+    while True:
+        n = readinto(buf)
+        if not n:
+            break
+        for h in hashes:
+            h.update(view[:n])
+        size += n
+    digests = tuple(_finish(h, n, length) for h, n in zip(hashes, names))
+    return (digests if len(names) > 1 else digests[0]), size
+
+
+def _flush(pending, names, length, raising):
+    """FileDigests of ``pending`` in order: its small files hashed together, one hash_many
+    call per algorithm."""
+    small = [entry for entry in pending if entry[1] is not None]
+    if small:
+        from . import hash_many
+        datas = [entry[1] for entry in small]
+        columns = []
+        for n in names:
+            xof = _algorithms.TABLE[n].digest_size == 0 or not _algorithms.TABLE[n].hashlib
+            rows = hash_many(n, datas, length=length if xof else None, threads=1) \
+                if len(datas) > 1 else None
+            columns.append([row.tobytes() for row in rows] if rows is not None else
+                           [_oneshot(n, datas[0], length)])
+        for i, entry in enumerate(small):
+            digests = tuple(column[i] for column in columns)
+            entry[2] = digests if len(names) > 1 else digests[0]
+            entry[3] = len(entry[1])
+            entry[1] = None
+    for path, _, digest, size, error in pending:
+        if error is not None and raising:
+            raise error
+        yield FileDigest(path, digest, size, error)
+
+
+def _oneshot(name, data, length):
+    h = _new(name, length)
+    h.update(data)
+    return _finish(h, name, length)
