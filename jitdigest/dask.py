@@ -1,4 +1,4 @@
-"""Hashing on a Dask cluster: ``hash_array``, ``hash_column`` and ``hash_bag``.
+"""Hashing on a Dask cluster: ``hash_array``, ``hash_column``, ``hash_bag`` and ``hash_files``.
 
 Why: data too big for one process is often a Dask collection, and the usual code there,
 ``ddf["col"].map(lambda b: hashlib.sha256(b).digest())``, makes a Python call per row. Here
@@ -40,7 +40,8 @@ if TYPE_CHECKING:
 
     from ._typing import ReadableBuffer
 
-__all__ = ["hash_array", "hash_column", "hash_bag", "warm", "warmed", "WarmKernels"]
+__all__ = ["hash_array", "hash_column", "hash_bag", "hash_files", "warm", "warmed",
+           "WarmKernels"]
 
 
 def _digests(name, key, messages, length, offsets=None, *, out=None):
@@ -297,6 +298,30 @@ def _hash_bag_partition(part, name, key, length, size):
     data, offsets, _ = joined
     return _bytes_objects(_hashed(name, key, length, (offsets.shape[0] - 1, size), data,
                                   offsets, joined)).tolist()
+
+
+# --- files ---------------------------------------------------------------------------------------
+
+def hash_files(paths: Iterable[str | bytes | Any], name: str | Iterable[str] = "sha256", *,
+               client: Any = None, errors: str = "raise", progress: Any = None,
+               length: int | None = None, cache: str | bytes | None = None) -> Any:
+    """``jitdigest.hash_files`` on a Dask cluster: an iterator of ``FileDigest(path, digest,
+    size, error)`` in input order, the files read and hashed by the workers of ``client`` (a
+    ``distributed.Client``, a scheduler's address, "local:N" for a LocalCluster of N processes
+    started here, or None: the current client), from a filesystem they share with this
+    process; relative paths are taken from this process's directory. Paths are stat'ed here
+    and sent in tasks of balanced bytes, a few tasks per worker ahead of the results, so memory
+    does not grow with the number of paths. A large BLAKE3 file (``SPLIT_FROM`` in
+    ``sum/dask_hasher.py``) is hashed in subtrees on several workers. ``cache``: a ``jitdigest sum --cache`` database, read and
+    written here as results arrive (files unchanged since they were stored are not read)."""
+    from .files import check_arguments
+    from .sum import dask_hasher
+    names = check_arguments(name, errors, length)
+    if client is None:
+        from distributed import get_client
+        client = get_client()
+    return dask_hasher.file_results(paths, dask_hasher.algo_of(names, length), client,
+                                    errors == "raise", progress, cache)
 
 
 # --- compiling once per worker process ------------------------------------------------------

@@ -302,3 +302,57 @@ def piece_task(path, offset, length, mode):
 
 def _stat_key(st):
     return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
+
+
+# --- jitdigest.dask.hash_files -----------------------------------------------------------------
+
+def algo_of(names, length):
+    """The Algo (a Several for more than one) of canonical ``names`` as ``jitdigest.files``
+    checked them; ``length``: bytes of SHAKE's and BLAKE3's output."""
+    parts = []
+    for name in names:
+        if name == algos.B3SUM:
+            parts.append(algos.Keyed(algos.B3SUM_OUT_LEN if length is None else length))
+        elif name in algos.names() and algos.get(name).xof:
+            parts.append(algos.get(name, 8 * length))
+        else:
+            parts.append(algos.get(name))
+    return parts[0] if len(parts) == 1 else algos.Several(parts)
+
+
+def file_results(paths, algo, client, raising, progress, cache, **tuning):
+    """``jitdigest.files.FileDigest`` of each path, in order, hashed by ``client``'s workers;
+    ``cache``: a --cache database (path) read and written here."""
+    hasher = DaskHasher(client, **tuning)
+    store = None
+    if cache is not None:
+        import warnings
+        from .cache import Cache
+        store = Cache(os.fsencode(cache), lambda message: warnings.warn(message, stacklevel=3))
+
+    return _yielded(hasher, store, paths, algo, raising, progress)
+
+
+def _yielded(hasher, store, paths, algo, raising, progress):
+    from ..files import FileDigest
+
+    def items():
+        for path in paths:
+            yield Item(FILE, path, os.fsencode(os.fspath(path)), algo=algo)
+
+    hashed = hasher.run(items()) if store is None else store.run(hasher, items())
+    files = total = 0
+    try:
+        for item in hashed:
+            if item.error is not None and raising:
+                raise item.error
+            files += 1
+            total += item.size
+            if progress is not None:
+                progress(files, total)
+            yield FileDigest(item.name, item.digest if item.error is None else None,
+                             item.size if item.error is None else 0, item.error)
+    finally:
+        hasher.close(wait=False)
+        if store is not None:
+            store.close()
