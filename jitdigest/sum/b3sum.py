@@ -83,8 +83,9 @@ def check_options(args):
 
 
 def mode(args, jobs):
-    """The keyword arguments of ``algos.Keyed`` for this run (key, context, threads for streamed files:
-    with -j 1, --num-threads N, 0 meaning all cores, or the configured default; else 1); reads
+    """The keyword arguments of ``algos.Keyed`` for this run (key, context, threads for streamed
+    files: --num-threads N, 0 meaning all cores, or the configured default; with -j above 1
+    such files are hashed one at a time on the calling thread, see ``Hasher._units``); reads
     the key from standard input with --keyed. b3sum's order: the --raw operand count, the
     key, --num-threads."""
     if args.raw and len(args.files) > 1:
@@ -97,7 +98,7 @@ def mode(args, jobs):
         threads = min(n, os.cpu_count() or 1) or -1     # 0: the objects' AUTO
     else:
         threads = _config.SUM_TREE_THREADS
-    return {"key": key, "context": args.derive_key, "threads": threads if jobs == 1 else 1}
+    return {"key": key, "context": args.derive_key, "threads": threads}
 
 
 def read_key(fd):

@@ -1,28 +1,27 @@
 """The hashing behind ``jitdigest sum``: small files read whole and hashed in batches (through
 the batch kernels stored as machine code, ``jitdigest/runtime/native.py``, where they are stored,
-else through hash_many), large ones streamed through one reused buffer per thread, -j on a
-thread pool. Several algorithms (algos.Several) are fed from the same buffers: each file is
-read once."""
+else through hash_many), large ones streamed in large blocks (``bigfile``), -j on a thread
+pool. Several algorithms (algos.Several) are fed from the same buffers: each file is read
+once."""
 import functools
-import io
 import itertools
 import os
-import threading
 from array import array
 
 import jitdigest
 
 from ..base.config import SUM_BATCH_BYTES as BATCH_BYTES, SUM_BATCH_FILES as BATCH_FILES
-from ..base.config import SUM_CHUNK as CHUNK, SUM_SMALL_FILE as SMALL
+from ..base.config import SUM_SMALL_FILE as SMALL
 from ..engine import notice as _notice
+from . import bigfile as _bigfile
 from .algos import Algo
 from .walk import FILE, STDIN, Item
 
 
 class Hasher:
     """Hashes Items in order: runs of small files through jitdigest.hash_many (unless batching
-    is off) or one kernel call each; large files streamed through one reused buffer per
-    thread; with jobs > 1, units of work on a thread pool, results in input order. With
+    is off) or one kernel call each; large files streamed (``bigfile.hash_rest``); with
+    jobs > 1, units of work on a thread pool, results in input order. With
     ``overlap`` (several algorithms) and one job, a batch is hashed while the next is read."""
 
     def __init__(self, jobs=1, batch=True, progress=None, overlap=False):
@@ -32,39 +31,16 @@ class Hasher:
         self._batched = batch
         self._natives = {}          # algorithm: _native's digests function, or None
         self.through_numba = set()  # hashlib names whose batches went through Numba
-        self._local = threading.local()
         self._pool = None
 
     # one file
-    def _buffer(self):
-        buf = getattr(self._local, "buf", None)
-        if buf is None:
-            buf = self._local.buf = bytearray(CHUNK)
-        return buf
-
     def _stream(self, item, fd, head):
         """Hash the rest of an open file after its first bytes ``head``."""
         with _notice.asking(_names(item.algo)):    # a compile names the algorithm
-            self._stream_asked(item, fd, head)
-
-    def _stream_asked(self, item, fd, head):
-        h = item.algo.new_large()
-        h.update(head)
-        size = len(head)
-        buf = self._buffer()
-        view = memoryview(buf)
-        progress = self.progress
-        readinto = _readinto(fd)
-        while True:
-            n = readinto(buf)
-            if not n:
-                break
-            h.update(view[:n])
-            size += n
-            if progress is not None:
-                progress.add(n)
-        item.size = size
-        item.digest = item.algo.finish(h)
+            h = item.algo.new_large()
+            h.update(head)
+            item.size = len(head) + _bigfile.hash_rest(fd, h, self.progress)
+            item.digest = item.algo.finish(h)
 
     def _read_small(self, item, fd):
         """The whole content if the file has at most SMALL bytes, else hash it now; None."""
@@ -233,8 +209,9 @@ class Hasher:
         return self._run_parallel(items)
 
     def _units(self, items):
-        """Lists of Items for the pool: each large file alone, small ones grouped; stdin alone
-        (it is read on the calling thread)."""
+        """Lists of Items for the pool: each large file alone, small ones grouped; stdin and
+        a large file hashed on several threads alone, as an Item (done on the calling
+        thread)."""
         unit = []
         unit_bytes = 0
         for item in items:
@@ -249,7 +226,9 @@ class Hasher:
                     if unit:
                         yield unit
                         unit, unit_bytes = [], 0
-                    yield [item]
+                    # a tree hash on several threads runs here, one file at a time (as b3sum
+                    # hashes files): its threads are all the cores, not one pool worker's share
+                    yield item if getattr(item.algo, "threads", 1) != 1 else [item]
                     continue
                 unit_bytes += size
             elif item.kind == STDIN:
@@ -275,9 +254,9 @@ class Hasher:
         work = lambda unit: list(self._process(unit))   # noqa: E731
         primed = False
         for unit in self._units(items):
-            if isinstance(unit, Item):          # stdin: here, in order with other stdin reads
-                fut = Future()
-                fut.set_result(work([unit]))
+            if isinstance(unit, Item):          # here, in order with other stdin reads (the
+                fut = Future()                  # workers' units in flight need no kernel
+                fut.set_result(work([unit]))    # if nothing was primed yet)
             else:
                 if not primed:
                     primed = self._prime(unit)
@@ -342,6 +321,3 @@ def _joined(datas):
                           len(datas) + 1)
     return b"".join(datas), offsets
 
-
-def _readinto(fd):
-    return io.FileIO(fd, "rb", closefd=False).readinto
