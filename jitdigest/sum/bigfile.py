@@ -26,14 +26,15 @@ def _readinto(fd):
 
 
 class _Buffers(threading.local):
-    """DEPTH buffers of BLOCK bytes for each thread that hashes large files, made on first use
-    and kept (the threads are this process's and -j's pool, at most a few per CPU)."""
+    """Up to DEPTH buffers of BLOCK bytes for each thread that hashes large files, made when
+    first needed and kept (the threads are this process's and -j's pool, at most a few per
+    CPU); a file that ends within one block makes only the first."""
 
-    def get(self):
-        bufs = getattr(self, "bufs", None)
-        if bufs is None:
-            bufs = self.bufs = [bytearray(BLOCK) for _ in range(DEPTH)]
-        return bufs
+    def get(self, count):
+        bufs = self.__dict__.setdefault("bufs", [])
+        while len(bufs) < count:
+            bufs.append(bytearray(BLOCK))
+        return bufs[:count]
 
 
 _buffers = _Buffers()
@@ -46,7 +47,7 @@ def hash_rest(fd, h, progress=None):
         regular = stat.S_ISREG(os.fstat(fd).st_mode)
     except OSError:
         regular = False
-    bufs = _buffers.get()
+    bufs = _buffers.get(1)
     readinto = _readinto(fd)
     if not regular:
         return _serial(readinto, bufs[0], h, progress)
@@ -61,7 +62,7 @@ def hash_rest(fd, h, progress=None):
     _add(h, bufs[0], first, progress)
     if first < want:                    # a file that ends within one block needs no thread
         return first + _serial(readinto, bufs[0], h, progress)
-    return first + _overlapped(readinto, bufs, h, progress)
+    return first + _overlapped(readinto, _buffers.get(DEPTH), h, progress)
 
 
 def _add(h, buf, n, progress):
