@@ -54,6 +54,8 @@ def collect():
         "kernels": kernels,
         "batch_kernels": batch,
         "calibration": _calibration.source(),
+        # per algorithm in the table: "tuned" or "measured automatically" (else the rule)
+        "batch_sources": _calibration.sources(),
         "tuned": {name: dict(zip(entry["lengths"], entry["best"]))
                   for name, entry in sorted(_calibration.table().items())},
         "flags": {flag: by_family.get(family) == backend
@@ -86,6 +88,9 @@ def format_lines(data=None):
         lines.append(f"kernel {name:<11} {kernel or '-':<9} batch {batch or '-'}")
     lines.append(f"batch choice = {data['calibration']}")
     lines.append(f"gpu = {data['gpu']}")
+    sources = data.get("batch_sources", {})
     for name, by_length in data["tuned"].items():
-        lines.append(f"tuned {name:<11} " + " ".join(f"<={n}:{b}" for n, b in by_length.items()))
+        how = "measured" if sources.get(name) == "measured automatically" else "tuned"
+        lines.append(f"{how:<8} {name:<11} "
+                     + " ".join(f"<={n}:{b}" for n, b in by_length.items()))
     return lines

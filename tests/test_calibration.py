@@ -1,7 +1,11 @@
 """The per-CPU batch kernel table (``jitdigest/engine/calibration.py``, ``jitdigest tune``): the
 margin rule, the choice by mean length, dispatch reading the table (digests still hashlib's),
-tables of other CPUs and damaged files ignored, and one real (small) measurement."""
+tables of other CPUs and damaged files ignored, and one real (small) measurement; the table
+measured automatically on a first large batch (``engine/autocal.py``): written once, read by
+the next process, never where switched off or untrusted, one valid table under threads,
+processes and fork, and what ``jitdigest info`` says."""
 import contextlib
+import os
 import hashlib
 import json
 import warnings
@@ -17,7 +21,10 @@ from jitdigest import _tune, cli
 
 @pytest.fixture
 def table_file(tmp_path, monkeypatch):
-    """A private table file (the kernels still load from the suite's cache)."""
+    """A private table file (the kernels still load from the suite's cache); nothing measured
+    automatically (the ``auto`` fixture switches it on)."""
+    from jitdigest.engine import autocal
+    monkeypatch.setenv(autocal.ENV, "0")
     where = str(tmp_path / "calibration-test.json")
     monkeypatch.setattr(_calibration, "path", lambda: where)
     monkeypatch.setattr(_calibration, "_TABLE", {})
@@ -227,3 +234,232 @@ def test_warmup_on_one_process_times_each_class_once_after_compiling(table_file,
     assert lines[-1].startswith("batch kernels timed in 1.0 s") and table_file in lines[-1]
     with open(table_file) as f:
         assert json.load(f)["algorithms"]["sha224"] == entry
+
+
+# --- measured automatically (engine/autocal.py) ----------------------------------------------
+
+@pytest.fixture
+def auto(table_file, monkeypatch):
+    """A private table, nothing tried yet in this process, measuring switched on and small:
+    (table file, the algorithms ``autocal.measure`` was called for)."""
+    from jitdigest.engine import autocal
+    if _cpu.DISABLED or not _cpu.jit_enabled():
+        pytest.skip("switches off or interpreted: nothing is measured (test_nothing_measured)")
+    monkeypatch.delenv(autocal.ENV, raising=False)
+    monkeypatch.setattr(_calibration, "TRIED", set())
+    monkeypatch.setattr(_config, "TUNE_LENGTHS", (64, 1024))
+    monkeypatch.setattr(_config, "AUTO_BYTES", 1 << 14)
+    monkeypatch.setattr(_config, "TUNE_REPEATS", 3)
+    monkeypatch.setattr(_config, "AUTO_MIN_SECONDS", 0.0005)
+    measured = []
+    inner = autocal.measure
+    monkeypatch.setattr(autocal, "measure",
+                        lambda spec, sets: measured.append(spec.name) or inner(spec, sets))
+    return table_file, measured
+
+
+def two_kernels():
+    """(algorithm, rule's kernel set, another) for the first of md5, sha1, sha256 with two
+    batch kernels here, the other's ``hash_rows`` loaded (a one-row batch runs it), so that
+    a large batch has two to compare without compiling more."""
+    for name in ("md5", "sha1", "sha256"):
+        spec = _algorithms.lookup(name)
+        rule = _dispatch.default_batch_kernels(spec)
+        single = _dispatch.default_batch_kernels(spec, 1)
+        if single.name != rule.name:
+            jitdigest.hash_many(name, [b"x"], threads=1)
+            return name, rule, single
+    pytest.skip("no algorithm has a second batch kernel here")
+
+
+def grid(n=512, length=64):
+    return np.random.default_rng(3).integers(0, 256, (n, length), dtype=np.uint8)
+
+
+def check(name, rows, got):
+    assert [bytes(r) for r in got] == [hashlib.new(name, bytes(r)).digest() for r in rows]
+
+
+def test_a_first_large_batch_measures_once_and_stores_the_table(auto, monkeypatch):
+    where, measured = auto
+    name, rule, single = two_kernels()
+    writes = []
+    write_whole = _cachedir.write_whole
+    monkeypatch.setattr(_cachedir, "write_whole",
+                        lambda *a: writes.append(a[0]) or write_whole(*a))
+    rows = grid()
+    check(name, rows, jitdigest.hash_many(name, rows, threads=1))
+    check(name, rows, jitdigest.hash_many(name, rows, threads=1))
+    assert measured == [name] and writes == [where]
+    with open(where) as f:
+        entry = json.load(f)["algorithms"][name]
+    assert entry["auto"] is True and entry["lengths"] == [64, 1024]
+    timed = set(entry["seconds"])       # these two, and any other batch kernel loaded here
+    assert {rule.name, single.name} <= timed and set(entry["best"]) <= timed
+    assert timed <= {ks.name for ks in _dispatch.batch_kernel_sets(_algorithms.lookup(name))}
+    # another process: reads the table, measures nothing
+    monkeypatch.setattr(_calibration, "_TABLE", {})
+    monkeypatch.setattr(_calibration, "TRIED", set())
+    assert _dispatch.batch_kernels_for(_algorithms.lookup(name), 512, 64).name == \
+        entry["best"][0]
+    check(name, rows, jitdigest.hash_many(name, rows, threads=1))
+    assert measured == [name] and writes == [where]
+
+
+def test_info_says_where_each_choice_comes_from(auto):
+    from jitdigest import _info
+    where, measured = auto
+    name, _, _ = two_kernels()
+    info = jitdigest.info()
+    assert info["calibration"].startswith("built-in rule") and name not in info["batch_sources"]
+    jitdigest.hash_many(name, grid(), threads=1)
+    info = jitdigest.info()
+    assert info["batch_sources"][name] == "measured automatically"
+    assert "measured automatically for 1 algorithm" in info["calibration"]
+    assert where in info["calibration"]
+    assert any(line.split()[:2] == ["measured", name] for line in _info.format_lines(info))
+    # a tune replaces it; a later automatic measurement does not replace the tuned entry
+    tuned = {"lengths": [64], "best": ["portable"], "seconds": {"portable": [1.0]}}
+    _calibration.store({name: tuned})
+    _calibration.store({name: dict(tuned, auto=True, best=["x"])}, automatic=True)
+    info = jitdigest.info()
+    assert info["batch_sources"][name] == "tuned" and info["tuned"][name] == {64: "portable"}
+    assert any(line.split()[:2] == ["tuned", name] for line in _info.format_lines(info))
+
+
+def test_an_entry_another_process_stored_meanwhile_is_used_not_measured(auto):
+    where, measured = auto
+    name, rule, single = two_kernels()
+    assert _calibration.table() == {}                    # read: none yet
+    write(where, {name: {"lengths": [16384], "best": [single.name], "auto": True}})
+    assert _dispatch.batch_kernels_for(_algorithms.lookup(name), 512, 64).name == single.name
+    assert measured == []
+
+
+@pytest.mark.parametrize("why", ["switched off", "untrusted folder", "no compiles", "interpreted",
+                                 "switches off"])
+def test_nothing_measured(why, table_file, monkeypatch, tmp_path):
+    """``JITDIGEST_AUTO_CALIBRATE=0``; a table folder others could write (a table planted
+    there is not read either); ``COMPILE_BATCH`` off (``jitdigest sum``); NUMBA_DISABLE_JIT;
+    switches off (a table measured so would be wrong for the whole CPU)."""
+    from jitdigest.engine import autocal
+    monkeypatch.setattr(_calibration, "TRIED", set())
+    monkeypatch.delenv(autocal.ENV, raising=False)
+    measured = []
+    monkeypatch.setattr(autocal, "measure", lambda spec, sets: measured.append(spec) or {})
+    monkeypatch.setattr(autocal, "candidates", lambda rule, by_name: [rule, rule])
+    spec = _algorithms.lookup("md5")
+    if why == "switched off":
+        monkeypatch.setenv(autocal.ENV, "0")
+    elif why == "untrusted folder":
+        folder = tmp_path / "open"
+        folder.mkdir()
+        folder.chmod(0o777)
+        where = str(folder / "calibration-test.json")
+        write(where, {"md5": {"lengths": [64], "best": ["planted"]}})
+        monkeypatch.setattr(_calibration, "path", lambda: where)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", _cachedir.CacheWarning)
+            assert _calibration.table() == {}
+    elif why == "no compiles":
+        monkeypatch.setattr(_dispatch, "COMPILE_BATCH", False)
+    elif why == "interpreted":
+        monkeypatch.setattr(_cpu, "jit_enabled", lambda: False)
+    else:
+        monkeypatch.setattr(_cpu, "DISABLED", frozenset({"avx512"}))
+        assert not autocal.enabled()
+        return              # (dispatch itself would then choose under those switches)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", _cachedir.CacheWarning)
+        _dispatch.batch_kernels_for(spec, 512, 64)
+    assert measured == []
+    assert not os.path.exists(table_file)
+
+
+def test_concurrent_first_batches_measure_once_and_leave_one_valid_table(auto):
+    """Threads: one measures, the others take the rule meanwhile (never wait); every digest
+    right; one entry in a table that parses."""
+    import threading
+    where, measured = auto
+    name, rule, single = two_kernels()
+    rows = grid()
+    start = threading.Barrier(4)
+    results, errors = [], []
+
+    def work():
+        try:
+            start.wait()
+            results.append(jitdigest.hash_many(name, rows, threads=1))
+        except BaseException as exc:            # pragma: no cover - reported below
+            errors.append(exc)
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and len(results) == 4
+    for got in results:
+        check(name, rows, got)
+    assert measured == [name]
+    with open(where) as f:
+        assert json.load(f)["algorithms"][name]["auto"] is True
+
+
+def test_processes_measuring_at_once_leave_one_valid_table(tmp_path):
+    """Two processes (as Dask workers) meeting one table-less cache at once: whatever each
+    measured, the file is whole JSON and holds the algorithm; each process's digests right.
+    The kernels load from the suite's cache; the table goes to a private file."""
+    import subprocess
+    import sys
+    where = str(tmp_path / "calibration-test.json")
+    code = (
+        "import hashlib, sys, time, numpy as np, jitdigest\n"
+        "from jitdigest.base import config\n"
+        "from jitdigest.engine import calibration, dispatch\n"
+        f"calibration.path = lambda: {where!r}\n"
+        "config.AUTO_BYTES, config.TUNE_LENGTHS = 1 << 14, (64, 1024)\n"
+        "name = sys.argv[1]\n"
+        "jitdigest.hash_many(name, [b'x'], threads=1)\n"
+        "rows = np.arange(512 * 64, dtype=np.uint64).astype(np.uint8).reshape(512, 64)\n"
+        "from jitdigest.base.algorithms import lookup\n"
+        "spec = lookup(name)\n"
+        "dispatch.default_batch_kernels(spec).hash_rows\n"     # the rule's kernel loaded
+        "import os, pathlib\n"
+        "ready = pathlib.Path(sys.argv[2])\n"
+        "(ready / str(os.getpid())).touch()\n"
+        "end = time.time() + 60\n"
+        "while len(list(ready.iterdir())) < 2 and time.time() < end:\n"    # both loaded
+        "    time.sleep(0.005)\n"
+        "got = jitdigest.hash_many(name, rows, threads=1)\n"
+        "assert all(bytes(got[i]) == hashlib.new(name, bytes(rows[i])).digest()\n"
+        "           for i in range(512))\n"
+        "print(sorted(calibration.table()))\n")
+    name = "md5" if _cpu.usable("avx2", "avx2") else "sha256"
+    env = dict(os.environ)
+    env.pop("JITDIGEST_AUTO_CALIBRATE", None)
+    ready = tmp_path / "ready"
+    ready.mkdir()
+    procs = [subprocess.Popen([sys.executable, "-c", code, name, str(ready)], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    outs = [p.communicate(timeout=600) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    if _cpu.DISABLED:
+        assert not os.path.exists(where)        # nothing measured under switches off
+        return
+    with open(where) as f:
+        assert json.load(f)["algorithms"][name]["auto"] is True
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_a_forked_child_can_measure_though_a_thread_held_the_lock():
+    import os as _os
+    from jitdigest.engine import autocal
+    if not hasattr(_os, "fork"):
+        pytest.skip("no fork here")
+    with autocal._LOCK:
+        pid = _os.fork()
+        if pid == 0:                                            # pragma: no cover - child
+            _os._exit(0 if autocal._LOCK.acquire(blocking=False) else 1)
+    _, status = _os.waitpid(pid, 0)
+    assert _os.waitstatus_to_exitcode(status) == 0

@@ -128,6 +128,14 @@ TUNE_MARGIN = 1.05
 # two turns, takes no more at that length (the portable kernels beside the lanes, far slower:
 # most of a warmup's timing; benchmarks/results/tunables.md).
 TUNE_DROP = 1.5
+# A large batch of an algorithm this CPU's table lacks times, there and then, the batch kernels
+# it can run without compiling another (the built-in choice, which it compiles anyway, and
+# those already loaded or in the kernel cache: engine/autocal.py), at TUNE_LENGTHS on
+# AUTO_BYTES of rows each (at least ALIGN rows), each turn at least AUTO_MIN_SECONDS, the median
+# of TUNE_REPEATS turns, TUNE_DROP and TUNE_MARGIN as in a tune. Small, so that it stays a
+# fraction of the compile that batch waits for (benchmarks/results/bench_defaults-*.txt).
+AUTO_BYTES = 1 << 20
+AUTO_MIN_SECONDS = 0.002
 
 # jitdigest.dask joins an object column of bytes into buffers that each worker thread keeps for
 # its next partition, up to this many bytes (bigger ones are freed): a fresh buffer under Dask's

@@ -8,28 +8,31 @@ the winners in the kernel cache folder, in a file named after the CPU and its fe
 calls read it. Without a table (or for an algorithm it lacks) dispatch keeps its built-in rule
 (``_dispatch.default_batch_kernels``), and a table only replaces that rule's kernel where another
 was faster by a margin in every repeat's median (``_config.TUNE_MARGIN``), so noise cannot move
-a choice. A table is read only from a folder ``_cachedir.trusted()`` passes: one planted by
-another user would steer which kernel runs. (``path()``: the table file and its format;
-``choice()``: which entry a batch uses.)
+a choice. A batch call of an algorithm the table lacks may add an entry measured there and
+then (``engine/autocal.py``; marked ``"auto"``, replaced by a tune). A table is read only from
+a folder ``_cachedir.trusted()`` passes: one planted by another user would steer which kernel
+runs. (``path()``: the table file and its format; ``choice()``: which entry a batch uses.)
 """
 import json
 import os
 import time
 import warnings
 
-from ..base import cachedir as _cachedir
+from ..base import cachedir as _cachedir, config as _config
 from . import cpu as _cpu
 from ..base.stdlib import hashlib
 
 _TABLE = {}          # path -> the loaded "algorithms" dict (or {} when absent or unreadable)
 _PATH = {}           # cache root -> the table's path under it
+# algorithms whose automatic measurement (``autocal``) this process has tried: tried once
+TRIED = set()
 
 
 def path():
     """The table file for this CPU (model and Numba's target features) in the kernel cache
     folder of this version: JSON ``{"cpu": ..., "features": ..., "made": ..., "algorithms":
     {name: {"lengths": [...], "best": [backend name per length], "seconds": {backend: [median
-    per length]}}}}``."""
+    per length]}, "auto": true where measured automatically (absent: by a tune)}}}``."""
     root = _cachedir.root()
     if root not in _PATH:
         name = _cpu.host_cpu_name()
@@ -44,21 +47,26 @@ def table():
     to hold one, or it is unreadable: a damaged file is ignored with one warning)."""
     where = path()
     if where not in _TABLE:
-        found = {}
-        if not _cachedir.trusted(os.path.dirname(where)):
-            _TABLE[where] = found           # (one warning said why) the built-in rule
-            return found
-        try:
-            with open(where, encoding="utf-8") as f:
-                data = json.load(f)
-            found = _valid(data)
-        except (FileNotFoundError, NotADirectoryError):
-            pass    # no table (or no cache folder at all: that was said once already)
-        except (OSError, ValueError, TypeError, KeyError) as exc:
-            warnings.warn(f"ignoring the calibration table {where}: {exc}",
-                          _cachedir.CacheWarning, stacklevel=2)
-        _TABLE[where] = found
+        _TABLE[where] = _read(where)
     return _TABLE[where]
+
+
+def _read(where, warn=True):
+    """The algorithms of the table file ``where`` ({} where there is none or it may not be
+    read: see ``table``)."""
+    if not _cachedir.trusted(os.path.dirname(where)):
+        return {}                           # (one warning said why) the built-in rule
+    try:
+        with open(where, encoding="utf-8") as f:
+            data = json.load(f)
+        return _valid(data)
+    except (FileNotFoundError, NotADirectoryError):
+        pass    # no table (or no cache folder at all: that was said once already)
+    except (OSError, ValueError, TypeError, KeyError) as exc:
+        if warn:
+            warnings.warn(f"ignoring the calibration table {where}: {exc}",
+                          _cachedir.CacheWarning, stacklevel=3)
+    return {}
 
 
 def _valid(data):
@@ -84,21 +92,58 @@ def choice(spec, mean_length):
     return entry["best"][-1]
 
 
+def sources():
+    """{algorithm: "tuned" or "measured automatically"} for this CPU's table's entries (the
+    others: the built-in rule)."""
+    return {name: "measured automatically" if entry.get("auto") else "tuned"
+            for name, entry in table().items()}
+
+
 def source():
     """Where batch dispatch's choices come from, in words (for ``jitdigest info``)."""
-    algos = table()
-    if not algos:
-        return "built-in rule (no calibration for this CPU: run 'jitdigest tune')"
-    return f"calibrated for {len(algos)} algorithm{'s' if len(algos) != 1 else ''}: {path()}"
+    found = sources()
+    if not found:
+        return ("built-in rule (no calibration for this CPU yet: measured automatically on an "
+                "algorithm's first large batch, or run 'jitdigest tune')")
+    counts = [f"{how} for {n} algorithm{'s' if n != 1 else ''}"
+              for how in ("tuned", "measured automatically")
+              for n in [list(found.values()).count(how)] if n]
+    return f"{', '.join(counts)}, built-in rule for the rest: {path()}"
 
 
 # --- measuring --------------------------------------------------------------------------------
 
-def store(entries):
+def reread():
+    """This CPU's table with the entries another process stored since it was read (those it
+    holds win: see ``store``)."""
+    algos = table()
+    for name, entry in _read(path(), warn=False).items():
+        algos.setdefault(name, entry)
+    return algos
+
+
+def decide(default, seconds):
+    """Per length, the default backend unless another's median time is below it by the margin
+    (``_config.TUNE_MARGIN``)."""
+    best = []
+    for i in range(len(seconds[default])):
+        pick, pick_time = default, seconds[default][i]
+        for name, times in seconds.items():
+            if times[i] * _config.TUNE_MARGIN < pick_time:
+                pick, pick_time = name, times[i]
+        best.append(pick)
+    return best
+
+
+def store(entries, automatic=False):
     """Add {algorithm: entry} to this CPU's table and write it; returns the table and
-    whether it could be stored."""
+    whether it could be stored. The file is read again first, so that entries another process
+    stored meanwhile are kept; ``automatic`` entries never replace a tuned one."""
     algos = dict(table())
-    algos.update(entries)
+    algos.update(_read(path(), warn=False))
+    for name, entry in entries.items():
+        if not (automatic and name in algos and not algos[name].get("auto")):
+            algos[name] = entry
     return algos, _store(algos)
 
 

@@ -344,8 +344,10 @@ COMPILE_BATCH = True
 def batch_kernels_for(spec, rows=None, mean_length=None):
     """The kernel set that should serve ``hash_rows`` for ``rows`` messages of ``mean_length``
     bytes on average: this CPU's calibration table's choice (``_calibration``) where it has
-    one, else ``default_batch_kernels``. With ``COMPILE_BATCH`` off, a lane kernel that would
-    have to be compiled is passed over."""
+    one, else ``default_batch_kernels``. An algorithm the table lacks is measured on its first
+    such batch in this process, where that compiles nothing more (``_autocal``; not with
+    ``COMPILE_BATCH`` off). With ``COMPILE_BATCH`` off, a lane kernel that would have to be
+    compiled is passed over."""
     _notice.chose(spec.name)
     many, single, few, by_name = _batch_rule(spec)
     ks = single if rows is not None and rows < few else many
@@ -354,6 +356,9 @@ def batch_kernels_for(spec, rows=None, mean_length=None):
     if name is None and mean_length is not None and (ks is many or ks.name == many.name):
         from . import calibration as _calibration
         choice = _calibration.choice(spec, mean_length)
+        if choice is None and COMPILE_BATCH and spec.name not in _calibration.TRIED:
+            from . import autocal as _autocal
+            choice = _autocal.choose(spec, ks, by_name, mean_length)
         if choice is not None and choice != ks.name:
             ks = by_name.get(choice, ks)
     if COMPILE_BATCH or ks.backend.lanes == 1 or ks.ready("hash_rows") or name is not None:
