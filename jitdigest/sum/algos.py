@@ -14,6 +14,7 @@ from .errors import FatalError, UsageError
 from .quote import quote
 
 SHAKE_MAX_BITS = 1 << 20        # the longest SHAKE output -l or a checksum line may ask for
+DEFAULT = "sha256"              # -a when not given
 
 
 def _has_length(spec):
@@ -204,11 +205,17 @@ def parse_length(text):
 AUTO = "auto"   # -a auto -c: each tagged line checked with the algorithm its tag names
 
 
-def from_option(name, length, check=False):
+def from_option(name, length, check=False, family=False):
     """The Algo for ``-a NAME`` and ``-l BITS`` (None or a string), with coreutils' errors;
-    None for ``-a auto`` with --check (cksum -c without -a: tagged lines of any algorithm)."""
+    None for ``-a auto`` with --check (cksum -c without -a: tagged lines of any algorithm);
+    with ``family`` (--check), a Family for ``-a sha3`` whatever -l says."""
     if name.lower() == B3SUM:
         raise UsageError(f"-a {B3SUM} is chosen by from_list")
+    if name.lower() == "sha3" and length is not None and _LENGTH_RE.fullmatch(length):
+        bits = int(_LENGTH_RE.fullmatch(length).group(1))
+        if bits not in _SHA3:                   # cksum's words (tests/cksum/cksum-sha3.sh)
+            raise FatalError(f"invalid length: {quote(length)}\ndigest length for "
+                             f"{quote('SHA3')} must be 224, 256, 384, or 512")
     bits = 0 if length is None else parse_length(length)
     if name.lower() == AUTO:
         if not check:
@@ -219,6 +226,8 @@ def from_option(name, length, check=False):
                              f"--algorithm={_choices(with_length)}")
         return None
     if name.lower() == "sha3":                  # cksum's spelling: -a sha3 -l 256
+        if family:                              # -c: lines of every SHA3 length
+            return Family([get(n) for _, n in sorted(_SHA3.items())])
         if bits not in _SHA3:
             raise UsageError(f"--algorithm=sha3 needs --length {_choices(sorted(_SHA3))}")
         return get(_SHA3[bits])
@@ -265,6 +274,21 @@ def from_tag(base, bits, hex_length):
     if value <= 0 or value % 8 or value > _max_bits(spec):
         return None
     return get(name, value)
+
+
+class Family:
+    """``-a sha3 --check``: lines of any of the ``members`` are checked, each at its own
+    length (cksum -a sha3 -c, coreutils' check-mixed-tags): a tagged line's tag or an
+    untagged line's digest length says which."""
+
+    has_length = False
+
+    def __init__(self, members):
+        self.members = members
+        self.names = frozenset(m.name for m in members)
+        self.by_hex_length = {m.size * 2: m for m in members}
+        self.tag_name = members[0].tag_name.partition("-")[0]     # "SHA3", in messages
+        self.name = self.tag_name.lower()
 
 
 class _SeveralHash:
@@ -348,7 +372,7 @@ def from_list(text, length, check=False, audit=False, mode=None):
     if len(names) == 1:
         if text.lower() == B3SUM:
             return _keyed(length, mode)
-        return from_option(text, length, check or audit)
+        return from_option(text, length, check or audit, family=check)
     if length is not None and B3SUM in [n.lower() for n in names]:
         raise UsageError(f"--length cannot be used with a list holding {B3SUM} ({B3SUM} "
                          "counts it in bytes, the others in bits)")

@@ -29,8 +29,10 @@ def _plain_line(hex_len):
 class CheckState:
     """What one run remembers across its checksum files (coreutils' bsd_reversed): whether
     untagged lines are BSD's reversed "HASH NAME", one space (1), or "HASH  NAME" (0); -1
-    until the first such line. A run may not mix the two."""
+    until the first such line. A run may not mix the two. ``stdin_listed``: a line named '-'
+    (standard input is read)."""
     bsd_reversed = -1
+    stdin_listed = False
 
 
 def parse_check_line(line, default, state, from_stdin):
@@ -38,7 +40,9 @@ def parse_check_line(line, default, state, from_stdin):
     or None if it is improperly formatted: coreutils' split_3/bsd_split_3 rules. ``default``
     is the Algo of -a: untagged lines use it, tagged ones must name it (BLAKE2 and SHAKE at
     any length, as b2sum); None (-a auto) takes tagged lines of any algorithm, no others."""
-    if default is not None and state.bsd_reversed != 1 and not default.has_length:
+    family = default.__class__ is algos.Family
+    if default is not None and state.bsd_reversed != 1 and not default.has_length \
+            and not family:
         m = _plain_line(default.size * 2).match(line)
         if m is not None and len(line) > m.end():
             # "HASH  NAME" or "HASH *NAME": what the general rules below conclude, in one step
@@ -57,12 +61,17 @@ def parse_check_line(line, default, state, from_stdin):
         parsed = _parse_tagged(line, m, escaped, from_stdin)
         # A line of another algorithm is improperly formatted, as in sha256sum and
         # cksum -a X; only -a auto (default None) checks each with its own.
-        if parsed is None or default is not None and parsed[0].name != default.name:
+        if parsed is None or default is not None and parsed[0].name not in (
+                default.names if family else (default.name,)):
             return None
         return parsed
     if default is None:                     # -a auto: tagged lines only, as cksum -c
         return None
     algo = default
+    if family:                              # -a sha3 -c: the length from the digest's
+        algo = default.by_hex_length.get(_HEX_RUN.match(line, i).end() - i)
+        if algo is None:
+            return None
     variable = algo.has_length
     min_len = 3 if variable else algo.size * 2 + 2
     if n - i < min_len + (line[i:i + 1] == b"\\"):
@@ -190,6 +199,8 @@ def check_file(checkfile, args, default, hasher, out, state):
                 continue
             algo, digest, name = parsed
             kind = STDIN if name == b"-" else FILE
+            if kind == STDIN:
+                state.stdin_listed = True
             yield Item(kind, name, name, algo=algo, expected=digest.lower())
 
     progress = hasher.progress
