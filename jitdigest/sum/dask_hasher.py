@@ -22,7 +22,7 @@ LOCAL = "local:"                    # --dask local:N: a LocalCluster of N worker
 TASK_BYTES = 64 << 20               # a task's bytes, about (a file larger is a task alone)
 SPLIT_FROM = 32 << 20               # BLAKE3 files from this size are split over workers
 PIECE_BYTES = (4 << 20, 256 << 20)  # the smallest and largest BLAKE3 piece
-CONNECT_S = 60                      # seconds to start or reach the cluster
+CONNECT_S = 60                      # seconds to start a local cluster
 CLOSE_S = 10                        # seconds to close the client and a cluster started here
 AHEAD = 4                           # tasks in flight per worker thread
 
@@ -209,14 +209,14 @@ def _connect(address):
         import logging
         from distributed import LocalCluster
         cluster = LocalCluster(n_workers=int(n), threads_per_worker=1, processes=True,
-                               dashboard_address=None, silence_logs=logging.ERROR,
+                               dashboard_address=":0", silence_logs=logging.ERROR,
                                timeout=CONNECT_S)
         try:
             return Client(cluster, timeout=CONNECT_S), cluster, True
         except BaseException:
             cluster.close(timeout=CLOSE_S)
             raise
-    return Client(address, timeout=CONNECT_S), None, True
+    return Client(address), None, True      # Dask's connect timeout (its configuration)
 
 
 # --- algorithms as workers rebuild them ------------------------------------------------------
