@@ -247,7 +247,7 @@ def auto(table_file, monkeypatch):
         pytest.skip("switches off or interpreted: nothing is measured (test_nothing_measured)")
     monkeypatch.delenv(autocal.ENV, raising=False)
     monkeypatch.setattr(_calibration, "TRIED", set())
-    monkeypatch.setattr(_config, "TUNE_LENGTHS", (64, 1024))
+    monkeypatch.setattr(_config, "AUTO_LENGTHS", (64, 1024))
     monkeypatch.setattr(_config, "AUTO_BYTES", 1 << 14)
     monkeypatch.setattr(_config, "TUNE_REPEATS", 3)
     monkeypatch.setattr(_config, "AUTO_MIN_SECONDS", 0.0005)
@@ -417,7 +417,7 @@ def test_processes_measuring_at_once_leave_one_valid_table(tmp_path):
         "from jitdigest.base import config\n"
         "from jitdigest.engine import calibration, dispatch\n"
         f"calibration.path = lambda: {where!r}\n"
-        "config.AUTO_BYTES, config.TUNE_LENGTHS = 1 << 14, (64, 1024)\n"
+        "config.AUTO_BYTES, config.AUTO_LENGTHS = 1 << 14, (64, 1024)\n"
         "name = sys.argv[1]\n"
         "jitdigest.hash_many(name, [b'x'], threads=1)\n"
         "rows = np.arange(512 * 64, dtype=np.uint64).astype(np.uint8).reshape(512, 64)\n"

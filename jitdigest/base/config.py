@@ -130,11 +130,13 @@ TUNE_MARGIN = 1.05
 TUNE_DROP = 1.5
 # A large batch of an algorithm this CPU's table lacks times, there and then, the batch kernels
 # it can run without compiling another (the built-in choice, which it compiles anyway, and
-# those already loaded or in the kernel cache: engine/autocal.py), at TUNE_LENGTHS on
-# AUTO_BYTES of rows each (at least ALIGN rows), each turn at least AUTO_MIN_SECONDS, the median
-# of TUNE_REPEATS turns, TUNE_DROP and TUNE_MARGIN as in a tune. Small, so that it stays a
-# fraction of the compile that batch waits for (benchmarks/results/bench_defaults-*.txt).
-AUTO_BYTES = 1 << 20
+# those already loaded or in the kernel cache: engine/autocal.py), at AUTO_LENGTHS (the lengths
+# the choice must be right at) on AUTO_BYTES of rows each (at least ALIGN rows), each turn at
+# least AUTO_MIN_SECONDS, the median of TUNE_REPEATS turns, TUNE_DROP and TUNE_MARGIN as in a
+# tune. Small, so that it stays a fraction of the compile that batch waits for; a MiB a length
+# and all of TUNE_LENGTHS took several times as long (benchmarks/results/bench_defaults-*.txt).
+AUTO_LENGTHS = (64, 1024, 16384)
+AUTO_BYTES = 1 << 18
 AUTO_MIN_SECONDS = 0.002
 
 # jitdigest.dask joins an object column of bytes into buffers that each worker thread keeps for

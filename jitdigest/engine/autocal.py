@@ -61,6 +61,8 @@ def choose(spec, rule, by_name, mean_length):
         if len(sets) < 2:
             return None
         try:
+            for ks in sets:
+                ks.hash_rows                # loaded (the rule's compiled) before the clock runs
             entry = measure(spec, sets)
         except Exception as exc:            # an optional step: the batch goes on by the rule
             warnings.warn(f"jitdigest: batch kernels for {spec.name} not measured ({exc!r}); "
@@ -116,7 +118,7 @@ def measure(spec, sets):
     import numpy as np
 
     rng = np.random.default_rng(0)
-    lengths = list(_config.TUNE_LENGTHS)
+    lengths = list(_config.AUTO_LENGTHS)
     seconds = {ks.name: [] for ks in sets}
     for length in lengths:
         n = max(_config.ALIGN, _config.AUTO_BYTES // max(length, 1))
