@@ -270,6 +270,92 @@ def test_stdin_a_directory(files, args):
     assert got == want
 
 
+# --- standard input closed (coreutils' tests/misc/close-stdin.sh) -------------------------------
+
+@pytest.mark.parametrize("args", [[], ["-"], ["f", "-"], ["-c"], ["-c", "-"], ["f"],
+                                  ["-c", "dash.ck"]])
+def test_closed_stdin_second_line(files, args):
+    """``<&-``: reading '-' fails, and at exit coreutils' close_stdin adds "standard input:
+    Bad file descriptor" (exit 1) whenever standard input was to be read; not otherwise."""
+    sha256sum = tool("sha256sum")
+    (files / "dash.ck").write_bytes(hashlib.sha256(b"").hexdigest().encode() + b"  -\n")
+    same([sha256sum, *args], args, cwd=files, stdin=None, preexec_fn=lambda: os.close(0))
+
+
+# --- cksum -a sha3 --check (coreutils' tests/cksum/cksum-sha3.sh) -------------------------------
+
+SHA3_NAMES = ["a", " b", "*c", "44", " "]
+
+
+def _sha3_lines(root, openssl=False):
+    """The tagged lines cksum -a sha3 -l N writes for each name and each N (the digests from
+    hashlib); with ``openssl``, the same after the script's sed 's/ //; s/ =/=/'."""
+    lines = []
+    for name in SHA3_NAMES:
+        data = name.encode() + b"\n"
+        (root / name).write_bytes(data)
+        for bits in (224, 256, 384, 512):
+            digest = hashlib.new(f"sha3_{bits}", data).hexdigest()
+            line = f"SHA3-{bits} ({name}) = {digest}"
+            if openssl:
+                line = line.replace(" ", "", 1).replace(" =", "=")
+            lines.append(line + "\n")
+    return "".join(lines).encode()
+
+
+def _cksum_sha3():
+    """The local cksum if it has -a sha3 (coreutils 9.6 and later), else None."""
+    path = shutil.which("cksum")
+    if path and run([path, "-a", "sha3", "-l", "256", "/dev/null"]).returncode == 0:
+        return path
+    return None
+
+
+@pytest.mark.parametrize("case", ["check-mixed-tags", "check-openssl"])
+@pytest.mark.parametrize("length", [[], ["-l", "256"]])
+def test_sha3_check_takes_every_length(tmp_path, case, length):
+    """Lines tagged SHA3-224/256/384/512 in one list, each checked at its own length, with or
+    without -l. The local cksum is compared where it has sha3; otherwise coreutils' expected
+    outcome from cksum-sha3.sh (at aa0c0de: --strict -c passes, so every line is OK)."""
+    (tmp_path / "check.sha3").write_bytes(_sha3_lines(tmp_path, case == "check-openssl"))
+    args = ["-a", "sha3", *length, "--strict", "-c", "check.sha3"]
+    cksum = _cksum_sha3()
+    if cksum is not None:
+        got = same([cksum, *args], args, cwd=tmp_path)
+    else:
+        got = outcome(run(JD + args, cwd=tmp_path), b"jitdigest")
+        assert got == ("".join(f"{n}: OK\n" for n in SHA3_NAMES for _ in range(4)).encode(),
+                       b"", 0)
+    assert got[2] == 0
+
+
+def test_sha3_check_untagged_and_bad_lengths(tmp_path):
+    """The rest of cksum-sha3.sh: untagged lines of each length checked with and without -l;
+    a SHA3-248 line is improperly formatted; -l other than 224/256/384/512 refused, with -c
+    too. Expected values are the script's (or the local cksum's where it has sha3)."""
+    empty = b""
+    (tmp_path / "null").write_bytes(empty)
+    for bits in (224, 256, 384, 512):
+        (tmp_path / "u.sha3").write_bytes(
+            hashlib.new(f"sha3_{bits}", empty).hexdigest().encode() + b"  null\n")
+        for length in (["-l", str(bits)], []):
+            got = outcome(run(JD + ["-a", "sha3", *length, "--strict", "-c", "u.sha3"],
+                              cwd=tmp_path), b"jitdigest")
+            assert got == (b"null: OK\n", b"", 0), (bits, length)
+    (tmp_path / "inp").write_bytes(
+        b"SHA3-248 (check.vals) = b4753bf1696fda712821b665494c89090ffb0e87b8645559ad9f5db25b42d4\n")
+    got = outcome(run(JD + ["-a", "sha3", "-c", "--warn", "inp"], cwd=tmp_path), b"jitdigest")
+    assert got == (b"", b"inp: 1: improperly formatted SHA3 checksum line\n"
+                        b"inp: no properly formatted checksum lines found\n", 1)
+    for length in ("216", "248", "376", "504", "513", "1024", "18446744073709551616"):
+        want = (b"", f"invalid length: '{length}'\ndigest length for 'SHA3' must be 224, "
+                     "256, 384, or 512\n".encode(), 1)
+        for extra in ([], ["--check"]):
+            got = outcome(run(JD + ["-a", "sha3", "-l", length, *extra, "null"],
+                              cwd=tmp_path), b"jitdigest")
+            assert got == want, (length, extra)
+
+
 # --- Ctrl-C -------------------------------------------------------------------------------------
 
 def test_ctrl_c_while_reading_stdin_dies_by_sigint(files):

@@ -179,7 +179,7 @@ def main(argv=None):
         # Options and operands may be mixed after the command, as in coreutils; everything
         # after "--" is an operand (argparse's intermixed parsing mishandles "--" itself).
         sub = parser.commands[argv[0]]
-        rest, tail = _split_at_double_dash(sub, argv[1:])
+        rest, tail = _split_at_double_dash(sub, sub.fill_optional_values(argv[1:]))
         rest = sub.coreutils_abbreviations(rest)
         args = sub.parse_intermixed_args(rest)
         if tail:

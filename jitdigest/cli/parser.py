@@ -44,6 +44,25 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message):
         self.exit(1, f"{PROG}: {message}\nTry '{self.prog} --help' for more information.\n")
 
+    # Options whose value may be left out: {option string: the value meant then}.
+    optional_values = {}
+
+    def fill_optional_values(self, argv):
+        """``argv`` with the value written in after such an option given without one (the
+        next argument is not a number): "-j FILE" is -j and FILE, not an invalid -j."""
+        if not self.optional_values:
+            return argv
+        takes_value = self.value_options()
+        out = []
+        for i, arg in enumerate(argv):
+            out.append(arg)
+            if arg in self.optional_values and not (i and argv[i - 1] in takes_value):
+                nxt = argv[i + 1] if i + 1 < len(argv) else None
+                if nxt is None or not nxt.lstrip("+").isdigit():
+                    out[-1] = arg + ("=" if arg.startswith("--") else "") + \
+                        self.optional_values[arg]
+        return out
+
     # Long options of the coreutils programs a command stands in for: an abbreviation that
     # names one of them alone among those is that option, even where the command's own
     # options make it ambiguous ("--c" is --check for sha256sum, beside jitdigest's --cache).
@@ -66,6 +85,20 @@ class _Parser(argparse.ArgumentParser):
                         arg = theirs[0] + eq + value
             out.append(arg)
         return out
+
+
+class Formatter(argparse.RawDescriptionHelpFormatter):
+    """Help as coreutils lays it out: "-a, --algorithm ALGO", the value named once."""
+
+    def __init__(self, prog, **kwargs):
+        kwargs.setdefault("max_help_position", 26)
+        super().__init__(prog, **kwargs)
+
+    def _format_action_invocation(self, action):
+        if not action.option_strings or action.nargs == 0:
+            return super()._format_action_invocation(action)
+        metavar = self._format_args(action, self._get_default_metavar_for_optional(action))
+        return ", ".join(action.option_strings) + " " + metavar
 
 
 def _say(text):

@@ -4,60 +4,44 @@ import sys
 
 from . import parser as _parser
 from .parser import PROG, _say
-from ..base import algorithms as _algorithms
+from ..base import algorithms as _algorithms, config as _config
 
 # the row whose output, options and --check follow b3sum's (``AlgoSpec.sum_format``)
 _B3 = next(name for name, spec in _algorithms.TABLE.items() if spec.sum_format == "b3sum")
+_RACY = f"{_config.SUM_CACHE_RACY_NS / 1e9:g} s"   # --update's and --cache's racy window
 
 
-# --- sum ----------------------------------------------------------------------------------------
+# --- sum ---------------------------------------------------------------------------------------
 
 SUM_DESCRIPTION = """\
-Print or check message digests of FILEs, with the output of coreutils' sha256sum, md5sum,
-sha1sum, sha512sum and b2sum byte for byte. With no FILE, or when FILE is -, read standard
-input."""
+Print or check message digests of FILEs (directories too, with -r), as coreutils' sha256sum,
+md5sum, b2sum and cksum do, byte for byte. No FILE, or '-': standard input."""
 
 SUM_EPILOG = f"""\
-output: "HASH  NAME" lines (" *" before NAME with -b); --tag: "SHA256 (NAME) = HASH", the tag
-  being MD5, SHA1, SHA224, SHA256, SHA384, SHA512, SHA512-224, SHA512-256, SHA3-224 ...,
-  BLAKE2b or BLAKE2b-BITS, BLAKE2s or BLAKE2s-BITS, SHAKE128-BITS or SHAKE256-BITS. A name
-  holding a backslash, newline or carriage return is written escaped (\\\\, \\n, \\r) and
-  its line starts with a backslash, except with -z.
+Output lines are "HASH  NAME" (--tag: "SHA256 (NAME) = HASH"); a name holding a backslash,
+newline or CR is escaped and its line starts with a backslash (not with -z). --check reads
+either form for -a's algorithm only (-a auto: tagged lines of any; -a sha3: every SHA3 length).
 
---check reads lines of either form (and escaped names) for the algorithm of -a (default
-  sha256); a line of another algorithm is improperly formatted, as in sha256sum. With -a auto
-  only tagged lines count, each checked with the algorithm its tag names (as cksum -c). For
-  BLAKE2 and SHAKE the digest's length gives the output length. Prints "NAME: OK",
-  "NAME: FAILED" or "NAME: FAILED open or read", then warnings on stderr.
+-r walks in byte order of full paths (find | LC_ALL=C sort); symlinks to files are hashed,
+to directories followed only with -L (a loop: a warning); broken links, fifos, sockets and
+devices inside a walk are skipped (--verbose names them). GLOB (rsync's reading): without '/'
+it matches a name at any depth, with '/' the path relative to the operand; '*' and '?' stop
+at '/', '**' does not; a trailing '/' matches directories. An excluded directory is not
+entered; --exclude wins over --include; named FILEs are filtered by name and size too.
+SIZE: bytes, or K, M, G, T (KiB ...), KB, MB (1000s). -j with no N: one job if the first
+files are mostly small (their batches are fastest on one thread), else one per CPU.
 
--r walks directories in byte order of the full paths (as "find DIR -type f | LC_ALL=C sort"),
-  hashing regular files and symlinks to files; symlinks to directories below an operand are
-  not followed (so links cannot loop), special files are skipped. Without -r a directory is an error ("Is a directory"), as in coreutils.
+--update MANIFEST rewrites it atomically (plain, --tag, --json or -a {_B3} lines, as found;
+made if missing): new files added, missing ones dropped, the rest re-read only if changed
+since MANIFEST was written (mtime or ctime after its mtime less {_RACY}; with --cache, the
+database decides), then "added, removed, changed, unchanged" on stderr.
+--match/--no-match KNOWN: KNOWN is a manifest in any of those formats (repeatable).
+--audit MANIFEST prints MATCHED/CHANGED/NEW/MOVED/MISSING lines and a TOTAL (exit 2: usage).
+--cache DB: a file whose device, inode, size, mtime and ctime match is not read again.
+ALGO: any name jitdigest.new() takes, OpenSSL's (SHA-256), sha3 with -l, {_B3} (b3sum 1.2's
+output, errors and --check; -l in BYTES); a list (-a sha256,md5) reads each file once.
 
---cache DB: output is the same as without it. A file counts as unchanged when device, inode,
-  size, mtime and ctime (ns) equal the stored ones for the same algorithm and length; one whose
-  mtime or ctime is within 2 s of the start of the run that stored it is read again (racy, as
-  in git). A database that is damaged or locked costs hashing and a warning, never the run.
-  With -a LIST each algorithm has its own row; a file is taken from the database only when
-  all of them are there.
-
--a {_B3}: output, errors and --check as b3sum 1.2's, byte for byte: "HASH  NAME" lines,
-  -l LEN counts BYTES, names shown as UTF-8 (invalid bytes as U+FFFD) with only backslash
-  and newline escaped, errors "NAME: STRERROR (os error N)"; --check reads b3sum's lines
-  (64 lowercase hex digits, two spaces) and takes --quiet only; --tag, -b, -t, -z are
-  refused. --keyed, --derive-key apply to {_B3} in a list too (-a {_B3},sha256), whose
-  lines follow the coreutils format. -r, -j, --json, --cache and --audit work as for the
-  other algorithms.
-
---audit MANIFEST: one line per file, names escaped as in checksum lines:
-  "MATCHED: NAME", "CHANGED: NAME" (other digest), "NEW: NAME" (not in MANIFEST),
-  "MOVED: OLD -> NEW" (a new name with the digest of a missing one), "MISSING: NAME"
-  (listed, not found), then "TOTAL: N matched, N changed, N new, N moved, N missing,
-  N unreadable". Tree lines in walk order, then MISSING lines in MANIFEST order; names
-  compared normalised (./a is a). Exit status 0 if all matched, 1 if not, 2 on a usage error.
-
-Errors (a missing or unreadable file, a directory) are reported on stderr and the run goes on.
-Exit status: 0 if every file was read (and, with --check, every checksum matched), else 1."""
+Exit status: 0 if every file was read (and, with --check, matched), else 1."""
 
 
 def _configure_sum(p):
@@ -65,87 +49,48 @@ def _configure_sum(p):
     p.coreutils_long = frozenset(
         ["--binary", "--check", "--length", "--tag", "--text", "--zero", "--ignore-missing",
          "--quiet", "--status", "--strict", "--warn", "--help", "--version"])
-    p.add_argument("files", nargs="*", metavar="FILE",
-                   help="files (or directories, with -r) to hash; '-' or none: standard input")
-    g = p.add_argument_group("digest")
-    g.add_argument("-a", "--algorithm", default="sha256", metavar="ALGO",
-                   help="digest algorithm: any name jitdigest.new() takes (md5, sha1, sha224, "
-                        "sha256, sha384, sha512, sha512_224, sha512_256, sha3_224 ... "
-                        "sha3_512, shake_128, shake_256, blake2b, blake2s, and OpenSSL's "
-                        f"spellings such as SHA-256), sha3 with -l, or {_B3} (as b3sum: see "
-                        "below). With -c, only lines of "
-                        "this algorithm are checked; 'auto' checks BSD-tagged lines of any "
-                        "algorithm (as cksum -c). A comma-separated list (-a sha256,md5,sha1) "
-                        "reads each file once and writes a line per algorithm, in that order "
-                        "(not with -c or --audit). Default: sha256")
-    g.add_argument("-l", "--length", metavar="BITS",
-                   help="digest length in bits for BLAKE2 and SHAKE, as b2sum -l: a multiple "
-                        "of 8, at most 512 for blake2b and 256 for blake2s (0 or absent: the "
-                        "maximum). SHAKE default: 256 bits for shake_128, 512 for shake_256. "
-                        f"With -a sha3: 224, 256, 384 or 512. With -a {_B3} it counts BYTES, "
-                        "as b3sum -l (default 32, any length). In a list it applies to the "
-                        f"algorithms that take a length (not with {_B3} in the list)")
+    p.usage = f"{PROG} sum [OPTION]... [FILE]..."
+    p.formatter_class = _parser.Formatter
+    p.optional_values = {"-j": _AUTO, "--jobs": _AUTO}
+    p.add_argument("files", nargs="*", metavar="FILE", help=argparse.SUPPRESS)
+    # the first screen: the options most runs need
+    p._optionals.title = "common options"
+    p.add_argument("--version", action="version", version=_version(),
+                   help="print the version and exit")
+    p.add_argument("-a", "--algorithm", metavar="ALGO",
+                   help=f"sha256 (default), md5, sha1, sha512, blake2b, {_B3} ...")
+    p.add_argument("-c", "--check", action="store_true",
+                   help="read checksums from the FILEs and check them")
+    p.add_argument("-r", "--recursive", action="store_true",
+                   help="hash the files under directory operands")
+    p.add_argument("-j", "--jobs", type=_jobs, default=1, metavar="N",
+                   help="N files at once (0: one per CPU; no N: the fastest)")
+    p.add_argument("--tag", action=_TagAction, nargs=0,
+                   help="write BSD-style lines: TAG (NAME) = HASH")
+    p.add_argument("--json", action="store_true",
+                   help="JSON lines: path, algorithm, bits, hex, size")
+    p.add_argument("--exclude", action="append", metavar="GLOB",
+                   help="skip files and directories GLOB matches (below)")
+    p.add_argument("--files0-from", metavar="FILE",
+                   help="hash the NUL-separated names in FILE (-: stdin)")
+    p.add_argument("--update", metavar="MANIFEST",
+                   help="bring MANIFEST up to date with the FILEs (see below)")
+    p.add_argument("--match", action="append", metavar="KNOWN",
+                   help="print only files whose digest is in KNOWN")
     g = p.add_argument_group("output")
+    g.add_argument("-l", "--length", metavar="BITS",
+                   help="digest length: BLAKE2, SHAKE; sha3: 224, 256, 384, 512")
     g.add_argument("-b", "--binary", dest="binary", action="store_const", const=1,
-                   help="mark names with '*' (binary mode; no difference on POSIX systems)")
+                   help="mark names with '*' (binary mode)")
     g.add_argument("-t", "--text", dest="binary", action="store_const", const=0,
                    help="mark names with ' ' (text mode, the default)")
-    g.add_argument("--tag", action=_TagAction, nargs=0,
-                   help="write BSD-style lines: TAG (NAME) = HASH")
     g.add_argument("-z", "--zero", action="store_true",
-                   help="end each output line with NUL, not newline, and do not escape names")
-    g.add_argument("--json", action="store_true",
-                   help="write one JSON object per line: path, algorithm, bits, hex, size "
-                        "(path_b64 when the name is not UTF-8); a file that cannot be read "
-                        "gives an object with 'error' and 'errno' instead of hex and size. "
-                        "With several algorithms: path, digests (a list of {algorithm, bits, "
-                        "hex}, in -a order), size")
-    g = p.add_argument_group("files")
-    g.add_argument("-r", "--recursive", action="store_true",
-                   help="hash the files under directory operands (sorted; see below)")
-    g.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
-                   help="hash N files at once on threads, output still in input order "
-                        "(0: one per CPU; default 1; at most 4 per CPU, larger N means that)")
-    g.add_argument("--no-batch", action="store_true",
-                   help="hash every small file on its own, not in batches through "
-                        "jitdigest.hash_many")
-    g.add_argument("--dask", metavar="ADDRESS",
-                   help="hash on a Dask cluster: a scheduler's ADDRESS, or local:N for N "
-                        "local worker processes; the workers read the files (a filesystem "
-                        "they share with this process), output is the same as without it. A "
-                        f"file is one task, except with -a {_B3} alone: a large one is split "
-                        "into subtrees hashed on several workers")
+                   help="end lines with NUL, not newline; no escaping")
     g.add_argument("--no-progress", action="store_true",
-                   help="never show the progress line (shown on a terminal's stderr once a run "
-                        "has taken over a second)")
-    g = p.add_argument_group("incremental runs")
-    g.add_argument("--cache", metavar="DB",
-                   help="keep digests in SQLite database DB (made if missing): a file whose "
-                        "device, inode, size, mtime and ctime are those stored is not read "
-                        "again (see below)")
-    g.add_argument("--no-cache-read", action="store_true",
-                   help="with --cache: read every file, but still update DB")
-    g.add_argument("--audit", metavar="MANIFEST",
-                   help="compare the files (with -r, the trees) with MANIFEST, a list of "
-                        "checksums as --check reads, and report each file (see below)")
-    g = p.add_argument_group(f"{_B3} (as b3sum)")
-    g.add_argument("--keyed", action="store_true",
-                   help="keyed mode: the 32-byte key is read from standard input (so '-' "
-                        "cannot be hashed)")
-    g.add_argument("--derive-key", metavar="CONTEXT",
-                   help="key derivation mode with context string CONTEXT")
-    g.add_argument("--no-names", action="store_true",
-                   help=f"print digests only (-a {_B3} alone)")
-    g.add_argument("--raw", action="store_true",
-                   help=f"write the digest's raw bytes, no name (-a {_B3} alone, one FILE)")
-    g.add_argument("--num-threads", metavar="NUM",
-                   help="threads for each file streamed (over 64 KiB), with -j 1 (0: one per "
-                        "CPU; default 1: two measured no faster here)")
-    g.add_argument("--no-mmap", action="store_true",
-                   help="accepted for b3sum's sake: files are always read, never mapped")
+                   help="no progress line (else on a terminal after 1 s)")
+    g.add_argument("--verbose", action="store_true",
+                   help="name what a walk skips, on stderr")
     g = p.add_argument_group("checking")
-    g.add_argument("-c", "--check", action="store_true",
-                   help="read checksums from the FILEs and check them")
     g.add_argument("--ignore-missing", action="store_true",
                    help="don't fail or report status for missing files")
     g.add_argument("--quiet", dest="verbosity", action="store_const", const="quiet",
@@ -156,7 +101,66 @@ def _configure_sum(p):
                    help="exit non-zero for improperly formatted checksum lines")
     g.add_argument("-w", "--warn", dest="verbosity", action="store_const", const="warn",
                    help="warn about improperly formatted checksum lines")
-    p.set_defaults(tag=False)
+    g = p.add_argument_group("choosing files")
+    g.add_argument("--files-from", metavar="FILE",
+                   help="hash the names in FILE, one a line (-: stdin)")
+    g.add_argument("--include", action="append", metavar="GLOB",
+                   help="hash only files GLOB matches")
+    g.add_argument("--min-size", metavar="SIZE", help="skip files smaller than SIZE")
+    g.add_argument("--max-size", metavar="SIZE", help="skip files larger than SIZE")
+    g.add_argument("--one-file-system", action="store_true",
+                   help="with -r, stay on each operand's file system")
+    g.add_argument("-L", "--dereference", action="store_true",
+                   help="with -r, follow symlinks to directories")
+    g.add_argument("-P", "--no-dereference", dest="dereference", action="store_false",
+                   help="with -r, don't (the default)")
+    g = p.add_argument_group("manifests")
+    g.add_argument("--no-match", action="append", metavar="KNOWN",
+                   help="print only files whose digest is not in KNOWN")
+    g.add_argument("--audit", metavar="MANIFEST",
+                   help="compare the FILEs with MANIFEST, file by file")
+    g.add_argument("--cache", metavar="DB",
+                   help="keep digests in SQLite DB; skip unchanged files")
+    g.add_argument("--no-cache-read", action="store_true",
+                   help="with --cache: read every file, still update DB")
+    g = p.add_argument_group("speed")
+    g.add_argument("--no-batch", action="store_true",
+                   help="hash small files one by one, not in batches")
+    g.add_argument("--dask", metavar="ADDRESS",
+                   help="hash on a Dask cluster: a scheduler's ADDRESS, or local:N for N "
+                        "local worker processes; the workers read the files (a filesystem "
+                        "they share with this process), output is the same as without it. A "
+                        f"file is one task, except with -a {_B3} alone: a large one is split "
+                        "into subtrees hashed on several workers")
+    g = p.add_argument_group(f"{_B3} (as b3sum)")
+    g.add_argument("--keyed", action="store_true",
+                   help="keyed mode, the 32-byte key read from stdin")
+    g.add_argument("--derive-key", metavar="CONTEXT",
+                   help="key derivation mode with context CONTEXT")
+    g.add_argument("--no-names", action="store_true", help="print digests only")
+    g.add_argument("--raw", action="store_true", help="write the raw digest (one FILE)")
+    g.add_argument("--num-threads", metavar="NUM",
+                   help="threads per large file, with -j 1 (0: all)")
+    g.add_argument("--no-mmap", action="store_true", help="accepted; files are always read")
+    p.set_defaults(tag=False, dereference=False)
+
+
+def _version():
+    from .. import __version__
+    return f"{PROG} sum {__version__}"
+
+
+_AUTO = "auto"          # -j with no number: what the run is given (jitdigest.sum takes None)
+
+
+def _jobs(text):
+    """-j's value: a number, or None for "auto" (-j with no number)."""
+    if text == _AUTO:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
 
 
 class _TagAction(argparse.Action):

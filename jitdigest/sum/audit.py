@@ -17,7 +17,7 @@ import os
 
 from .check import CheckState, _read_lines, parse_check_line
 from .quote import escape_name, quotef
-from .walk import FILE, expand_operands
+from .walk import FILE
 
 CATEGORIES = ("matched", "changed", "new", "moved", "missing", "unreadable")
 
@@ -81,13 +81,22 @@ def _norm(name):
     return os.path.normpath(name)
 
 
+def _styled(old, new):
+    """A manifest's name written as the tree's names are (one style in a MOVED line): with
+    "./" in front when the tree's have it, without when they don't."""
+    if old.startswith(b"/") or new.startswith(b"/"):
+        return old
+    old = _norm(old)
+    return b"./" + old if new.startswith(b"./") and not old.startswith(b"../") else old
+
+
 def _show(name):
     return escape_name(name)
 
 
-def audit(manifest, operands, args, default, hashed, out):
-    """Compare the tree with the manifest and report; True if every file matched.
-    ``hashed(items)`` hashes Items (with --cache in front when asked)."""
+def audit(manifest, inputs, args, default, hashed, out):
+    """Compare the Items ``inputs`` (the tree) with the manifest and report; True if every
+    file matched. ``hashed(items)`` hashes Items (with --cache in front when asked)."""
     entries = read_manifest(manifest, default, out)
     if entries is None:
         return False
@@ -97,7 +106,7 @@ def audit(manifest, operands, args, default, hashed, out):
     results = []                        # (category, name, tree digest key) in tree order
 
     def items():
-        for item in expand_operands(operands, args.recursive):
+        for item in inputs:
             if item.kind == FILE:
                 entry = entries.get(_norm(item.name))
                 item.algo = entry.algo if entry is not None else fallback
@@ -136,7 +145,8 @@ def audit(manifest, operands, args, default, hashed, out):
     for category, name, extra in results:
         counts[category] += 1
         if category == "moved":
-            out.line(b"MOVED: " + _show(extra.name) + b" -> " + _show(name) + b"\n")
+            old = _styled(extra.name, name)
+            out.line(b"MOVED: " + _show(old) + b" -> " + _show(name) + b"\n")
         else:
             out.line(category.upper().encode() + b": " + _show(name) + b"\n")
     for entry in entries.values():

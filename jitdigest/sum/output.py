@@ -8,7 +8,6 @@ import sys
 
 from .errors import FatalError
 from .quote import escape_name, needs_escape, quotef
-from .walk import expand_operands
 
 
 class _ClosedStdout:
@@ -71,13 +70,17 @@ class Output:
         err.buffer.flush()
 
     def file_error(self, name, exc):
+        message = getattr(exc, "message", None)     # filelist.ListError: worded already
+        if message is not None:
+            self.error(message)
+            return
         self.error(quotef(name) + b": " + (exc.strerror or str(exc)).encode())
 
 
-def write_sums(operands, args, algo, hashed, out):
-    """Hash the operands and write a line for each (plain, --tag, -z or --json); errors go to
-    stderr. True if every file was read. ``hashed(items)`` is the Hasher's run (with --cache
-    in front when asked)."""
+def write_sums(inputs, args, algo, hashed, out):
+    """Hash the Items ``inputs`` (walk.expand_operands) and write a line for each (plain,
+    --tag, -z or --json); errors go to stderr. True if every file was read. ``hashed(items)``
+    is the Hasher's run (with --cache in front when asked)."""
     ok = True
     delim = b"\0" if args.zero else b"\n"
     marker = b" *" if args.binary else b"  "
@@ -87,7 +90,7 @@ def write_sums(operands, args, algo, hashed, out):
     parts = getattr(algo, "parts", None)        # several algorithms: a line for each
 
     def items():
-        for item in expand_operands(operands, args.recursive):
+        for item in inputs:
             item.algo = algo
             yield item
 

@@ -1,7 +1,10 @@
-"""The progress line of ``jitdigest sum`` on a terminal's stderr: bytes, rate, files and a bar,
-drawn from a daemon thread once a run has lasted a second; cleared before other output. It owns
+"""The progress line of ``jitdigest sum`` on a terminal's stderr: a bar of fixed width, done and
+total (bytes and files), rate and time left, drawn from a daemon thread once a run has lasted a
+second; cleared before other output. With -r the totals come from a second walk on a thread
+(``count``), shown once it is done. A run that showed the line ends it with a full bar. It owns
 the terminal line (``notice.own_line``): while kernels compile it shows the compile line in
 place of the bar, and the rate leaves the compile out."""
+import os
 import shutil
 import sys
 import threading
@@ -9,6 +12,9 @@ import time
 
 from ..engine import notice as _notice
 from ..engine.notice import isatty
+from .walk import FILE as _FILE
+
+BAR = 20                        # cells in the bar, whatever the numbers beside it
 
 
 def wanted(args):
@@ -25,10 +31,13 @@ class Progress:
         self._time = time.monotonic
         self._stream = stream
         self.total = total
+        self.total_files = None
         self.bytes = 0
         self.files = 0
+        self._counter = None
         self.lock = threading.Lock()
         self._drawn = False
+        self._shown = False         # drawn at least once
         self._start = self._time()
         self._stop = threading.Event()
         self._delay = delay
@@ -63,10 +72,30 @@ class Progress:
             if self._compile is not None or self._time() - self._start >= self._delay:
                 self.draw()
 
-    def line(self, width):
+    def count(self, items):
+        """Sum the sizes of the files among ``items`` (a second walk of the run's operands) on
+        a daemon thread; the totals show once it is done."""
+        def counting():
+            total = files = 0
+            for item in items:
+                if self._stop.is_set():
+                    return
+                if item.kind == _FILE:
+                    try:
+                        total += os.stat(item.path).st_size
+                    except OSError:
+                        continue
+                    files += 1
+            with self.lock:
+                self.total, self.total_files = total, files
+
+        self._counter = threading.Thread(target=counting, name="jitdigest-count", daemon=True)
+        self._counter.start()
+
+    def line(self, width, final=False):
         now = self._time()
         compile_ = self._compile
-        if compile_ is not None:
+        if compile_ is not None and not final:
             name, since = compile_
             frame = _notice._FRAMES[int((now - since) / self._interval) % 4]
             text = f"{_notice.message(name)} {frame} {now - since:.0f} s"
@@ -74,13 +103,26 @@ class Progress:
         elapsed = max(now - self._start, 1e-9)
         done = self.bytes
         hashing = elapsed - self._compiled
-        rate = f"  {_human(done / hashing)}/s" if done and hashing > 0 else ""
-        text = f"{_human(done)}{rate}  {self.files} files  {elapsed:.0f}s"
-        if self.total:
-            frac = min(done / self.total, 1.0)
-            bar_width = max(10, min(40, width - len(text) - 10))
-            filled = int(frac * bar_width)
-            text = f"{frac * 100:3.0f}% [{'#' * filled}{'.' * (bar_width - filled)}] {text}"
+        rate = f"{_human(done / hashing)}/s" if done and hashing > 0 else ""
+        total, total_files = self.total, self.total_files
+        if not total:
+            text = f"{_human(done):>10} {rate:>12}  {self.files} files  {_clock(elapsed)}"
+            return text[:max(width - 1, 0)]
+        frac = min(done / total, 1.0)
+        if total_files:                     # small files cost per file as much as per byte
+            frac = (frac + min(self.files / total_files, 1.0)) / 2
+        if final:
+            frac = 1.0
+        files = f"{self.files}/{total_files} files" if total_files else f"{self.files} files"
+        if final:
+            when = _clock(elapsed)
+        elif 0 < frac < 1:
+            when = "ETA " + _clock((hashing if hashing > 0 else elapsed) * (1 - frac) / frac)
+        else:
+            when = "ETA --:--"
+        filled = int(frac * BAR)
+        text = (f"{frac * 100:3.0f}% [{'#' * filled}{'.' * (BAR - filled)}] "
+                f"{_human(done):>10}/{_human(total)} {rate:>12}  {files}  {when}")
         return text[:max(width - 1, 0)]
 
     def draw(self):
@@ -89,7 +131,7 @@ class Progress:
             if self._stop.is_set():
                 return
             self._write("\r" + self.line(width) + "\x1b[K")
-            self._drawn = True
+            self._drawn = self._shown = True
 
     def clear(self):
         """Erase the line (before other output reaches the terminal); the next tick redraws."""
@@ -105,12 +147,26 @@ class Progress:
         except (OSError, ValueError):
             pass
 
-    def close(self):
+    def close(self, complete=True):
+        """Stop drawing; ``complete``: the run got to its end (a full bar is its last frame)."""
         if self._owner:
             _notice.release_line(self)
         self._stop.set()
         self._thread.join()
+        if self._shown and complete and self.total:
+            # the last frame: the bar full, the time taken; left on the screen
+            width = shutil.get_terminal_size((80, 24)).columns
+            with self.lock:
+                self._write("\r" + self.line(width, final=True) + "\x1b[K\n")
+                self._drawn = False
         self.clear()
+
+
+def _clock(seconds):
+    seconds = int(seconds)
+    if seconds >= 3600:
+        return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+    return f"{seconds // 60}:{seconds % 60:02d}"
 
 
 def _human(n):
