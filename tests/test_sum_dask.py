@@ -21,10 +21,13 @@ pytest.importorskip("distributed")
 
 from distributed import WorkerPlugin  # noqa: E402
 
+from jitdigest.base.config import SUM_CACHE_RACY_NS  # noqa: E402
+
 FILES = 5000
 SLOW_FILES = 1200
 DELAY_S = 0.002             # per read of the slow tree, in the workers
 TIMEOUT_S = 180             # any one command
+RACY_S = SUM_CACHE_RACY_NS / 1e9 + 0.5     # --cache trusts files older than this
 
 
 class AuditOpens(WorkerPlugin):
@@ -199,14 +202,13 @@ def _run_until(trees, args, opened, stop):
 
 def test_sigint_then_rerun_reads_only_the_rest(trees, cluster, tmp_path):
     """Stopped by SIGINT once 60% of the reads were logged (each worker past its first task),
-    the run leaves in --cache what
-    it had printed; the rerun reads none of those files, and every other one, and prints what
-    a run without --dask prints."""
+    the run leaves in --cache what it had printed; the rerun reads none of those files, and
+    every other one, and prints what a run without --dask prints."""
     lc, client = cluster
     address = lc.scheduler_address
     slow = trees["slow"]
-    # --cache does not store a file changed within 2 s of the run's start (racy, as git)
-    time.sleep(max(0.0, trees["slow_made"] + 2.5 - time.time()))
+    # --cache does not store a file changed too close to the run's start (racy, as in git)
+    time.sleep(max(0.0, trees["slow_made"] + RACY_S - time.time()))
     db = tmp_path / "cache.db"
     args = ["-r", "--dask", address, "--cache", str(db), slow]
     out, _, status, _ = _run_until(trees, args, SLOW_FILES * 3 // 5,
