@@ -15,7 +15,7 @@ from lanes_blake2 import BLAKE2S
 
 # The message schedule from the kernel that owns it (lanes_common, imported first, put the
 # repository on sys.path).
-from jitdigest.kernels.blake3.portable import ROUNDS, _schedule
+from jitdigest.kernels.blake3.rows import ROUNDS, _schedule
 
 SCHEDULE = _schedule()
 STRIDE = 26         # words per lane in buf: cv (8), counter (2), message (16)
@@ -40,11 +40,12 @@ def g_rounds(msg):
     return st
 
 
-def lane_loop(add, lw, last_row, msg):
+def lane_loop(add, lw, last_row, msg, paired=True):
     """Source lines (through ``add``) of a ``_compress`` lane loop over ``buf``: each lane's
     chaining value from words ``i * lw + l``, the IV, ``last_row`` (the four expressions of
-    v12..v15: counter words, block length, flags), the message words in pairs from word
-    ``msg * lw``, the rounds, and the new chaining value written back in place."""
+    v12..v15: counter words, block length, flags), the message words from word ``msg * lw``
+    (in pairs, words 2j and 2j + 1 of a lane side by side; else word j of lane l at
+    ``(msg + j) * lw + l``), the rounds, and the new chaining value written back in place."""
     add(1, "for l in range(%d):" % lw)
     for i in range(8):
         add(2, "v%d = buf[%d + l]" % (i, i * lw))
@@ -53,7 +54,10 @@ def lane_loop(add, lw, last_row, msg):
     for i, expr in enumerate(last_row):
         add(2, "v%d = %s" % (12 + i, expr))
     for j in range(16):
-        add(2, "x%d = buf[%d + 2 * l + %d]" % (j, (msg + j - j % 2) * lw, j % 2))
+        if paired:
+            add(2, "x%d = buf[%d + 2 * l + %d]" % (j, (msg + j - j % 2) * lw, j % 2))
+        else:
+            add(2, "x%d = buf[%d + l]" % (j, (msg + j) * lw))
     for st in g_rounds(lambda k, i: "x%d" % SCHEDULE[16 * k + i]):
         add(2, st)
     for i in range(8):
@@ -75,17 +79,15 @@ def blake3_kernel(tier):
     add(1, '"""One compression per lane, in place: the chaining values buf[0:%d] (word i of lane'
         % (8 * lw))
     add(1, "l at buf[i * %d + l]), the counters' low and high words after them, then the" % lw)
-    add(1, "16 message words in pairs (words 2j, 2j + 1 of lane l side by side at")
-    add(1, "buf[%d + %d * j + 2 * l]: one 64-bit store each, the vectoriser splits them);"
-        % (10 * lw, 2 * lw))
+    add(1, "16 message words (word j of lane l at buf[%d + %d * j + l], as the transposed"
+        % (10 * lw, lw))
+    add(1, "loads write them);")
     add(1, '``block_len`` and ``flags`` are the same for every lane. A kernel of')
     add(1, "its own, not inlined: the chunks and the parents call it, and each entry's group")
     add(1, 'kernel compiles once per input type (measured: no slower than inlined)."""')
     if wide_vectors(tier):
         add(1, "_wide_vectors()")
-    add(1, "bl = np.uint32(block_len)")
-    add(1, "fl = np.uint32(flags)")
-    lane_loop(add, lw, ("buf[%d + l]" % (8 * lw), "buf[%d + l]" % (9 * lw), "bl", "fl"), 10)
+    add(1, "_compress_lanes(buf, %d, np.uint32(block_len), np.uint32(flags))" % lw)
     L.append("")
     L.append("")
 
@@ -109,7 +111,7 @@ def blake3_kernel(tier):
     add(4, "buf[%d + l] = 0" % (8 * lw))
     add(4, "buf[%d + l] = 0" % (9 * lw))
     add(4, "for k in range(16):")
-    add(5, "buf[(10 + k - k %% 2) * %d + 2 * l + k %% 2] = cvs[at + 16 * j + k]" % lw)
+    add(5, "buf[(10 + k) * %d + l] = cvs[at + 16 * j + k]" % lw)
     add(3, "_compress(buf, BLOCK_LEN, np.uint32(mode | PARENT))  # the chunks' types: one compile")
     add(3, "for l in range(min(%d, n - p0)):" % lw)
     add(4, "for i in range(8):")
@@ -117,55 +119,107 @@ def blake3_kernel(tier):
     L.append("")
     L.append("")
     add(0, "@kernel")
+    add(0, "def chunk_cvs(state, data, pos, nchunks, count, cvs, at):")
+    add(1, '"""The chaining values of the ``nchunks`` (1 to %d) whole chunks of ``data`` from'
+        % lw)
+    add(1, "byte ``pos``, lane l hashing chunk l, the first chunk's counter ``count``, into")
+    add(1, "``cvs[at:at + 8 * nchunks]``; reads the key words and the mode from ``state``. The")
+    add(1, 'lanes past ``nchunks`` repeat the last chunk, unread."""')
+    if wide_vectors(tier):   # benchmarks/results/kernel_notes.md, "BLAKE3 chunk lanes"
+        add(1, "_wide_vectors()")
+    add(1, "buf = new_words(%d, np.uint32)" % (STRIDE * lw))
+    add(1, "first = new_words(%d, np.int64)  # where lane l's chunk starts" % lw)
+    add(1, "mode = np.uint32(state[FLAGS])")
+    add(1, "for l in range(%d):" % lw)
+    add(2, "first[l] = pos + min(l, nchunks - 1) * CHUNK_LEN")
+    add(2, "for i in range(8):")
+    add(3, "buf[i * %d + l] = state[KEY + i]" % lw)
+    add(2, "c = count + np.uint64(l)")
+    add(2, "buf[%d + l] = np.uint32(c & np.uint64(0xFFFFFFFF))" % (8 * lw))
+    add(2, "buf[%d + l] = np.uint32(c >> np.uint64(32))" % (9 * lw))
+    add(1, "for b in range(CHUNK_BLOCKS):")
+    add(2, "for l in range(%d):" % lw)
+    add(3, "_prefetch(data, np.uint64(first[l] + b * BLOCK_LEN + %d))  # %d blocks ahead: as"
+        % (PF_BLOCKS * 64, PF_BLOCKS))
+    add(3, "# many streams as lanes, which the hardware prefetchers do not follow")
+    add(2, "flags = mode")
+    add(2, "if b == 0:")
+    add(3, "flags = np.uint32(flags | CHUNK_START)")
+    add(2, "if b == CHUNK_BLOCKS - 1:")
+    add(3, "flags = np.uint32(flags | CHUNK_END)")
+    add(2, "# each lane's block loaded and transposed in registers")
+    add(2, "_compress_blocks(buf, %d, np.uint32(BLOCK_LEN), flags, data, first, b * BLOCK_LEN)"
+        % lw)
+    add(1, "for l in range(nchunks):")
+    add(2, "for i in range(8):")
+    add(3, "cvs[at + l * 8 + i] = buf[i * %d + l]" % lw)
+    L.append("")
+    L.append("")
+    add(0, "@kernel")
     add(0, "def subtree_cvs(state, data, pos, ngroups, level, count, out, at):")
     add(1, '"""The chaining values of ``ngroups`` subtrees of ``2 ** level`` (at most %d) whole'
         % lw)
     add(1, "chunks of ``data`` from byte ``pos``, the first chunk's counter ``count``, into")
-    add(1, "``out[at:at + 8 * ngroups]``; reads the key words and the mode from ``state``. In")
-    add(1, "subtrees under %d chunks the lanes past them repeat the last chunk, unread." % lw)
-    add(1, '"""')
-    if wide_vectors(tier):   # benchmarks/results/kernel_notes.md, "BLAKE3 chunk lanes"
-        add(1, "_wide_vectors()")
+    add(1, "``out[at:at + 8 * ngroups]``; reads the key words and the mode from ``state``."
+        " The")
+    add(1, 'chunks by ``chunk_cvs``, their parents in lanes (``_parents``)."""')
     add(1, "buf = new_words(%d, np.uint32)" % (STRIDE * lw))
-    add(1, "# message words 2j, 2j + 1 of lane l: pairs[%d + %d * j + l]" % (5 * lw, lw))
-    add(1, "pairs = buf.view(np.uint64)")
     add(1, "cvs = new_words(%d, np.uint32)  # chaining values, 8 words each, one after another"
         % (8 * GROUPS * lw))
-    add(1, "mode = np.uint32(state[FLAGS])")
     add(1, "g = 0")
     add(1, "while g < ngroups:")
     add(2, "nb = min(%d, ngroups - g)" % GROUPS)
     add(2, "size = 1 << level")
-    add(2, "for h in range(nb):  # the chunks: lane l hashes chunk l of the group")
-    add(3, "base = pos + (g + h) * size * CHUNK_LEN")
-    add(3, "for l in range(%d):" % lw)
-    add(4, "for i in range(8):")
-    add(5, "buf[i * %d + l] = state[KEY + i]" % lw)
-    add(4, "c = count + np.uint64((g + h) * size + l)")
-    add(4, "buf[%d + l] = np.uint32(c & np.uint64(0xFFFFFFFF))" % (8 * lw))
-    add(4, "buf[%d + l] = np.uint32(c >> np.uint64(32))" % (9 * lw))
-    add(3, "for b in range(CHUNK_BLOCKS):")
-    add(4, "for l in range(%d):" % lw)
-    add(5, "q = np.uint64(base + min(l, size - 1) * CHUNK_LEN + b * BLOCK_LEN)")
-    for j in range(8):
-        if j == 0:
-            add(5, "_prefetch(data, q + np.uint64(%d))  # %d blocks ahead: as many streams as"
-                % (PF_BLOCKS * 64, PF_BLOCKS))
-            add(5, "# lanes, which the hardware prefetchers do not follow")
-        add(5, "pairs[%d + l] = _word(data, q + np.uint64(%d))" % ((5 + j) * lw, 8 * j))
-    add(4, "flags = mode")
-    add(4, "if b == 0:")
-    add(5, "flags = np.uint32(flags | CHUNK_START)")
-    add(4, "if b == CHUNK_BLOCKS - 1:")
-    add(5, "flags = np.uint32(flags | CHUNK_END)")
-    add(4, "_compress(buf, BLOCK_LEN, flags)")
-    add(3, "for l in range(size):")
-    add(4, "for i in range(8):")
-    add(5, "cvs[(h * size + l) * 8 + i] = buf[i * %d + l]" % lw)
+    add(2, "for h in range(nb):")
+    add(3, "chunk_cvs(state, data, pos + (g + h) * size * CHUNK_LEN, size,")
+    add(4, "count + np.uint64((g + h) * size), cvs, h * size * 8)")
     add(2, "_parents(state, cvs, 0, nb * size, nb, buf)")
     add(2, "for h in range(8 * nb):")
     add(3, "out[at + 8 * g + h] = cvs[h]")
     add(2, "g += nb")
+    L.append("")
+    L.append("")
+    add(0, "@kernel")
+    add(0, "def tail_output(state, data, pos, block_index, skip, out):")
+    add(1, '"""The output (``b3_output``\'s) of an input whose last ``len(data) - pos`` bytes,')
+    add(1, "more than one chunk and at most %d, follow the subtrees the state holds (no chunk"
+        % lw)
+    add(1, "begun): their whole chunks in lanes (``chunk_cvs``), a last partial one on its own")
+    add(1, "(``chunk_cv``), then their tree's parents a level at a time in lanes, an odd last")
+    add(1, 'value carried up, down to the last node (``parent_output``)."""')
+    if wide_vectors(tier):
+        add(1, "_wide_vectors()")
+    add(1, "n = len(data)")
+    add(1, "count = np.uint64(state[COUNTER + 1]) << np.uint64(32) | np.uint64(state[COUNTER])")
+    add(1, "whole = (n - pos) // CHUNK_LEN")
+    add(1, "cvs = new_words(%d, np.uint32)" % (8 * lw))
+    add(1, "chunk_cvs(state, data, pos, whole, count, cvs, np.int64(0))")
+    add(1, "k = whole")
+    add(1, "if pos + whole * CHUNK_LEN < n:")
+    add(2, "chunk_cv(state, data, pos + whole * CHUNK_LEN, n, count + np.uint64(whole), cvs,")
+    add(3, "8 * whole)")
+    add(2, "k += 1")
+    add(1, "buf = new_words(%d, np.uint32)" % (STRIDE * lw))
+    add(1, "mode = np.uint32(state[FLAGS])")
+    add(1, "while k > 2:  # a level: parent j of values 2j, 2j + 1, an odd last one carried up")
+    add(2, "half = k // 2")
+    add(2, "for l in range(%d):" % lw)
+    add(3, "j = min(l, half - 1)")
+    add(3, "for i in range(8):")
+    add(4, "buf[i * %d + l] = state[KEY + i]" % lw)
+    add(3, "buf[%d + l] = 0" % (8 * lw))
+    add(3, "buf[%d + l] = 0" % (9 * lw))
+    add(3, "for q in range(16):")
+    add(4, "buf[(10 + q) * %d + l] = cvs[16 * j + q]" % lw)
+    add(2, "_compress(buf, BLOCK_LEN, np.uint32(mode | PARENT))")
+    add(2, "if k % 2:")
+    add(3, "for i in range(8):")
+    add(4, "cvs[8 * half + i] = cvs[8 * (k - 1) + i]")
+    add(2, "for l in range(half):")
+    add(3, "for i in range(8):")
+    add(4, "cvs[8 * l + i] = buf[i * %d + l]" % lw)
+    add(2, "k = half + k % 2")
+    add(1, "parent_output(state, cvs, block_index, skip, out)")
     L.append("")
     L.append("")
     add(0, "@kernel")
@@ -287,15 +341,28 @@ def blake3_kernel(tier):
     add(0, "@gil_kernel")
     add(0, "def oneshot_array(params, data, block_index, skip, out):")
     add(1, '"""``oneshot`` for a uint8 array: what ``jitdigest.blake3`` calls for one-shot inputs')
-    add(1, "of GROUP_MIN bytes or more (``b3_update`` is then the compiled form ``update`` uses:")
-    add(1, 'the lanes compile once, for arrays)."""')
+    add(1, "of GROUP_MIN bytes or more. Every whole group before the last (1 to %d chunks) by"
+        % lw)
+    add(1, "``groups``, the last one's chunks and parents in lanes too (``tail_output``), or,")
+    add(1, 'when it is one chunk, as ``update`` and ``final`` would (``b3_update``, compiled')
+    add(1, 'once, for arrays, and ``b3_output``)."""')
     add(1, "token = release_gil_if(len(data) + len(out) >= GIL_MINSIZE)")
     add(1, "state = scratch(STATE_WORDS, np.uint32, STATE_WORDS)")
     add(1, "for i in range(PARAMS):")
     add(2, "state[i] = params[i]")
-    add(1, "buf = scratch(BLOCK_LEN, np.uint8, BLOCK_LEN)")
-    add(1, "buflen = b3_update(state, buf, np.int64(0), data)  # update's types: one compile")
-    add(1, "b3_output(state, buf, buflen, block_index, skip, out)")
+    add(1, "n = len(data)")
+    add(1, "head = (n - 1) // %d * %d  # whole groups before the last (1 to %d chunks)"
+        % (lw * 1024, lw * 1024, lw))
+    add(1, "if head > 0:")
+    add(2, "m = new_words(16, np.uint32)")
+    add(2, "groups(state, data, np.int64(0), head // %d, np.int64(%d), m)  # b3_update's types"
+        % (lw * 1024, level))
+    add(1, "if n - head > CHUNK_LEN:")
+    add(2, "tail_output(state, data, head, block_index, skip, out)")
+    add(1, "else:")
+    add(2, "buf = scratch(BLOCK_LEN, np.uint8, BLOCK_LEN)")
+    add(2, "buflen = b3_update(state, buf, np.int64(0), data[head:])  # update's types")
+    add(2, "b3_output(state, buf, buflen, block_index, skip, out)")
     add(1, "reacquire_gil(token)")
     L.append("")
     L.append("")
@@ -334,15 +401,17 @@ def preamble(tier):
     L.extend(wrap("from .._jit import (GIL_MINSIZE, gil_kernel, kernel, new_words, "
                   "parallel_kernel, "
                   "reacquire_gil, release_gil_if, scratch, typed_kernel)"))
-    L.extend(wrap("from .._lanes import (le64 as _word, prefetch as _prefetch, rotr32 as _rotr%s)"
+    L.extend(wrap("from .._lanes import (prefetch as _prefetch%s)"
                   % (", wide_vectors as _wide_vectors" if wide_vectors(tier) else "")))
     L.extend(wrap("from .layout import (BLOCK_LEN, BLOCKS, CHUNK_BLOCKS, CHUNK_END, CHUNK_LEN, "
                   "CHUNK_START, COUNTER, FLAGS, KEY, PARAMS, PARENT, STATE_WORDS)"))
-    L.append("from .portable import (_chunk_blocks, b3_output, final, message_output,  # noqa: F401")
-    L.append("    oneshot, push_subtree, rows_output)")
+    L.append("from .lanes_ir import compress_blocks as _compress_blocks, compress_lanes as "
+             "_compress_lanes")
+    L.append("from .portable import (_chunk_blocks, b3_output, chunk_cv, final,  # noqa: F401")
+    L.append("    message_output, oneshot, parent_output, push_subtree, rows_output)")
     L.append("")
-    L.append("# the shortest input the lanes take part in: a quarter group and a byte after it")
-    L.append("GROUP_MIN = %d * CHUNK_LEN + 1" % (lw // 4))
+    L.append("# the shortest one-shot input the lanes take part in: two chunks and a byte")
+    L.append("GROUP_MIN = 2 * CHUNK_LEN + 1")
     L.append("")
     L.append("")
     return L

@@ -19,146 +19,27 @@ import mmap
 import operator
 import os
 import struct
-from collections.abc import Iterable
 from functools import lru_cache
-from types import ModuleType
 
 import numpy as np
 
 from ..base import algorithms as _algorithms, config as _config
-from ..base.fork import cached_property
-from ..engine import cpu as _cpu, notice as _notice, parallel as _parallel
-from .._hashobj import Hash, HashType
+from ..engine import cpu as _cpu, parallel as _parallel
+from . import _backend
+from ._backend import (_U64_MAX, ENTRIES, _Kernels, _kernels, _signatures,  # noqa: F401
+                       backend_name, compile_entries)
+from .._hashobj import _ZERO, Hash, HashType
 from .._typing import TYPE_CHECKING, ReadableBuffer, public_signature
-from ..kernels.blake3 import backends
 from ..kernels.blake3.layout import (BLOCK_LEN, BLOCKS, CHUNK_LEN, COUNTER, DERIVE_KEY_CONTEXT,
                                     DERIVE_KEY_MATERIAL, KEY_LEN, KEYED_HASH, PARAMS,
                                     STATE_WORDS)
 
 __all__ = ["blake3"]
 
-_U64_MAX = 2 ** 64 - 1
 _ISIZE_MAX = 2 ** 63 - 1
+_DEFAULT_LENGTH = KEY_LEN           # digest()'s defaults
+_NO_SEEK = 0
 _C_LONG = 2 ** 63
-
-
-# --- kernels, compiled once per process for one signature each --------------------------------
-
-def _signatures():
-    from numba import types
-    state = types.Array(types.uint32, 1, "C")
-    params = types.Array(types.uint32, 1, "C", readonly=True)
-    buf = types.Array(types.uint8, 1, "C")
-    data = types.Array(types.uint8, 1, "C", readonly=True)
-    message = types.Bytes(types.uint8, 1, "C", readonly=True)
-    out = types.ByteArray(types.uint8, 1, "C")
-    i64 = types.int64
-    return {
-        "update": (state, buf, i64, data),
-        "final": (state, buf, i64, i64, i64, out),       # ..., output block, byte in it, out
-        "oneshot": (params, message, i64, i64, out),
-        "oneshot_array": (params, data, i64, i64, out),
-        "flush": (state, buf, i64),
-        "parallel_cvs": (state, data, i64, i64, i64, state),
-        "push_cvs": (state, state, i64, i64),
-    }
-
-
-# the entries the objects use (also what ``jitdigest warmup`` compiles for them)
-ENTRIES = ("update", "final", "oneshot", "oneshot_array", "flush", "parallel_cvs", "push_cvs")
-
-
-class _Kernels:
-    """The entry points of one backend module, each compiled (or loaded from the cache) on
-    first use and then called through Numba's compiled wrapper (no type resolution per call)."""
-
-    def __init__(self, module):
-        self._module = module
-        # one-shot inputs of this many bytes or more go to the lanes' ``oneshot_array``
-        self.array_from = getattr(module, "GROUP_MIN", _U64_MAX)
-        # bytes per group of chunks the lanes hash side by side (0: no lanes, no threads)
-        self.group_len = getattr(module, "LANES", 0) * CHUNK_LEN
-
-    def _compiled(self, function, entry):
-        if _cpu.jit_enabled():
-            with _notice.compiling("blake3"):
-                return function.compile(_signatures()[entry])
-        return function
-
-    @cached_property
-    def update(self):
-        return self._compiled(self._module.update, "update")
-
-    @cached_property
-    def final(self):
-        return self._compiled(self._module.final, "final")
-
-    @cached_property
-    def oneshot(self):
-        return self._compiled(self._module.oneshot, "oneshot")
-
-    @cached_property
-    def oneshot_array(self):
-        return self._compiled(self._module.oneshot_array, "oneshot_array")
-
-    @cached_property
-    def flush(self):
-        return self._compiled(self._module.flush, "flush")
-
-    @cached_property
-    def parallel_cvs(self):
-        return self._compiled(self._module.parallel_cvs, "parallel_cvs")
-
-    @cached_property
-    def push_cvs(self):
-        return self._compiled(self._module.push_cvs, "push_cvs")
-
-
-# each entry as an attribute of a _Kernels (compiling it on first use), for ``compile_entries``
-_ENTRY = {"update": lambda k: k.update, "final": lambda k: k.final,
-          "oneshot": lambda k: k.oneshot, "oneshot_array": lambda k: k.oneshot_array,
-          "flush": lambda k: k.flush, "parallel_cvs": lambda k: k.parallel_cvs,
-          "push_cvs": lambda k: k.push_cvs}
-
-
-_SETS = {}                  # backend name: its _Kernels
-_CHOICE = (None, None)      # the _cpu.DISABLED object the choice was made under, the choice
-
-
-def _kernels():
-    """The kernels of the first backend usable now (``_cpu.usable``: the CPU, the JIT, the
-    JITDIGEST_DISABLE switches). Every backend keeps the same state, so an object may be served
-    by one and then another. The backend modules, and with them Numba, are imported on first
-    use; the choice is made again only when the set of disabled switches is replaced."""
-    global _CHOICE
-    disabled = _cpu.DISABLED
-    made_under, chosen = _CHOICE
-    if made_under is not disabled:
-        for module in backends():
-            feature = getattr(module, "FEATURE", None)
-            if feature is None or _cpu.usable(feature, module.SWITCH):
-                break
-        chosen = _SETS.get(module.__name__)
-        if chosen is None:
-            chosen = _SETS[module.__name__] = _Kernels(module)
-        _CHOICE = (disabled, chosen)
-    return chosen
-
-
-def compile_entries(module: ModuleType, entries: Iterable[str]) -> None:
-    """Compile (or load from the cache) those of ``entries`` a backend module has, as the
-    objects will use them (``jitdigest warmup``)."""
-    kernels = _SETS.get(module.__name__)
-    if kernels is None:
-        kernels = _SETS[module.__name__] = _Kernels(module)
-    for entry in entries:
-        if hasattr(module, entry):
-            _ENTRY[entry](kernels)
-
-
-def backend_name() -> str:
-    """The name of the backend that serves BLAKE3 now ("avx512_x16", "avx2_x8" or "portable")."""
-    return _kernels()._module.__name__.rsplit(".", 1)[1]
 
 
 # --- parameters ------------------------------------------------------------------------------
@@ -318,12 +199,35 @@ def _update_threads(kernels, state, buf, buflen, view, threads):
 
 
 _SPEC = _algorithms.TABLE["blake3"]
+_new_object = object.__new__
+
+
+def _published(array):
+    """After a one-shot digest through ``oneshot`` (``array`` false) or ``oneshot_array``: that
+    entry's builtin, for the usual call's path in ``blake3.digest``."""
+    made_under, small, _, large = _backend.ONESHOT
+    if made_under is not _cpu.DISABLED or (large if array else small) is None:
+        _backend.publish_oneshot(array)
 
 
 class _Blake3Type(HashType):
     """Immutable as every hash type, but callable: the class is the constructor."""
 
-    __call__ = type.__call__
+    def __call__(cls, data=None, /, **kwargs):
+        if type(data) is bytes and not kwargs and cls is blake3:
+            # ``blake3(data)``, the usual call: the object ``__init__`` would make, without
+            # its call and checks (as hashlib-style constructors' ``bytes`` path in _hashobj)
+            obj = _new_object(cls)
+            obj._iv = _IV_PARAMS
+            obj._threads = 1
+            obj._spec = _SPEC
+            obj._kernels = None
+            obj._state = None
+            obj._lock = None
+            obj._pending = data
+            return obj
+        return type.__call__(cls, data, **kwargs)
+
     __signature__ = property(public_signature)    # the package's (no annotations)
 
 
@@ -434,6 +338,17 @@ class blake3(Hash, metaclass=_Blake3Type):
     def digest(self, length: int = 32, *, seek: int = 0) -> bytes:
         """``length`` bytes of output (default 32) from byte ``seek`` of the output stream, for
         the input so far; the object stays usable."""
+        pending = self._pending           # read before _lock: see _hashobj's docstring
+        # The usual call, ``blake3(data).digest()``: one compiled call writing into the bytes
+        # object returned, made here and seen by no one else (as ``Hash.digest``). ``is``: the
+        # ints themselves (CPython keeps one object per small int; elsewhere the usual path).
+        if length is _DEFAULT_LENGTH and seek is _NO_SEEK and self._lock is None \
+                and self._threads == 1:
+            made_under, small, array_from, large = _backend.ONESHOT
+            if made_under is _cpu.DISABLED:
+                entry = small if len(pending) < array_from else large
+                if entry is not None:
+                    return entry(self._iv, pending, 0, 0, _ZERO * KEY_LEN)
         if not (type(length) is int and type(seek) is int and 0 <= length <= _ISIZE_MAX
                 and 0 <= seek <= _U64_MAX):
             length = _unsigned(length)
@@ -442,7 +357,6 @@ class blake3(Hash, metaclass=_Blake3Type):
                 raise OverflowError("length overflows isize")
         out = bytearray(length)
         if length:
-            pending = self._pending       # read before _lock: see _hashobj's docstring
             lock = self._lock
             if lock is None:
                 kernels = _kernels()
@@ -455,9 +369,11 @@ class blake3(Hash, metaclass=_Blake3Type):
                     kernels.final(state, buf, buflen, seek >> 6, seek & 63, out)
                 elif len(pending) < kernels.array_from:
                     kernels.oneshot(self._iv, pending, seek >> 6, seek & 63, out)
+                    _published(False)
                 else:
                     kernels.oneshot_array(self._iv, np.frombuffer(pending, np.uint8),
                                           seek >> 6, seek & 63, out)
+                    _published(True)
             else:
                 with lock:
                     if self._state is None:

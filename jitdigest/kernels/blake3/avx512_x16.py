@@ -15,518 +15,28 @@ from numba import prange
 from .._contract import Backend, TIERS
 from .._jit import (GIL_MINSIZE, gil_kernel, kernel, new_words, parallel_kernel, reacquire_gil,
     release_gil_if, scratch, typed_kernel)
-from .._lanes import (le64 as _word, prefetch as _prefetch, rotr32 as _rotr,
-    wide_vectors as _wide_vectors)
+from .._lanes import (prefetch as _prefetch, wide_vectors as _wide_vectors)
 from .layout import (BLOCK_LEN, BLOCKS, CHUNK_BLOCKS, CHUNK_END, CHUNK_LEN, CHUNK_START, COUNTER,
     FLAGS, KEY, PARAMS, PARENT, STATE_WORDS)
-from .portable import (_chunk_blocks, b3_output, final, message_output,  # noqa: F401
-    oneshot, push_subtree, rows_output)
+from .lanes_ir import compress_blocks as _compress_blocks, compress_lanes as _compress_lanes
+from .portable import (_chunk_blocks, b3_output, chunk_cv, final,  # noqa: F401
+    message_output, oneshot, parent_output, push_subtree, rows_output)
 
-# the shortest input the lanes take part in: a quarter group and a byte after it
-GROUP_MIN = 4 * CHUNK_LEN + 1
+# the shortest one-shot input the lanes take part in: two chunks and a byte
+GROUP_MIN = 2 * CHUNK_LEN + 1
 
 
 @kernel
 def _compress(buf, block_len, flags):
     """One compression per lane, in place: the chaining values buf[0:128] (word i of lane
     l at buf[i * 16 + l]), the counters' low and high words after them, then the
-    16 message words in pairs (words 2j, 2j + 1 of lane l side by side at
-    buf[160 + 32 * j + 2 * l]: one 64-bit store each, the vectoriser splits them);
+    16 message words (word j of lane l at buf[160 + 16 * j + l], as the transposed
+    loads write them);
     ``block_len`` and ``flags`` are the same for every lane. A kernel of
     its own, not inlined: the chunks and the parents call it, and each entry's group
     kernel compiles once per input type (measured: no slower than inlined)."""
     _wide_vectors()
-    bl = np.uint32(block_len)
-    fl = np.uint32(flags)
-    for l in range(16):
-        v0 = buf[0 + l]
-        v1 = buf[16 + l]
-        v2 = buf[32 + l]
-        v3 = buf[48 + l]
-        v4 = buf[64 + l]
-        v5 = buf[80 + l]
-        v6 = buf[96 + l]
-        v7 = buf[112 + l]
-        v8 = np.uint32(0x6a09e667)
-        v9 = np.uint32(0xbb67ae85)
-        v10 = np.uint32(0x3c6ef372)
-        v11 = np.uint32(0xa54ff53a)
-        v12 = buf[128 + l]
-        v13 = buf[144 + l]
-        v14 = bl
-        v15 = fl
-        x0 = buf[160 + 2 * l + 0]
-        x1 = buf[160 + 2 * l + 1]
-        x2 = buf[192 + 2 * l + 0]
-        x3 = buf[192 + 2 * l + 1]
-        x4 = buf[224 + 2 * l + 0]
-        x5 = buf[224 + 2 * l + 1]
-        x6 = buf[256 + 2 * l + 0]
-        x7 = buf[256 + 2 * l + 1]
-        x8 = buf[288 + 2 * l + 0]
-        x9 = buf[288 + 2 * l + 1]
-        x10 = buf[320 + 2 * l + 0]
-        x11 = buf[320 + 2 * l + 1]
-        x12 = buf[352 + 2 * l + 0]
-        x13 = buf[352 + 2 * l + 1]
-        x14 = buf[384 + 2 * l + 0]
-        x15 = buf[384 + 2 * l + 1]
-        v0 = np.uint32(v0 + v4 + x0)
-        v12 = _rotr(v12 ^ v0, 16)
-        v8 = np.uint32(v8 + v12)
-        v4 = _rotr(v4 ^ v8, 12)
-        v0 = np.uint32(v0 + v4 + x1)
-        v12 = _rotr(v12 ^ v0, 8)
-        v8 = np.uint32(v8 + v12)
-        v4 = _rotr(v4 ^ v8, 7)
-        v1 = np.uint32(v1 + v5 + x2)
-        v13 = _rotr(v13 ^ v1, 16)
-        v9 = np.uint32(v9 + v13)
-        v5 = _rotr(v5 ^ v9, 12)
-        v1 = np.uint32(v1 + v5 + x3)
-        v13 = _rotr(v13 ^ v1, 8)
-        v9 = np.uint32(v9 + v13)
-        v5 = _rotr(v5 ^ v9, 7)
-        v2 = np.uint32(v2 + v6 + x4)
-        v14 = _rotr(v14 ^ v2, 16)
-        v10 = np.uint32(v10 + v14)
-        v6 = _rotr(v6 ^ v10, 12)
-        v2 = np.uint32(v2 + v6 + x5)
-        v14 = _rotr(v14 ^ v2, 8)
-        v10 = np.uint32(v10 + v14)
-        v6 = _rotr(v6 ^ v10, 7)
-        v3 = np.uint32(v3 + v7 + x6)
-        v15 = _rotr(v15 ^ v3, 16)
-        v11 = np.uint32(v11 + v15)
-        v7 = _rotr(v7 ^ v11, 12)
-        v3 = np.uint32(v3 + v7 + x7)
-        v15 = _rotr(v15 ^ v3, 8)
-        v11 = np.uint32(v11 + v15)
-        v7 = _rotr(v7 ^ v11, 7)
-        v0 = np.uint32(v0 + v5 + x8)
-        v15 = _rotr(v15 ^ v0, 16)
-        v10 = np.uint32(v10 + v15)
-        v5 = _rotr(v5 ^ v10, 12)
-        v0 = np.uint32(v0 + v5 + x9)
-        v15 = _rotr(v15 ^ v0, 8)
-        v10 = np.uint32(v10 + v15)
-        v5 = _rotr(v5 ^ v10, 7)
-        v1 = np.uint32(v1 + v6 + x10)
-        v12 = _rotr(v12 ^ v1, 16)
-        v11 = np.uint32(v11 + v12)
-        v6 = _rotr(v6 ^ v11, 12)
-        v1 = np.uint32(v1 + v6 + x11)
-        v12 = _rotr(v12 ^ v1, 8)
-        v11 = np.uint32(v11 + v12)
-        v6 = _rotr(v6 ^ v11, 7)
-        v2 = np.uint32(v2 + v7 + x12)
-        v13 = _rotr(v13 ^ v2, 16)
-        v8 = np.uint32(v8 + v13)
-        v7 = _rotr(v7 ^ v8, 12)
-        v2 = np.uint32(v2 + v7 + x13)
-        v13 = _rotr(v13 ^ v2, 8)
-        v8 = np.uint32(v8 + v13)
-        v7 = _rotr(v7 ^ v8, 7)
-        v3 = np.uint32(v3 + v4 + x14)
-        v14 = _rotr(v14 ^ v3, 16)
-        v9 = np.uint32(v9 + v14)
-        v4 = _rotr(v4 ^ v9, 12)
-        v3 = np.uint32(v3 + v4 + x15)
-        v14 = _rotr(v14 ^ v3, 8)
-        v9 = np.uint32(v9 + v14)
-        v4 = _rotr(v4 ^ v9, 7)
-        v0 = np.uint32(v0 + v4 + x2)
-        v12 = _rotr(v12 ^ v0, 16)
-        v8 = np.uint32(v8 + v12)
-        v4 = _rotr(v4 ^ v8, 12)
-        v0 = np.uint32(v0 + v4 + x6)
-        v12 = _rotr(v12 ^ v0, 8)
-        v8 = np.uint32(v8 + v12)
-        v4 = _rotr(v4 ^ v8, 7)
-        v1 = np.uint32(v1 + v5 + x3)
-        v13 = _rotr(v13 ^ v1, 16)
-        v9 = np.uint32(v9 + v13)
-        v5 = _rotr(v5 ^ v9, 12)
-        v1 = np.uint32(v1 + v5 + x10)
-        v13 = _rotr(v13 ^ v1, 8)
-        v9 = np.uint32(v9 + v13)
-        v5 = _rotr(v5 ^ v9, 7)
-        v2 = np.uint32(v2 + v6 + x7)
-        v14 = _rotr(v14 ^ v2, 16)
-        v10 = np.uint32(v10 + v14)
-        v6 = _rotr(v6 ^ v10, 12)
-        v2 = np.uint32(v2 + v6 + x0)
-        v14 = _rotr(v14 ^ v2, 8)
-        v10 = np.uint32(v10 + v14)
-        v6 = _rotr(v6 ^ v10, 7)
-        v3 = np.uint32(v3 + v7 + x4)
-        v15 = _rotr(v15 ^ v3, 16)
-        v11 = np.uint32(v11 + v15)
-        v7 = _rotr(v7 ^ v11, 12)
-        v3 = np.uint32(v3 + v7 + x13)
-        v15 = _rotr(v15 ^ v3, 8)
-        v11 = np.uint32(v11 + v15)
-        v7 = _rotr(v7 ^ v11, 7)
-        v0 = np.uint32(v0 + v5 + x1)
-        v15 = _rotr(v15 ^ v0, 16)
-        v10 = np.uint32(v10 + v15)
-        v5 = _rotr(v5 ^ v10, 12)
-        v0 = np.uint32(v0 + v5 + x11)
-        v15 = _rotr(v15 ^ v0, 8)
-        v10 = np.uint32(v10 + v15)
-        v5 = _rotr(v5 ^ v10, 7)
-        v1 = np.uint32(v1 + v6 + x12)
-        v12 = _rotr(v12 ^ v1, 16)
-        v11 = np.uint32(v11 + v12)
-        v6 = _rotr(v6 ^ v11, 12)
-        v1 = np.uint32(v1 + v6 + x5)
-        v12 = _rotr(v12 ^ v1, 8)
-        v11 = np.uint32(v11 + v12)
-        v6 = _rotr(v6 ^ v11, 7)
-        v2 = np.uint32(v2 + v7 + x9)
-        v13 = _rotr(v13 ^ v2, 16)
-        v8 = np.uint32(v8 + v13)
-        v7 = _rotr(v7 ^ v8, 12)
-        v2 = np.uint32(v2 + v7 + x14)
-        v13 = _rotr(v13 ^ v2, 8)
-        v8 = np.uint32(v8 + v13)
-        v7 = _rotr(v7 ^ v8, 7)
-        v3 = np.uint32(v3 + v4 + x15)
-        v14 = _rotr(v14 ^ v3, 16)
-        v9 = np.uint32(v9 + v14)
-        v4 = _rotr(v4 ^ v9, 12)
-        v3 = np.uint32(v3 + v4 + x8)
-        v14 = _rotr(v14 ^ v3, 8)
-        v9 = np.uint32(v9 + v14)
-        v4 = _rotr(v4 ^ v9, 7)
-        v0 = np.uint32(v0 + v4 + x3)
-        v12 = _rotr(v12 ^ v0, 16)
-        v8 = np.uint32(v8 + v12)
-        v4 = _rotr(v4 ^ v8, 12)
-        v0 = np.uint32(v0 + v4 + x4)
-        v12 = _rotr(v12 ^ v0, 8)
-        v8 = np.uint32(v8 + v12)
-        v4 = _rotr(v4 ^ v8, 7)
-        v1 = np.uint32(v1 + v5 + x10)
-        v13 = _rotr(v13 ^ v1, 16)
-        v9 = np.uint32(v9 + v13)
-        v5 = _rotr(v5 ^ v9, 12)
-        v1 = np.uint32(v1 + v5 + x12)
-        v13 = _rotr(v13 ^ v1, 8)
-        v9 = np.uint32(v9 + v13)
-        v5 = _rotr(v5 ^ v9, 7)
-        v2 = np.uint32(v2 + v6 + x13)
-        v14 = _rotr(v14 ^ v2, 16)
-        v10 = np.uint32(v10 + v14)
-        v6 = _rotr(v6 ^ v10, 12)
-        v2 = np.uint32(v2 + v6 + x2)
-        v14 = _rotr(v14 ^ v2, 8)
-        v10 = np.uint32(v10 + v14)
-        v6 = _rotr(v6 ^ v10, 7)
-        v3 = np.uint32(v3 + v7 + x7)
-        v15 = _rotr(v15 ^ v3, 16)
-        v11 = np.uint32(v11 + v15)
-        v7 = _rotr(v7 ^ v11, 12)
-        v3 = np.uint32(v3 + v7 + x14)
-        v15 = _rotr(v15 ^ v3, 8)
-        v11 = np.uint32(v11 + v15)
-        v7 = _rotr(v7 ^ v11, 7)
-        v0 = np.uint32(v0 + v5 + x6)
-        v15 = _rotr(v15 ^ v0, 16)
-        v10 = np.uint32(v10 + v15)
-        v5 = _rotr(v5 ^ v10, 12)
-        v0 = np.uint32(v0 + v5 + x5)
-        v15 = _rotr(v15 ^ v0, 8)
-        v10 = np.uint32(v10 + v15)
-        v5 = _rotr(v5 ^ v10, 7)
-        v1 = np.uint32(v1 + v6 + x9)
-        v12 = _rotr(v12 ^ v1, 16)
-        v11 = np.uint32(v11 + v12)
-        v6 = _rotr(v6 ^ v11, 12)
-        v1 = np.uint32(v1 + v6 + x0)
-        v12 = _rotr(v12 ^ v1, 8)
-        v11 = np.uint32(v11 + v12)
-        v6 = _rotr(v6 ^ v11, 7)
-        v2 = np.uint32(v2 + v7 + x11)
-        v13 = _rotr(v13 ^ v2, 16)
-        v8 = np.uint32(v8 + v13)
-        v7 = _rotr(v7 ^ v8, 12)
-        v2 = np.uint32(v2 + v7 + x15)
-        v13 = _rotr(v13 ^ v2, 8)
-        v8 = np.uint32(v8 + v13)
-        v7 = _rotr(v7 ^ v8, 7)
-        v3 = np.uint32(v3 + v4 + x8)
-        v14 = _rotr(v14 ^ v3, 16)
-        v9 = np.uint32(v9 + v14)
-        v4 = _rotr(v4 ^ v9, 12)
-        v3 = np.uint32(v3 + v4 + x1)
-        v14 = _rotr(v14 ^ v3, 8)
-        v9 = np.uint32(v9 + v14)
-        v4 = _rotr(v4 ^ v9, 7)
-        v0 = np.uint32(v0 + v4 + x10)
-        v12 = _rotr(v12 ^ v0, 16)
-        v8 = np.uint32(v8 + v12)
-        v4 = _rotr(v4 ^ v8, 12)
-        v0 = np.uint32(v0 + v4 + x7)
-        v12 = _rotr(v12 ^ v0, 8)
-        v8 = np.uint32(v8 + v12)
-        v4 = _rotr(v4 ^ v8, 7)
-        v1 = np.uint32(v1 + v5 + x12)
-        v13 = _rotr(v13 ^ v1, 16)
-        v9 = np.uint32(v9 + v13)
-        v5 = _rotr(v5 ^ v9, 12)
-        v1 = np.uint32(v1 + v5 + x9)
-        v13 = _rotr(v13 ^ v1, 8)
-        v9 = np.uint32(v9 + v13)
-        v5 = _rotr(v5 ^ v9, 7)
-        v2 = np.uint32(v2 + v6 + x14)
-        v14 = _rotr(v14 ^ v2, 16)
-        v10 = np.uint32(v10 + v14)
-        v6 = _rotr(v6 ^ v10, 12)
-        v2 = np.uint32(v2 + v6 + x3)
-        v14 = _rotr(v14 ^ v2, 8)
-        v10 = np.uint32(v10 + v14)
-        v6 = _rotr(v6 ^ v10, 7)
-        v3 = np.uint32(v3 + v7 + x13)
-        v15 = _rotr(v15 ^ v3, 16)
-        v11 = np.uint32(v11 + v15)
-        v7 = _rotr(v7 ^ v11, 12)
-        v3 = np.uint32(v3 + v7 + x15)
-        v15 = _rotr(v15 ^ v3, 8)
-        v11 = np.uint32(v11 + v15)
-        v7 = _rotr(v7 ^ v11, 7)
-        v0 = np.uint32(v0 + v5 + x4)
-        v15 = _rotr(v15 ^ v0, 16)
-        v10 = np.uint32(v10 + v15)
-        v5 = _rotr(v5 ^ v10, 12)
-        v0 = np.uint32(v0 + v5 + x0)
-        v15 = _rotr(v15 ^ v0, 8)
-        v10 = np.uint32(v10 + v15)
-        v5 = _rotr(v5 ^ v10, 7)
-        v1 = np.uint32(v1 + v6 + x11)
-        v12 = _rotr(v12 ^ v1, 16)
-        v11 = np.uint32(v11 + v12)
-        v6 = _rotr(v6 ^ v11, 12)
-        v1 = np.uint32(v1 + v6 + x2)
-        v12 = _rotr(v12 ^ v1, 8)
-        v11 = np.uint32(v11 + v12)
-        v6 = _rotr(v6 ^ v11, 7)
-        v2 = np.uint32(v2 + v7 + x5)
-        v13 = _rotr(v13 ^ v2, 16)
-        v8 = np.uint32(v8 + v13)
-        v7 = _rotr(v7 ^ v8, 12)
-        v2 = np.uint32(v2 + v7 + x8)
-        v13 = _rotr(v13 ^ v2, 8)
-        v8 = np.uint32(v8 + v13)
-        v7 = _rotr(v7 ^ v8, 7)
-        v3 = np.uint32(v3 + v4 + x1)
-        v14 = _rotr(v14 ^ v3, 16)
-        v9 = np.uint32(v9 + v14)
-        v4 = _rotr(v4 ^ v9, 12)
-        v3 = np.uint32(v3 + v4 + x6)
-        v14 = _rotr(v14 ^ v3, 8)
-        v9 = np.uint32(v9 + v14)
-        v4 = _rotr(v4 ^ v9, 7)
-        v0 = np.uint32(v0 + v4 + x12)
-        v12 = _rotr(v12 ^ v0, 16)
-        v8 = np.uint32(v8 + v12)
-        v4 = _rotr(v4 ^ v8, 12)
-        v0 = np.uint32(v0 + v4 + x13)
-        v12 = _rotr(v12 ^ v0, 8)
-        v8 = np.uint32(v8 + v12)
-        v4 = _rotr(v4 ^ v8, 7)
-        v1 = np.uint32(v1 + v5 + x9)
-        v13 = _rotr(v13 ^ v1, 16)
-        v9 = np.uint32(v9 + v13)
-        v5 = _rotr(v5 ^ v9, 12)
-        v1 = np.uint32(v1 + v5 + x11)
-        v13 = _rotr(v13 ^ v1, 8)
-        v9 = np.uint32(v9 + v13)
-        v5 = _rotr(v5 ^ v9, 7)
-        v2 = np.uint32(v2 + v6 + x15)
-        v14 = _rotr(v14 ^ v2, 16)
-        v10 = np.uint32(v10 + v14)
-        v6 = _rotr(v6 ^ v10, 12)
-        v2 = np.uint32(v2 + v6 + x10)
-        v14 = _rotr(v14 ^ v2, 8)
-        v10 = np.uint32(v10 + v14)
-        v6 = _rotr(v6 ^ v10, 7)
-        v3 = np.uint32(v3 + v7 + x14)
-        v15 = _rotr(v15 ^ v3, 16)
-        v11 = np.uint32(v11 + v15)
-        v7 = _rotr(v7 ^ v11, 12)
-        v3 = np.uint32(v3 + v7 + x8)
-        v15 = _rotr(v15 ^ v3, 8)
-        v11 = np.uint32(v11 + v15)
-        v7 = _rotr(v7 ^ v11, 7)
-        v0 = np.uint32(v0 + v5 + x7)
-        v15 = _rotr(v15 ^ v0, 16)
-        v10 = np.uint32(v10 + v15)
-        v5 = _rotr(v5 ^ v10, 12)
-        v0 = np.uint32(v0 + v5 + x2)
-        v15 = _rotr(v15 ^ v0, 8)
-        v10 = np.uint32(v10 + v15)
-        v5 = _rotr(v5 ^ v10, 7)
-        v1 = np.uint32(v1 + v6 + x5)
-        v12 = _rotr(v12 ^ v1, 16)
-        v11 = np.uint32(v11 + v12)
-        v6 = _rotr(v6 ^ v11, 12)
-        v1 = np.uint32(v1 + v6 + x3)
-        v12 = _rotr(v12 ^ v1, 8)
-        v11 = np.uint32(v11 + v12)
-        v6 = _rotr(v6 ^ v11, 7)
-        v2 = np.uint32(v2 + v7 + x0)
-        v13 = _rotr(v13 ^ v2, 16)
-        v8 = np.uint32(v8 + v13)
-        v7 = _rotr(v7 ^ v8, 12)
-        v2 = np.uint32(v2 + v7 + x1)
-        v13 = _rotr(v13 ^ v2, 8)
-        v8 = np.uint32(v8 + v13)
-        v7 = _rotr(v7 ^ v8, 7)
-        v3 = np.uint32(v3 + v4 + x6)
-        v14 = _rotr(v14 ^ v3, 16)
-        v9 = np.uint32(v9 + v14)
-        v4 = _rotr(v4 ^ v9, 12)
-        v3 = np.uint32(v3 + v4 + x4)
-        v14 = _rotr(v14 ^ v3, 8)
-        v9 = np.uint32(v9 + v14)
-        v4 = _rotr(v4 ^ v9, 7)
-        v0 = np.uint32(v0 + v4 + x9)
-        v12 = _rotr(v12 ^ v0, 16)
-        v8 = np.uint32(v8 + v12)
-        v4 = _rotr(v4 ^ v8, 12)
-        v0 = np.uint32(v0 + v4 + x14)
-        v12 = _rotr(v12 ^ v0, 8)
-        v8 = np.uint32(v8 + v12)
-        v4 = _rotr(v4 ^ v8, 7)
-        v1 = np.uint32(v1 + v5 + x11)
-        v13 = _rotr(v13 ^ v1, 16)
-        v9 = np.uint32(v9 + v13)
-        v5 = _rotr(v5 ^ v9, 12)
-        v1 = np.uint32(v1 + v5 + x5)
-        v13 = _rotr(v13 ^ v1, 8)
-        v9 = np.uint32(v9 + v13)
-        v5 = _rotr(v5 ^ v9, 7)
-        v2 = np.uint32(v2 + v6 + x8)
-        v14 = _rotr(v14 ^ v2, 16)
-        v10 = np.uint32(v10 + v14)
-        v6 = _rotr(v6 ^ v10, 12)
-        v2 = np.uint32(v2 + v6 + x12)
-        v14 = _rotr(v14 ^ v2, 8)
-        v10 = np.uint32(v10 + v14)
-        v6 = _rotr(v6 ^ v10, 7)
-        v3 = np.uint32(v3 + v7 + x15)
-        v15 = _rotr(v15 ^ v3, 16)
-        v11 = np.uint32(v11 + v15)
-        v7 = _rotr(v7 ^ v11, 12)
-        v3 = np.uint32(v3 + v7 + x1)
-        v15 = _rotr(v15 ^ v3, 8)
-        v11 = np.uint32(v11 + v15)
-        v7 = _rotr(v7 ^ v11, 7)
-        v0 = np.uint32(v0 + v5 + x13)
-        v15 = _rotr(v15 ^ v0, 16)
-        v10 = np.uint32(v10 + v15)
-        v5 = _rotr(v5 ^ v10, 12)
-        v0 = np.uint32(v0 + v5 + x3)
-        v15 = _rotr(v15 ^ v0, 8)
-        v10 = np.uint32(v10 + v15)
-        v5 = _rotr(v5 ^ v10, 7)
-        v1 = np.uint32(v1 + v6 + x0)
-        v12 = _rotr(v12 ^ v1, 16)
-        v11 = np.uint32(v11 + v12)
-        v6 = _rotr(v6 ^ v11, 12)
-        v1 = np.uint32(v1 + v6 + x10)
-        v12 = _rotr(v12 ^ v1, 8)
-        v11 = np.uint32(v11 + v12)
-        v6 = _rotr(v6 ^ v11, 7)
-        v2 = np.uint32(v2 + v7 + x2)
-        v13 = _rotr(v13 ^ v2, 16)
-        v8 = np.uint32(v8 + v13)
-        v7 = _rotr(v7 ^ v8, 12)
-        v2 = np.uint32(v2 + v7 + x6)
-        v13 = _rotr(v13 ^ v2, 8)
-        v8 = np.uint32(v8 + v13)
-        v7 = _rotr(v7 ^ v8, 7)
-        v3 = np.uint32(v3 + v4 + x4)
-        v14 = _rotr(v14 ^ v3, 16)
-        v9 = np.uint32(v9 + v14)
-        v4 = _rotr(v4 ^ v9, 12)
-        v3 = np.uint32(v3 + v4 + x7)
-        v14 = _rotr(v14 ^ v3, 8)
-        v9 = np.uint32(v9 + v14)
-        v4 = _rotr(v4 ^ v9, 7)
-        v0 = np.uint32(v0 + v4 + x11)
-        v12 = _rotr(v12 ^ v0, 16)
-        v8 = np.uint32(v8 + v12)
-        v4 = _rotr(v4 ^ v8, 12)
-        v0 = np.uint32(v0 + v4 + x15)
-        v12 = _rotr(v12 ^ v0, 8)
-        v8 = np.uint32(v8 + v12)
-        v4 = _rotr(v4 ^ v8, 7)
-        v1 = np.uint32(v1 + v5 + x5)
-        v13 = _rotr(v13 ^ v1, 16)
-        v9 = np.uint32(v9 + v13)
-        v5 = _rotr(v5 ^ v9, 12)
-        v1 = np.uint32(v1 + v5 + x0)
-        v13 = _rotr(v13 ^ v1, 8)
-        v9 = np.uint32(v9 + v13)
-        v5 = _rotr(v5 ^ v9, 7)
-        v2 = np.uint32(v2 + v6 + x1)
-        v14 = _rotr(v14 ^ v2, 16)
-        v10 = np.uint32(v10 + v14)
-        v6 = _rotr(v6 ^ v10, 12)
-        v2 = np.uint32(v2 + v6 + x9)
-        v14 = _rotr(v14 ^ v2, 8)
-        v10 = np.uint32(v10 + v14)
-        v6 = _rotr(v6 ^ v10, 7)
-        v3 = np.uint32(v3 + v7 + x8)
-        v15 = _rotr(v15 ^ v3, 16)
-        v11 = np.uint32(v11 + v15)
-        v7 = _rotr(v7 ^ v11, 12)
-        v3 = np.uint32(v3 + v7 + x6)
-        v15 = _rotr(v15 ^ v3, 8)
-        v11 = np.uint32(v11 + v15)
-        v7 = _rotr(v7 ^ v11, 7)
-        v0 = np.uint32(v0 + v5 + x14)
-        v15 = _rotr(v15 ^ v0, 16)
-        v10 = np.uint32(v10 + v15)
-        v5 = _rotr(v5 ^ v10, 12)
-        v0 = np.uint32(v0 + v5 + x10)
-        v15 = _rotr(v15 ^ v0, 8)
-        v10 = np.uint32(v10 + v15)
-        v5 = _rotr(v5 ^ v10, 7)
-        v1 = np.uint32(v1 + v6 + x2)
-        v12 = _rotr(v12 ^ v1, 16)
-        v11 = np.uint32(v11 + v12)
-        v6 = _rotr(v6 ^ v11, 12)
-        v1 = np.uint32(v1 + v6 + x12)
-        v12 = _rotr(v12 ^ v1, 8)
-        v11 = np.uint32(v11 + v12)
-        v6 = _rotr(v6 ^ v11, 7)
-        v2 = np.uint32(v2 + v7 + x3)
-        v13 = _rotr(v13 ^ v2, 16)
-        v8 = np.uint32(v8 + v13)
-        v7 = _rotr(v7 ^ v8, 12)
-        v2 = np.uint32(v2 + v7 + x4)
-        v13 = _rotr(v13 ^ v2, 8)
-        v8 = np.uint32(v8 + v13)
-        v7 = _rotr(v7 ^ v8, 7)
-        v3 = np.uint32(v3 + v4 + x7)
-        v14 = _rotr(v14 ^ v3, 16)
-        v9 = np.uint32(v9 + v14)
-        v4 = _rotr(v4 ^ v9, 12)
-        v3 = np.uint32(v3 + v4 + x13)
-        v14 = _rotr(v14 ^ v3, 8)
-        v9 = np.uint32(v9 + v14)
-        v4 = _rotr(v4 ^ v9, 7)
-        buf[0 + l] = v0 ^ v8
-        buf[16 + l] = v1 ^ v9
-        buf[32 + l] = v2 ^ v10
-        buf[48 + l] = v3 ^ v11
-        buf[64 + l] = v4 ^ v12
-        buf[80 + l] = v5 ^ v13
-        buf[96 + l] = v6 ^ v14
-        buf[112 + l] = v7 ^ v15
+    _compress_lanes(buf, 16, np.uint32(block_len), np.uint32(flags))
 
 
 @typed_kernel()  # called with a literal ``at``, and with a literal ``keep``
@@ -547,7 +57,7 @@ def _parents(state, cvs, at, n, keep, buf):
                 buf[128 + l] = 0
                 buf[144 + l] = 0
                 for k in range(16):
-                    buf[(10 + k - k % 2) * 16 + 2 * l + k % 2] = cvs[at + 16 * j + k]
+                    buf[(10 + k) * 16 + l] = cvs[at + 16 * j + k]
             _compress(buf, BLOCK_LEN, np.uint32(mode | PARENT))  # the chunks' types: one compile
             for l in range(min(16, n - p0)):
                 for i in range(8):
@@ -555,56 +65,98 @@ def _parents(state, cvs, at, n, keep, buf):
 
 
 @kernel
+def chunk_cvs(state, data, pos, nchunks, count, cvs, at):
+    """The chaining values of the ``nchunks`` (1 to 16) whole chunks of ``data`` from
+    byte ``pos``, lane l hashing chunk l, the first chunk's counter ``count``, into
+    ``cvs[at:at + 8 * nchunks]``; reads the key words and the mode from ``state``. The
+    lanes past ``nchunks`` repeat the last chunk, unread."""
+    _wide_vectors()
+    buf = new_words(416, np.uint32)
+    first = new_words(16, np.int64)  # where lane l's chunk starts
+    mode = np.uint32(state[FLAGS])
+    for l in range(16):
+        first[l] = pos + min(l, nchunks - 1) * CHUNK_LEN
+        for i in range(8):
+            buf[i * 16 + l] = state[KEY + i]
+        c = count + np.uint64(l)
+        buf[128 + l] = np.uint32(c & np.uint64(0xFFFFFFFF))
+        buf[144 + l] = np.uint32(c >> np.uint64(32))
+    for b in range(CHUNK_BLOCKS):
+        for l in range(16):
+            _prefetch(data, np.uint64(first[l] + b * BLOCK_LEN + 256))  # 4 blocks ahead: as
+            # many streams as lanes, which the hardware prefetchers do not follow
+        flags = mode
+        if b == 0:
+            flags = np.uint32(flags | CHUNK_START)
+        if b == CHUNK_BLOCKS - 1:
+            flags = np.uint32(flags | CHUNK_END)
+        # each lane's block loaded and transposed in registers
+        _compress_blocks(buf, 16, np.uint32(BLOCK_LEN), flags, data, first, b * BLOCK_LEN)
+    for l in range(nchunks):
+        for i in range(8):
+            cvs[at + l * 8 + i] = buf[i * 16 + l]
+
+
+@kernel
 def subtree_cvs(state, data, pos, ngroups, level, count, out, at):
     """The chaining values of ``ngroups`` subtrees of ``2 ** level`` (at most 16) whole
     chunks of ``data`` from byte ``pos``, the first chunk's counter ``count``, into
-    ``out[at:at + 8 * ngroups]``; reads the key words and the mode from ``state``. In
-    subtrees under 16 chunks the lanes past them repeat the last chunk, unread.
-    """
-    _wide_vectors()
+    ``out[at:at + 8 * ngroups]``; reads the key words and the mode from ``state``. The
+    chunks by ``chunk_cvs``, their parents in lanes (``_parents``)."""
     buf = new_words(416, np.uint32)
-    # message words 2j, 2j + 1 of lane l: pairs[80 + 16 * j + l]
-    pairs = buf.view(np.uint64)
     cvs = new_words(256, np.uint32)  # chaining values, 8 words each, one after another
-    mode = np.uint32(state[FLAGS])
     g = 0
     while g < ngroups:
         nb = min(2, ngroups - g)
         size = 1 << level
-        for h in range(nb):  # the chunks: lane l hashes chunk l of the group
-            base = pos + (g + h) * size * CHUNK_LEN
-            for l in range(16):
-                for i in range(8):
-                    buf[i * 16 + l] = state[KEY + i]
-                c = count + np.uint64((g + h) * size + l)
-                buf[128 + l] = np.uint32(c & np.uint64(0xFFFFFFFF))
-                buf[144 + l] = np.uint32(c >> np.uint64(32))
-            for b in range(CHUNK_BLOCKS):
-                for l in range(16):
-                    q = np.uint64(base + min(l, size - 1) * CHUNK_LEN + b * BLOCK_LEN)
-                    _prefetch(data, q + np.uint64(256))  # 4 blocks ahead: as many streams as
-                    # lanes, which the hardware prefetchers do not follow
-                    pairs[80 + l] = _word(data, q + np.uint64(0))
-                    pairs[96 + l] = _word(data, q + np.uint64(8))
-                    pairs[112 + l] = _word(data, q + np.uint64(16))
-                    pairs[128 + l] = _word(data, q + np.uint64(24))
-                    pairs[144 + l] = _word(data, q + np.uint64(32))
-                    pairs[160 + l] = _word(data, q + np.uint64(40))
-                    pairs[176 + l] = _word(data, q + np.uint64(48))
-                    pairs[192 + l] = _word(data, q + np.uint64(56))
-                flags = mode
-                if b == 0:
-                    flags = np.uint32(flags | CHUNK_START)
-                if b == CHUNK_BLOCKS - 1:
-                    flags = np.uint32(flags | CHUNK_END)
-                _compress(buf, BLOCK_LEN, flags)
-            for l in range(size):
-                for i in range(8):
-                    cvs[(h * size + l) * 8 + i] = buf[i * 16 + l]
+        for h in range(nb):
+            chunk_cvs(state, data, pos + (g + h) * size * CHUNK_LEN, size,
+                count + np.uint64((g + h) * size), cvs, h * size * 8)
         _parents(state, cvs, 0, nb * size, nb, buf)
         for h in range(8 * nb):
             out[at + 8 * g + h] = cvs[h]
         g += nb
+
+
+@kernel
+def tail_output(state, data, pos, block_index, skip, out):
+    """The output (``b3_output``'s) of an input whose last ``len(data) - pos`` bytes,
+    more than one chunk and at most 16, follow the subtrees the state holds (no chunk
+    begun): their whole chunks in lanes (``chunk_cvs``), a last partial one on its own
+    (``chunk_cv``), then their tree's parents a level at a time in lanes, an odd last
+    value carried up, down to the last node (``parent_output``)."""
+    _wide_vectors()
+    n = len(data)
+    count = np.uint64(state[COUNTER + 1]) << np.uint64(32) | np.uint64(state[COUNTER])
+    whole = (n - pos) // CHUNK_LEN
+    cvs = new_words(128, np.uint32)
+    chunk_cvs(state, data, pos, whole, count, cvs, np.int64(0))
+    k = whole
+    if pos + whole * CHUNK_LEN < n:
+        chunk_cv(state, data, pos + whole * CHUNK_LEN, n, count + np.uint64(whole), cvs,
+            8 * whole)
+        k += 1
+    buf = new_words(416, np.uint32)
+    mode = np.uint32(state[FLAGS])
+    while k > 2:  # a level: parent j of values 2j, 2j + 1, an odd last one carried up
+        half = k // 2
+        for l in range(16):
+            j = min(l, half - 1)
+            for i in range(8):
+                buf[i * 16 + l] = state[KEY + i]
+            buf[128 + l] = 0
+            buf[144 + l] = 0
+            for q in range(16):
+                buf[(10 + q) * 16 + l] = cvs[16 * j + q]
+        _compress(buf, BLOCK_LEN, np.uint32(mode | PARENT))
+        if k % 2:
+            for i in range(8):
+                cvs[8 * half + i] = cvs[8 * (k - 1) + i]
+        for l in range(half):
+            for i in range(8):
+                cvs[8 * l + i] = buf[i * 16 + l]
+        k = half + k % 2
+    parent_output(state, cvs, block_index, skip, out)
 
 
 @kernel
@@ -719,15 +271,25 @@ def update(state, buf, buflen, data):
 @gil_kernel
 def oneshot_array(params, data, block_index, skip, out):
     """``oneshot`` for a uint8 array: what ``jitdigest.blake3`` calls for one-shot inputs
-    of GROUP_MIN bytes or more (``b3_update`` is then the compiled form ``update`` uses:
-    the lanes compile once, for arrays)."""
+    of GROUP_MIN bytes or more. Every whole group before the last (1 to 16 chunks) by
+    ``groups``, the last one's chunks and parents in lanes too (``tail_output``), or,
+    when it is one chunk, as ``update`` and ``final`` would (``b3_update``, compiled
+    once, for arrays, and ``b3_output``)."""
     token = release_gil_if(len(data) + len(out) >= GIL_MINSIZE)
     state = scratch(STATE_WORDS, np.uint32, STATE_WORDS)
     for i in range(PARAMS):
         state[i] = params[i]
-    buf = scratch(BLOCK_LEN, np.uint8, BLOCK_LEN)
-    buflen = b3_update(state, buf, np.int64(0), data)  # update's types: one compile
-    b3_output(state, buf, buflen, block_index, skip, out)
+    n = len(data)
+    head = (n - 1) // 16384 * 16384  # whole groups before the last (1 to 16 chunks)
+    if head > 0:
+        m = new_words(16, np.uint32)
+        groups(state, data, np.int64(0), head // 16384, np.int64(4), m)  # b3_update's types
+    if n - head > CHUNK_LEN:
+        tail_output(state, data, head, block_index, skip, out)
+    else:
+        buf = scratch(BLOCK_LEN, np.uint8, BLOCK_LEN)
+        buflen = b3_update(state, buf, np.int64(0), data[head:])  # update's types
+        b3_output(state, buf, buflen, block_index, skip, out)
     reacquire_gil(token)
 
 

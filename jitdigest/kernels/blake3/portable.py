@@ -1,7 +1,6 @@
-"""Portable BLAKE3: the compression function in loop form (rounds in a loop, G a function,
-message words looked up through the permutation's schedule), the chunk state, parent nodes, the
-chaining-value stack and the root's extendable output; one source for interpreted and compiled
-mode.
+"""Portable BLAKE3: the compression function (``rows``: the loop form interpreted, the rows
+in vector registers compiled), the chunk state, parent nodes, the chaining-value stack and the
+root's extendable output; one source for interpreted and compiled mode.
 
 The state is the uint32 array ``layout`` describes, owned by the caller (``jitdigest.blake3``).
 Like BLAKE2, BLAKE3 must know a block is the input's last before compressing it (the last block
@@ -17,37 +16,15 @@ value per set bit of the chunk count.
 # level it was typed again at each call site). Measurements: benchmarks/results/kernel_notes.md.
 import numpy as np
 
-from ...base.algorithms import SPECS
 from .._contract import Backend, TIERS
-from .._jit import (GIL_MINSIZE, add32, const_words, gil_kernel, inline_in_callers,
-                   inline_kernel, kernel, load_le32, new_words, reacquire_gil, release_gil_if,
+from .._jit import (GIL_MINSIZE, add32, gil_kernel, inline_in_callers,
+                   inline_kernel, kernel, new_words, reacquire_gil, release_gil_if,
                    scratch, typed_kernel, u32, u64)
 from .._rows import length_of, row_at, row_count, start_of
-# BLAKE3's quarter-round is BLAKE2s's G (the BLAKE3 paper, section 2.2): one function
-from ..blake2s.portable import _g32 as _g
 from .layout import (BLOCK_LEN, BLOCKS, CHUNK_BLOCKS, CHUNK_END, CHUNK_START, COUNTER, CV, DEPTH,
                      FLAGS, KEY, PARAMS, PARENT, ROOT, STACK, STATE_WORDS)
-
-# BLAKE3's IV is SHA-256's initial state (as BLAKE2s's is).
-IV = const_words(SPECS["sha256"].iv, np.uint32)
-
-ROUNDS = 7
-# The message permutation applied between rounds: word i of the next round is word
-# MSG_PERMUTATION[i] of this one.
-MSG_PERMUTATION = (2, 6, 3, 10, 7, 0, 4, 13, 1, 11, 12, 5, 9, 14, 15, 8)
-
-
-def _schedule():
-    """The message word each round reads at each of its 16 places, rounds flattened: the
-    permutation applied r times for round r (the kernels never move the words themselves)."""
-    order, rows = list(range(16)), []
-    for _ in range(ROUNDS):
-        rows += order
-        order = [order[p] for p in MSG_PERMUTATION]
-    return rows
-
-
-SCHEDULE = const_words(_schedule(), np.intp)
+from .rows import (IV, MSG_PERMUTATION, ROUNDS, SCHEDULE, _schedule,  # noqa: F401  (re-exported)
+                   compress_words, load_block)
 
 
 @typed_kernel()
@@ -55,53 +32,10 @@ def compress(cv, m, t0, t1, block_len, flags, out, wide):
     """One compression of the 16 message words ``m`` under the chaining value ``cv[0:8]``, with
     the counter ``t1:t0`` (two words, low first), ``block_len`` and ``flags``. ``out[0:8]`` gets
     the new chaining value and, if ``wide``, ``out[8:16]`` the rest of a 64-byte output block;
-    ``out`` may be ``cv``. Compiled once and inlined by LLVM into each caller (``wide`` a
-    constant there)."""
+    ``out`` may be ``cv``. Compiled once (its rows in vector registers: ``rows``) and inlined
+    by LLVM into each caller (``wide`` a constant there)."""
     inline_in_callers()
-    h0 = u32(cv[0])
-    h1 = u32(cv[1])
-    h2 = u32(cv[2])
-    h3 = u32(cv[3])
-    h4 = u32(cv[4])
-    h5 = u32(cv[5])
-    h6 = u32(cv[6])
-    h7 = u32(cv[7])
-    v0, v1, v2, v3, v4, v5, v6, v7 = h0, h1, h2, h3, h4, h5, h6, h7
-    v8 = u32(IV[0])
-    v9 = u32(IV[1])
-    v10 = u32(IV[2])
-    v11 = u32(IV[3])
-    v12 = u32(t0)
-    v13 = u32(t1)
-    v14 = u32(block_len)
-    v15 = u32(flags)
-    for r in range(ROUNDS):
-        s = 16 * r
-        v0, v4, v8, v12 = _g(v0, v4, v8, v12, m[SCHEDULE[s]], m[SCHEDULE[s + 1]])
-        v1, v5, v9, v13 = _g(v1, v5, v9, v13, m[SCHEDULE[s + 2]], m[SCHEDULE[s + 3]])
-        v2, v6, v10, v14 = _g(v2, v6, v10, v14, m[SCHEDULE[s + 4]], m[SCHEDULE[s + 5]])
-        v3, v7, v11, v15 = _g(v3, v7, v11, v15, m[SCHEDULE[s + 6]], m[SCHEDULE[s + 7]])
-        v0, v5, v10, v15 = _g(v0, v5, v10, v15, m[SCHEDULE[s + 8]], m[SCHEDULE[s + 9]])
-        v1, v6, v11, v12 = _g(v1, v6, v11, v12, m[SCHEDULE[s + 10]], m[SCHEDULE[s + 11]])
-        v2, v7, v8, v13 = _g(v2, v7, v8, v13, m[SCHEDULE[s + 12]], m[SCHEDULE[s + 13]])
-        v3, v4, v9, v14 = _g(v3, v4, v9, v14, m[SCHEDULE[s + 14]], m[SCHEDULE[s + 15]])
-    out[0] = v0 ^ v8
-    out[1] = v1 ^ v9
-    out[2] = v2 ^ v10
-    out[3] = v3 ^ v11
-    out[4] = v4 ^ v12
-    out[5] = v5 ^ v13
-    out[6] = v6 ^ v14
-    out[7] = v7 ^ v15
-    if wide:
-        out[8] = v8 ^ h0
-        out[9] = v9 ^ h1
-        out[10] = v10 ^ h2
-        out[11] = v11 ^ h3
-        out[12] = v12 ^ h4
-        out[13] = v13 ^ h5
-        out[14] = v14 ^ h6
-        out[15] = v15 ^ h7
+    compress_words(cv, m, t0, t1, block_len, flags, out, wide)
 
 
 # --- the tree: chunks, parents, the stack --------------------------------------------------
@@ -180,7 +114,7 @@ def _chunk_blocks(state, data, pos, nblocks, m):
     t0 = u32(state[COUNTER])
     t1 = u32(state[COUNTER + 1])
     for b in range(nblocks):
-        load_le32(data, pos + BLOCK_LEN * b, m, 16)
+        load_block(data, pos + BLOCK_LEN * b, m)
         flags = base
         if blocks == 0:
             flags = u32(flags | CHUNK_START)
@@ -256,7 +190,7 @@ def b3_output(state, buf, buflen, block_index, skip, out):
     block = scratch(BLOCK_LEN, np.uint8, BLOCK_LEN)      # the last block, zero-padded
     for i in range(buflen):
         block[i] = buf[i]
-    load_le32(block, 0, m, 16)
+    load_block(block, 0, m)
     flags = u32(state[FLAGS] | CHUNK_END)
     if u32(state[BLOCKS]) == 0:
         flags = u32(flags | CHUNK_START)
@@ -265,9 +199,15 @@ def b3_output(state, buf, buflen, block_index, skip, out):
     else:
         for i in range(8):
             cv[i] = u32(state[CV + i])
-    t0 = u32(state[COUNTER])
-    t1 = u32(state[COUNTER + 1])
-    block_len = u32(buflen)
+    _right_edge(state, cv, m, u32(state[COUNTER]), u32(state[COUNTER + 1]), u32(buflen), flags,
+                block_index, skip, out)
+
+
+@inline_kernel
+def _right_edge(state, cv, m, t0, t1, block_len, flags, block_index, skip, out):
+    """From the last node, set up in ``cv``, ``m``, ``t0``, ``t1``, ``block_len``, ``flags`` but
+    not compressed, up the right edge of the tree through the stack's subtrees to the root, whose
+    output stream from byte ``64 * block_index + skip`` fills ``out``."""
     depth = u32(state[DEPTH])
     while depth > 0:                      # the right edge of the tree, bottom up
         depth = u32(depth - 1)
@@ -278,6 +218,52 @@ def b3_output(state, buf, buflen, block_index, skip, out):
         block_len = u32(BLOCK_LEN)
         flags = u32(state[FLAGS] | PARENT)
     _root_bytes(cv, m, block_len, u32(flags | ROOT), block_index, skip, out)
+
+
+@kernel
+def parent_output(state, cvs, block_index, skip, out):
+    """``b3_output`` for an input whose last node is the parent of ``cvs[0:16]`` (two chaining
+    values), the stack holding the completed subtrees before it."""
+    m = new_words(16, np.uint32)
+    cv = new_words(8, np.uint32)
+    for i in range(16):
+        m[i] = cvs[i]
+    for i in range(8):
+        cv[i] = u32(state[KEY + i])
+    _right_edge(state, cv, m, u32(0), u32(0), u32(BLOCK_LEN), u32(state[FLAGS] | PARENT),
+                block_index, skip, out)
+
+
+@kernel
+def chunk_cv(state, data, pos, end, count, cvs, at):
+    """The chaining value of the chunk ``data[pos:end]`` (1 to 1024 bytes, not the root), its
+    counter ``count`` (a uint64), into ``cvs[at:at + 8]``; the key words and the mode from
+    ``state``."""
+    m = new_words(16, np.uint32)
+    cv = new_words(8, np.uint32)
+    for i in range(8):
+        cv[i] = u32(state[KEY + i])
+    t0 = u32(count & np.uint64(0xFFFFFFFF))
+    t1 = u32(count >> np.uint64(32))
+    mode = u32(state[FLAGS])
+    whole = (end - pos - 1) // BLOCK_LEN          # blocks before the last
+    for b in range(whole):
+        load_block(data, pos + BLOCK_LEN * b, m)
+        flags = mode
+        if b == 0:
+            flags = u32(flags | CHUNK_START)
+        compress(cv, m, t0, t1, BLOCK_LEN, flags, cv, False)
+    block = scratch(BLOCK_LEN, np.uint8, BLOCK_LEN)      # the last block, zero-padded
+    last = pos + BLOCK_LEN * whole
+    for i in range(end - last):
+        block[i] = data[last + i]
+    load_block(block, 0, m)
+    flags = u32(mode | CHUNK_END)
+    if whole == 0:
+        flags = u32(flags | CHUNK_START)
+    compress(cv, m, t0, t1, end - last, flags, cv, False)
+    for i in range(8):
+        cvs[at + i] = cv[i]
 
 
 # --- entry points ----------------------------------------------------------------------------
