@@ -61,9 +61,17 @@ def measure(spec, sets, lengths, budget, repeats, min_seconds):
     return seconds
 
 
-# per length, the built-in choice unless another beats it by the margin (shared with the
-# automatic measurement, ``engine/autocal.py``)
-decide = _calibration.decide
+def decide(default, seconds):
+    """Per length, the default backend unless another's median time is below it by the margin
+    (``_config.TUNE_MARGIN``)."""
+    best = []
+    for i in range(len(seconds[default])):
+        pick, pick_time = default, seconds[default][i]
+        for name, times in seconds.items():
+            if times[i] * _config.TUNE_MARGIN < pick_time:
+                pick, pick_time = name, times[i]
+        best.append(pick)
+    return best
 
 
 def candidates(spec, every=True):

@@ -258,6 +258,19 @@ def auto(table_file, monkeypatch):
     return table_file, measured
 
 
+def test_a_measured_kernel_replaces_the_rule_only_when_every_turn_beat_it():
+    """``autocal.decide``: another kernel is taken only where each of its turns, by the margin,
+    beat the rule's fastest turn; of several such, the lowest median."""
+    from jitdigest.engine import autocal
+    m = _config.TUNE_MARGIN
+    rule = [1.0, 1.2, 1.1]
+    assert autocal.decide("rule", {"rule": rule, "a": [0.5, 0.5, 1.0 / m * 1.01]}) == "rule"
+    assert autocal.decide("rule", {"rule": rule, "a": [0.9 / m, 0.8 / m, 0.99 / m]}) == "a"
+    assert autocal.decide("rule", {"rule": rule, "a": [0.9 / m, 0.8 / m, 0.95 / m],
+                                   "b": [0.7, 0.7, 0.7], "c": [0.1, 0.1, 5.0]}) == "b"
+    assert autocal.decide("rule", {"rule": rule}) == "rule"
+
+
 def two_kernels():
     """(algorithm, rule's kernel set, another) for the first of md5, sha1, sha256 with two
     batch kernels here, the other's ``hash_rows`` loaded (a one-row batch runs it), so that

@@ -111,15 +111,32 @@ def _per_call(func, calls):
     return (time.perf_counter() - start) / calls
 
 
+def decide(rule, turns):
+    """The backend for one length: ``rule`` unless another's every turn, by the margin
+    (``_config.TUNE_MARGIN``), beat the rule's fastest one (of those that did, the lowest
+    median). Stricter than a tune's medians: short turns on a busy machine scatter, and a
+    choice stored on noise would stay on the machine until a tune."""
+    fastest = min(turns[rule])
+    clear = [name for name, times in turns.items()
+             if name != rule and max(times) * _config.TUNE_MARGIN < fastest]
+    return min(clear, key=lambda name: _median(turns[name]), default=rule)
+
+
+def _median(times):
+    return sorted(times)[len(times) // 2]
+
+
 def measure(spec, sets):
     """The table entry for ``spec``: {"lengths", "best", "seconds", "auto"}, the kernel sets
     ``sets`` (the rule's first) timed on one thread through their ``hash_rows`` on equal rows,
-    taking turns as a tune's do (``_tune.measure``), with ``_config.AUTO_BYTES`` a length."""
+    taking turns as a tune's do (``_tune.measure``), with ``_config.AUTO_BYTES`` a length;
+    ``decide`` picks."""
     import numpy as np
 
     rng = np.random.default_rng(0)
     lengths = list(_config.AUTO_LENGTHS)
     seconds = {ks.name: [] for ks in sets}
+    best = []
     for length in lengths:
         n = max(_config.ALIGN, _config.AUTO_BYTES // max(length, 1))
         values = rng.integers(0, 256, n * length, dtype=np.uint8)
@@ -146,8 +163,8 @@ def measure(spec, sets):
                 lead = min(max(runs[name][1]) for name in taking)
                 taking = [name for name in taking
                           if min(runs[name][1]) <= _config.TUNE_DROP * lead]
-        for name, (_, times) in runs.items():
-            times.sort()
-            seconds[name].append(times[len(times) // 2])
-    return {"lengths": lengths, "best": _calibration.decide(sets[0].name, seconds),
-            "seconds": seconds, "auto": True}
+        turns = {name: times for name, (_, times) in runs.items()}
+        best.append(decide(sets[0].name, turns))
+        for name, times in turns.items():
+            seconds[name].append(_median(times))
+    return {"lengths": lengths, "best": best, "seconds": seconds, "auto": True}

@@ -18,7 +18,7 @@ import os
 import time
 import warnings
 
-from ..base import cachedir as _cachedir, config as _config
+from ..base import cachedir as _cachedir
 from . import cpu as _cpu
 from ..base.stdlib import hashlib
 
@@ -120,19 +120,6 @@ def reread():
     for name, entry in _read(path(), warn=False).items():
         algos.setdefault(name, entry)
     return algos
-
-
-def decide(default, seconds):
-    """Per length, the default backend unless another's median time is below it by the margin
-    (``_config.TUNE_MARGIN``)."""
-    best = []
-    for i in range(len(seconds[default])):
-        pick, pick_time = default, seconds[default][i]
-        for name, times in seconds.items():
-            if times[i] * _config.TUNE_MARGIN < pick_time:
-                pick, pick_time = name, times[i]
-        best.append(pick)
-    return best
 
 
 def store(entries, automatic=False):
