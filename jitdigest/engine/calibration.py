@@ -103,8 +103,8 @@ def source():
     """Where batch dispatch's choices come from, in words (for ``jitdigest info``)."""
     found = sources()
     if not found:
-        return ("built-in rule (no calibration for this CPU yet: measured automatically on an "
-                "algorithm's first large batch, or run 'jitdigest tune')")
+        return ("built-in rule (nothing measured on this CPU yet: 'jitdigest tune' times every "
+                "batch kernel; a large batch times those already compiled)")
     counts = [f"{how} for {n} algorithm{'s' if n != 1 else ''}"
               for how in ("tuned", "measured automatically")
               for n in [list(found.values()).count(how)] if n]
