@@ -121,7 +121,7 @@ def _compress(context, builder, signature, args, width, message):
     s = list(v)
     for k, (a, b, c, d) in enumerate(_G):
         for m, (rd, rb) in ((x[2 * k], (16, 12)), (x[2 * k + 1], (8, 7))):
-            s[a] = builder.add(builder.add(s[a], s[b]), m)
+            s[a] = builder.add(builder.add(s[a], m), s[b])
             s[d] = rotr(builder.xor(s[d], s[a]), rd)
             s[c] = builder.add(s[c], s[d])
             s[b] = rotr(builder.xor(s[b], s[c]), rb)

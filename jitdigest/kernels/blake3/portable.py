@@ -21,8 +21,8 @@ from .._jit import (GIL_MINSIZE, add32, gil_kernel, inline_in_callers,
                    inline_kernel, kernel, new_words, reacquire_gil, release_gil_if,
                    scratch, typed_kernel, u32, u64)
 from .._rows import length_of, row_at, row_count, start_of
-from .layout import (BLOCK_LEN, BLOCKS, CHUNK_BLOCKS, CHUNK_END, CHUNK_START, COUNTER, CV, DEPTH,
-                     FLAGS, KEY, PARAMS, PARENT, ROOT, STACK, STATE_WORDS)
+from .layout import (BLOCK_LEN, BLOCKS, CHUNK_BLOCKS, CHUNK_END, CHUNK_LEN, CHUNK_START, COUNTER,
+                     CV, DEPTH, FLAGS, KEY, PARAMS, PARENT, ROOT, STACK, STATE_WORDS)
 from .rows import (IV, MSG_PERMUTATION, ROUNDS, SCHEDULE, _schedule,  # noqa: F401  (re-exported)
                    compress_words, load_block)
 
@@ -171,7 +171,17 @@ def _root_bytes(cv, m, block_len, flags, block_index, skip, out):
     while pos < n:
         compress(cv, m, t0, t1, block_len, flags, o, True)
         take = min(BLOCK_LEN - first, n - pos)
-        for k in range(take):
+        if first == 0:                    # whole words, a word's bytes at a time
+            for w in range(take >> 2):
+                word = u32(o[w])
+                out[pos + 4 * w] = word & 0xFF
+                out[pos + 4 * w + 1] = (word >> 8) & 0xFF
+                out[pos + 4 * w + 2] = (word >> 16) & 0xFF
+                out[pos + 4 * w + 3] = (word >> 24) & 0xFF
+            done = take & ~3
+        else:
+            done = 0
+        for k in range(done, take):
             b = first + k
             out[pos + k] = (o[b >> 2] >> (8 * (b & 3))) & 0xFF
         pos += take
@@ -234,19 +244,16 @@ def parent_output(state, cvs, block_index, skip, out):
                 block_index, skip, out)
 
 
-@kernel
-def chunk_cv(state, data, pos, end, count, cvs, at):
-    """The chaining value of the chunk ``data[pos:end]`` (1 to 1024 bytes, not the root), its
-    counter ``count`` (a uint64), into ``cvs[at:at + 8]``; the key words and the mode from
-    ``state``."""
-    m = new_words(16, np.uint32)
-    cv = new_words(8, np.uint32)
+@inline_kernel
+def _chunk_head(words, data, pos, end, t0, t1, cv, m):
+    """Set up the last block of the chunk ``data[pos:end]`` (0 to 1024 bytes), counter
+    ``t1:t0``, without compressing it (it may be the root): ``cv`` <- the chaining value before
+    it (from the key words ``words[KEY:KEY + 8]`` and the mode ``words[FLAGS]``: a state or
+    the parameters), ``m`` <- its words, zero-padded. Returns its length and flags."""
     for i in range(8):
-        cv[i] = u32(state[KEY + i])
-    t0 = u32(count & np.uint64(0xFFFFFFFF))
-    t1 = u32(count >> np.uint64(32))
-    mode = u32(state[FLAGS])
-    whole = (end - pos - 1) // BLOCK_LEN          # blocks before the last
+        cv[i] = u32(words[KEY + i])
+    mode = u32(words[FLAGS])
+    whole = (end - pos - 1) // BLOCK_LEN if end > pos else 0      # blocks before the last
     for b in range(whole):
         load_block(data, pos + BLOCK_LEN * b, m)
         flags = mode
@@ -261,9 +268,32 @@ def chunk_cv(state, data, pos, end, count, cvs, at):
     flags = u32(mode | CHUNK_END)
     if whole == 0:
         flags = u32(flags | CHUNK_START)
-    compress(cv, m, t0, t1, end - last, flags, cv, False)
+    return u32(end - last), flags
+
+
+@kernel
+def chunk_cv(state, data, pos, end, count, cvs, at):
+    """The chaining value of the chunk ``data[pos:end]`` (1 to 1024 bytes, not the root), its
+    counter ``count`` (a uint64), into ``cvs[at:at + 8]``; the key words and the mode from
+    ``state``."""
+    m = new_words(16, np.uint32)
+    cv = new_words(8, np.uint32)
+    t0 = u32(count & np.uint64(0xFFFFFFFF))
+    t1 = u32(count >> np.uint64(32))
+    block_len, flags = _chunk_head(state, data, pos, end, t0, t1, cv, m)
+    compress(cv, m, t0, t1, block_len, flags, cv, False)
     for i in range(8):
         cvs[at + i] = cv[i]
+
+
+@kernel
+def chunk_output(params, data, block_index, skip, out):
+    """``oneshot`` for a message of at most one chunk, the root: its blocks with the chaining
+    value in locals, no state array."""
+    m = new_words(16, np.uint32)
+    cv = new_words(8, np.uint32)
+    block_len, flags = _chunk_head(params, data, 0, len(data), u32(0), u32(0), cv, m)
+    _root_bytes(cv, m, block_len, u32(flags | ROOT), block_index, skip, out)
 
 
 # --- entry points ----------------------------------------------------------------------------
@@ -288,12 +318,15 @@ def oneshot(params, data, block_index, skip, out):
     """Output for the message ``data`` alone, from the parameters ``params`` (key words and
     flags), in one call."""
     token = release_gil_if(len(data) + len(out) >= GIL_MINSIZE)
-    state = scratch(STATE_WORDS, np.uint32, STATE_WORDS)
-    for i in range(PARAMS):
-        state[i] = params[i]
-    buf = scratch(BLOCK_LEN, np.uint8, BLOCK_LEN)
-    buflen = b3_update(state, buf, 0, data)
-    b3_output(state, buf, buflen, block_index, skip, out)
+    if len(data) <= CHUNK_LEN:
+        chunk_output(params, data, block_index, skip, out)
+    else:
+        state = scratch(STATE_WORDS, np.uint32, STATE_WORDS)
+        for i in range(PARAMS):
+            state[i] = params[i]
+        buf = scratch(BLOCK_LEN, np.uint8, BLOCK_LEN)
+        buflen = b3_update(state, buf, 0, data)
+        b3_output(state, buf, buflen, block_index, skip, out)
     reacquire_gil(token)
 
 

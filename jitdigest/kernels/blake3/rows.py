@@ -108,11 +108,11 @@ def _rows(typingctx, cv, m, t0, t1, block_len, flags, out, wide):
                                                       [ir.Constant(i32, x) for x in lanes]))
 
         def g(a, b, c, d, mx, my):
-            a = builder.add(builder.add(a, b), mx)
+            a = builder.add(builder.add(a, mx), b)
             d = rotr(builder.xor(d, a), 16)
             c = builder.add(c, d)
             b = rotr(builder.xor(b, c), 12)
-            a = builder.add(builder.add(a, b), my)
+            a = builder.add(builder.add(a, my), b)
             d = rotr(builder.xor(d, a), 8)
             c = builder.add(c, d)
             b = rotr(builder.xor(b, c), 7)
