@@ -14,34 +14,33 @@ _RACY = f"{_config.SUM_CACHE_RACY_NS / 1e9:g} s"   # --update's and --cache's ra
 # --- sum ---------------------------------------------------------------------------------------
 
 SUM_DESCRIPTION = """\
-Print or check message digests of FILEs (directories too, with -r), as coreutils' sha256sum,
-md5sum, b2sum and cksum do, byte for byte. No FILE, or '-': standard input."""
+Print or check message digests of FILEs (directories with -r), byte for byte as
+coreutils' sha256sum, md5sum, b2sum and cksum. No FILE, or '-': standard input."""
 
 SUM_EPILOG = f"""\
-Output lines are "HASH  NAME" (--tag: "SHA256 (NAME) = HASH"); a name holding a backslash,
-newline or CR is escaped and its line starts with a backslash (not with -z). --check reads
-either form for -a's algorithm only (-a auto: tagged lines of any; -a sha3: every SHA3 length).
+Lines are "HASH  NAME" (--tag: "SHA256 (NAME) = HASH"); a name with a '\\',
+newline or CR is escaped, its line starting with a backslash (not with -z).
+--check reads both forms, of -a's algorithm only (auto: tagged lines of any;
+sha3: every SHA3 length). ALGO: any name jitdigest.new() takes, sha3 with -l,
+{_B3} (as b3sum 1.2; -l in BYTES); -a sha256,md5 reads each file once.
 
--r walks in byte order of full paths (find | LC_ALL=C sort); symlinks to files are hashed,
-to directories followed only with -L (a loop: a warning); broken links, fifos, sockets and
-devices inside a walk are skipped (--verbose names them). GLOB (rsync's reading): without '/'
-it matches a name at any depth, with '/' the path relative to the operand; '*' and '?' stop
-at '/', '**' does not; a trailing '/' matches directories. An excluded directory is not
-entered; --exclude wins over --include; named FILEs are filtered by name and size too.
-SIZE: bytes, or K, M, G, T (KiB ...), KB, MB (1000s). -j with no N: one job if the first
-files are mostly small (their batches are fastest on one thread), else one per CPU.
+-r walks in byte order of paths (find | LC_ALL=C sort). Symlinks to files are
+hashed, to directories followed with -L only (a loop: a warning); broken links,
+fifos, sockets, devices in a walk are skipped (--verbose names them). GLOB, as
+rsync: without '/' it matches a name at any depth, with '/' the path from the
+operand; '*', '?' stop at '/', '**' not; 'DIR/' matches directories only. An
+excluded directory is not entered; --exclude wins over --include; named FILEs
+are filtered by name and size too. SIZE: bytes, K, M, G (1024s), KB, MB ...
+-j alone: one job if the first files are mostly small, else one per idle CPU.
 
---update MANIFEST rewrites it atomically (plain, --tag, --json or -a {_B3} lines, as found;
-made if missing): new files added, missing ones dropped, the rest re-read only if changed
-since MANIFEST was written (mtime or ctime after its mtime less {_RACY}; with --cache, the
-database decides), then "added, removed, changed, unchanged" on stderr.
---match/--no-match KNOWN: KNOWN is a manifest in any of those formats (repeatable).
---audit MANIFEST prints MATCHED/CHANGED/NEW/MOVED/MISSING lines and a TOTAL (exit 2: usage).
---cache DB: a file whose device, inode, size, mtime and ctime match is not read again.
-ALGO: any name jitdigest.new() takes, OpenSSL's (SHA-256), sha3 with -l, {_B3} (b3sum 1.2's
-output, errors and --check; -l in BYTES); a list (-a sha256,md5) reads each file once.
+--update MANIFEST rewrites it atomically in its format (plain, --tag, --json,
+{_B3}; made if missing): new files added, gone ones dropped, others re-read
+only if their mtime or ctime is past MANIFEST's, less {_RACY} (with --cache: as
+the database says); counts on stderr. KNOWN: a manifest in any such format.
+--audit: MATCHED/CHANGED/NEW/MOVED/MISSING lines, a TOTAL (usage error: 2).
+--cache: a file whose device, inode, size, mtime, ctime match is not re-read.
 
-Exit status: 0 if every file was read (and, with --check, matched), else 1."""
+Exit status: 0 if every file was read (with --check: and matched), else 1."""
 
 
 def _configure_sum(p):
@@ -58,7 +57,7 @@ def _configure_sum(p):
     p.add_argument("--version", action="version", version=_version(),
                    help="print the version and exit")
     p.add_argument("-a", "--algorithm", metavar="ALGO",
-                   help=f"sha256 (default), md5, sha1, sha512, blake2b, {_B3} ...")
+                   help=f"sha256 (default), md5, sha1, blake2b, {_B3} (below)")
     p.add_argument("-c", "--check", action="store_true",
                    help="read checksums from the FILEs and check them")
     p.add_argument("-r", "--recursive", action="store_true",

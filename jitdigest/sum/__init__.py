@@ -65,6 +65,8 @@ def run(args):
         mode = b3sum.mode(args, jobs)
     algo = algos.from_list(args.algorithm, args.length, args.check,
                            args.audit is not None or args.update is not None, mode=mode)
+    if algo is None and args.update is not None:        # -a auto: the manifest's algorithm
+        algo, explicit = algos.from_option(algos.DEFAULT, None), False
     b3 = isinstance(algo, algos.Keyed)      # b3sum's formats and check mode
     if b3 and not algo.length_ok and (args.json or args.audit is not None
                                       or args.update is not None):
@@ -130,7 +132,7 @@ def _auto_jobs(inputs, cpus, check):
     Small files are hashed fastest on one thread (a run of them is one batch call, whose
     share of the work does not split); large ones stream on one thread each. So: one job,
     unless files over SUM_SMALL_FILE hold most of the bytes of the first AUTO_SAMPLE
-    files, then one per CPU (see benchmarks/bench_cli.py)."""
+    files, then one per idle CPU (benchmarks/bench_sum_jobs.py measures the choice)."""
     if check:
         return 1, inputs
     sample = list(itertools.islice(inputs, AUTO_SAMPLE))
@@ -145,7 +147,14 @@ def _auto_jobs(inputs, cpus, check):
                 large += size
             else:
                 small += size
-    jobs = cpus if large > small else 1
+    jobs = 1
+    if large > small:
+        # one per idle CPU: on a machine already busy a second thread only contends
+        try:
+            busy = os.getloadavg()[0]
+        except OSError:
+            busy = 0.0
+        jobs = max(1, min(cpus, round(cpus - busy)))
     return jobs, itertools.chain(sample, inputs)
 
 
