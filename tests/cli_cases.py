@@ -83,6 +83,28 @@ def jd(*args, cwd=None, input=None, timeout=120):
                           input=input, capture_output=True, env=ENV, timeout=timeout)
 
 
+class Ran:
+    """What a run in this process gave, as subprocess.run's result names it."""
+
+    def __init__(self, stdout, stderr, returncode):
+        self.stdout, self.stderr, self.returncode = stdout, stderr, returncode
+
+
+@pytest.fixture
+def jd_here(capsysbinary, monkeypatch):
+    """``jitdigest sum ARGS`` run in this process, in folder ``cwd`` (milliseconds, where a
+    child process takes most of a second); no progress line."""
+    from jitdigest import cli
+
+    def run(*args, cwd, timeout=None):
+        monkeypatch.chdir(cwd)
+        capsysbinary.readouterr()
+        status = cli.main(["sum", "--no-progress", *args])
+        out, err = capsysbinary.readouterr()
+        return Ran(out, err, status)
+    return run
+
+
 def cu(tool, *args, cwd=None, input=None):
     return subprocess.run([tool, *args], cwd=cwd, input=input, capture_output=True, env=ENV,
                           timeout=120)

@@ -5,7 +5,7 @@ import subprocess
 import sys
 
 from cli_cases import ENV, cu, have, jd, need
-from cli_cases import tree  # noqa: F401 - a fixture; pytest finds it in this module
+from cli_cases import jd_here, tree  # noqa: F401 - fixtures; pytest finds them here
 
 
 def test_version_exits_zero():
@@ -28,8 +28,9 @@ def test_help_first_screen_and_length():
     assert "--dask" in got.stdout.decode()
 
 
-def test_jobs_without_a_number(tree):  # noqa: F811
+def test_jobs_without_a_number(tree, jd_here):  # noqa: F811
     need("sha256sum")
+    jd = jd_here
     names = ["plain.txt", "large.bin", "empty"]
     want = cu("sha256sum", *names, cwd=tree).stdout
     for args in (["-j", *names], [*names, "-j"], ["-j", "--", *names], ["--jobs", *names],
@@ -41,12 +42,12 @@ def test_jobs_without_a_number(tree):  # noqa: F811
     assert jd("-j", "2", *names, cwd=tree).stdout == want
 
 
-def test_audit_moved_line_in_one_style(tmp_path):
+def test_audit_moved_line_in_one_style(tmp_path, jd_here):
     (tmp_path / "f3.txt").write_bytes(b"three")
     if not have("sha256sum"):
         return
     manifest = cu("sha256sum", "f3.txt", cwd=tmp_path).stdout
     (tmp_path / "m").write_bytes(manifest)
     (tmp_path / "f3.txt").rename(tmp_path / "f3b.txt")
-    got = jd("-r", "--audit", "m", ".", cwd=tmp_path)
+    got = jd_here("-r", "--audit", "m", ".", cwd=tmp_path)
     assert b"MOVED: ./f3.txt -> ./f3b.txt\n" in got.stdout, got.stdout
