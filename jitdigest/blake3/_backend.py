@@ -49,7 +49,8 @@ class _Kernels:
         # one-shot inputs of this many bytes or more go to the lanes' ``oneshot_array``
         self.array_from = getattr(module, "GROUP_MIN", _U64_MAX)
         # bytes per group of chunks the lanes hash side by side (0: no lanes, no threads)
-        self.group_len = getattr(module, "LANES", 0) * CHUNK_LEN
+        self.group_len = (module.BACKEND.lanes * CHUNK_LEN
+                          if getattr(module, "parallel_cvs", None) is not None else 0)
 
     def _compiled(self, function, entry):
         if _cpu.jit_enabled():
