@@ -21,8 +21,10 @@ from jitdigest.sum.hasher import Hasher
 from jitdigest.sum.walk import FILE, Item
 
 BLOCK = bigfile.BLOCK
+TREE = bigfile.TREE_BLOCK           # the reads of a tree hash on several threads
 SIZES = sorted({SMALL, SMALL + 1, SMALL + 2, BLOCK - 1, BLOCK, BLOCK + 1, SMALL + 1 + BLOCK,
-                SMALL + 2 + BLOCK, 2 * BLOCK + 1, (bigfile.DEPTH + 2) * BLOCK + 4097})
+                SMALL + 2 + BLOCK, 2 * BLOCK + 1, TREE, SMALL + 1 + TREE, SMALL + 2 + TREE,
+                (bigfile.DEPTH + 2) * TREE + 4097})
 
 
 def _content(size):
@@ -120,7 +122,7 @@ def _append(data):
 @pytest.mark.parametrize("name", ["sha256", algos.B3SUM])
 def test_file_shrinking_while_read(tmp_path, monkeypatch, name):
     path = tmp_path / "shrinks"
-    data = _content(4 * BLOCK + 100)
+    data = _content(TREE + 100)
     path.write_bytes(data)
     # the head (SMALL + 1 bytes) and one read are done before the file is cut short of that
     counter = _Changing(monkeypatch, path, 2, change=_truncate_to(SMALL))
@@ -133,7 +135,7 @@ def test_file_shrinking_while_read(tmp_path, monkeypatch, name):
 @pytest.mark.parametrize("name", ["sha256", algos.B3SUM])
 def test_file_growing_while_read(tmp_path, monkeypatch, name):
     path = tmp_path / "grows"
-    data = _content(2 * BLOCK + 100)
+    data = _content(2 * (TREE if name == algos.B3SUM else BLOCK) + 100)   # two full reads
     more = b"appended while read" * 1000
     path.write_bytes(data)
     _Changing(monkeypatch, path, 3, change=_append(more))
@@ -156,16 +158,17 @@ def test_read_error_mid_file(tmp_path, monkeypatch):
     assert threading.active_count() == before
 
 
-def test_large_reads_only(files, monkeypatch):
+@pytest.mark.parametrize("name, threads, block", [("sha1", 1, BLOCK), (algos.B3SUM, 2, TREE)])
+def test_large_reads_only(files, monkeypatch, name, threads, block):
     size = SIZES[-1]
     counter = _Changing(monkeypatch, files[size], 0)
-    (item,) = _hash([files[size]], algos.get("sha1"))
-    assert item.digest == hashlib.sha1(_content(size)).digest()
+    (item,) = _hash([files[size]], _algo(name, threads))
+    assert item.digest == _oracle(name, _content(size))
     # the first read ends at a block boundary of the file, every later one asks for a block
-    assert counter.asked[0] == BLOCK - (SMALL + 1) % BLOCK
-    assert set(counter.asked[1:]) == {BLOCK}
+    assert counter.asked[0] == block - (SMALL + 1) % block
+    assert set(counter.asked[1:]) == {block}
     # all full but the last two (the short one and the one that finds the end)
-    assert len(counter.asked) <= -(-(size - counter.asked[0] - SMALL - 1) // BLOCK) + 2
+    assert len(counter.asked) <= -(-(size - counter.asked[0] - SMALL - 1) // block) + 2
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")

@@ -17,7 +17,10 @@ import threading
 
 from ..base.config import SUM_CHUNK
 
-BLOCK = 16 * SUM_CHUNK      # bytes per read: several subtrees for each thread of a tree hash
+# Bytes per read: blocks that stay in a core's cache while one thread writes and another hashes
+# them; for a tree hash on several threads, blocks of several subtrees for each thread.
+BLOCK = 4 * SUM_CHUNK
+TREE_BLOCK = 16 * SUM_CHUNK
 DEPTH = 3                   # buffers: one hashed, one read, one ready
 
 
@@ -26,34 +29,36 @@ def _readinto(fd):
 
 
 class _Buffers(threading.local):
-    """Up to DEPTH buffers of BLOCK bytes for each thread that hashes large files, made when
+    """Up to DEPTH buffers of one size for each thread that hashes large files, made when
     first needed and kept (the threads are this process's and -j's pool, at most a few per
     CPU); a file that ends within one block makes only the first."""
 
-    def get(self, count):
-        bufs = self.__dict__.setdefault("bufs", [])
+    def get(self, count, size):
+        bufs = self.__dict__.get("bufs")
+        if not bufs or len(bufs[0]) != size:
+            bufs = self.bufs = []
         while len(bufs) < count:
-            bufs.append(bytearray(BLOCK))
+            bufs.append(bytearray(size))
         return bufs[:count]
 
 
 _buffers = _Buffers()
 
 
-def hash_rest(fd, h, progress=None):
-    """Feed ``h`` (anything with ``update``) the rest of the open file ``fd``, to its end; the
-    number of bytes read. OSError as the read raised it (the bytes before it were hashed)."""
+def hash_rest(fd, h, progress=None, block=BLOCK):
+    """Feed ``h`` (anything with ``update``) the rest of the open file ``fd``, to its end, in
+    reads of ``block`` bytes; the number of bytes read. OSError as the read raised it (the
+    bytes before it were hashed)."""
     try:
         regular = stat.S_ISREG(os.fstat(fd).st_mode)
     except OSError:
         regular = False
-    bufs = _buffers.get(1)
+    bufs = _buffers.get(1, block)
     readinto = _readinto(fd)
     if not regular:
         return _serial(readinto, bufs[0], h, progress)
     # The first read ends where a block of the file does, so that every later one starts
     # there: a tree hash's subtrees then never straddle two reads.
-    block = len(bufs[0])
     with memoryview(bufs[0]) as view, view[:block - os.lseek(fd, 0, os.SEEK_CUR) % block] as part:
         want = len(part)
         first = readinto(part)
@@ -62,7 +67,7 @@ def hash_rest(fd, h, progress=None):
     _add(h, bufs[0], first, progress)
     if first < want:                    # a file that ends within one block needs no thread
         return first + _serial(readinto, bufs[0], h, progress)
-    return first + _overlapped(readinto, _buffers.get(DEPTH), h, progress)
+    return first + _overlapped(readinto, _buffers.get(DEPTH, block), h, progress)
 
 
 def _add(h, buf, n, progress):

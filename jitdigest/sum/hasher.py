@@ -39,7 +39,9 @@ class Hasher:
         with _notice.asking(_names(item.algo)):    # a compile names the algorithm
             h = item.algo.new_large()
             h.update(head)
-            item.size = len(head) + _bigfile.hash_rest(fd, h, self.progress)
+            block = _bigfile.BLOCK if getattr(item.algo, "threads", 1) == 1 else \
+                _bigfile.TREE_BLOCK
+            item.size = len(head) + _bigfile.hash_rest(fd, h, self.progress, block)
             item.digest = item.algo.finish(h)
 
     def _read_small(self, item, fd):
