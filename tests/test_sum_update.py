@@ -175,3 +175,16 @@ def test_update_and_match_need_operands(updated):
         got = jd(option, "plain", cwd=updated)
         assert got.returncode == 1
         assert got.stderr.startswith(f"jitdigest: {option} needs FILE or DIR operands".encode())
+
+
+def test_update_leaves_the_manifest_itself_out(tmp_path):
+    """A manifest inside the tree it lists: neither it nor its new copy is listed."""
+    need("sha256sum")
+    for name in ("a", "b"):
+        (tmp_path / name).write_bytes(name.encode())
+    got = jd("-r", "--update", "SUMS", ".", cwd=tmp_path)
+    assert got.returncode == 0, got.stderr
+    want = subprocess.run(["sha256sum", "./a", "./b"], cwd=tmp_path, capture_output=True,
+                          env=ENV).stdout
+    assert (tmp_path / "SUMS").read_bytes() == want
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["SUMS", "a", "b"]

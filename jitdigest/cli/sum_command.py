@@ -31,7 +31,7 @@ rsync: without '/' it matches a name at any depth, with '/' the path from the
 operand; '*', '?' stop at '/', '**' not; 'DIR/' matches directories only. An
 excluded directory is not entered; --exclude wins over --include; named FILEs
 are filtered by name and size too. SIZE: bytes, K, M, G (1024s), KB, MB ...
--j alone: one job if the first files are mostly small, else one per idle CPU.
+-j alone: one job if the first files are mostly small, else one per CPU.
 
 --update MANIFEST rewrites it atomically in its format (plain, --tag, --json,
 {_B3}; made if missing): new files added, gone ones dropped, others re-read

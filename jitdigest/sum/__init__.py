@@ -132,7 +132,7 @@ def _auto_jobs(inputs, cpus, check):
     Small files are hashed fastest on one thread (a run of them is one batch call, whose
     share of the work does not split); large ones stream on one thread each. So: one job,
     unless files over SUM_SMALL_FILE hold most of the bytes of the first AUTO_SAMPLE
-    files, then one per idle CPU (benchmarks/bench_sum_jobs.py measures the choice)."""
+    files, then one per CPU (benchmarks/bench_sum_jobs.py measures the choice)."""
     if check:
         return 1, inputs
     sample = list(itertools.islice(inputs, AUTO_SAMPLE))
@@ -147,15 +147,7 @@ def _auto_jobs(inputs, cpus, check):
                 large += size
             else:
                 small += size
-    jobs = 1
-    if large > small:
-        # one per idle CPU: on a machine already busy a second thread only contends
-        try:
-            busy = os.getloadavg()[0]
-        except OSError:
-            busy = 0.0
-        jobs = max(1, min(cpus, round(cpus - busy)))
-    return jobs, itertools.chain(sample, inputs)
+    return (cpus if large > small else 1), itertools.chain(sample, inputs)
 
 
 def _hold_closed_stdin():

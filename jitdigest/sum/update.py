@@ -7,7 +7,8 @@ synced and renamed over it: a run that stops midway leaves the old manifest as i
 A plain manifest records no file times, so "changed" is judged against the manifest's own
 modification time, which each update sets to the moment it started: a file whose mtime or
 ctime is later, less the racy window (``SUM_CACHE_RACY_NS``, as --cache uses), is read again.
-With --cache the database decides instead. A file that cannot be read keeps its old line."""
+With --cache the database decides instead. A file that cannot be read keeps its old line;
+the manifest itself (and its new copy) is never listed."""
 import argparse
 import errno
 import os
@@ -15,7 +16,7 @@ import tempfile
 import time
 
 from ..base import config as _config
-from . import b3sum, manifest as _manifest
+from . import algos, b3sum, manifest as _manifest
 from .output import write_sums
 from .quote import quotef
 from .walk import FILE, Item
@@ -44,7 +45,7 @@ def update(path, inputs, args, algo, explicit, hashed, out, cached):
     ``algo``: -a's; ``explicit``: whether -a was given (else tagged and --json manifests keep
     their own algorithm); ``cached``: --cache decides what changed."""
     start_ns = time.time_ns()
-    b3 = algo.__class__.__name__ == "Keyed"
+    b3 = isinstance(algo, algos.Keyed)
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -63,9 +64,16 @@ def update(path, inputs, args, algo, explicit, hashed, out, cached):
     failed = []
     reference = None if cached or st is None else st.st_mtime_ns - _config.SUM_CACHE_RACY_NS
 
+    folder, base = os.path.split(os.path.abspath(path))
+    fd, temp = tempfile.mkstemp(prefix=b"." + base + b".", suffix=b".tmp", dir=folder)
+    ours = {os.path.join(folder, base), temp}
+
     def unread(items):
-        """Files the manifest holds that have not changed since: its digest, not read."""
+        """Files the manifest holds that have not changed since: its digest, not read. The
+        manifest and its new copy are left out (a walk of the folder holding them)."""
         for item in items:
+            if item.kind == FILE and os.path.abspath(item.path) in ours:
+                continue
             if item.kind == FILE and reference is not None:
                 entry = entries.get(_manifest.norm(item.name))
                 if entry is not None and entry.algo == algo:
@@ -115,8 +123,6 @@ def update(path, inputs, args, algo, explicit, hashed, out, cached):
     fmt.binary = 1 if known.binary or fmt.tag else None
     fmt.zero = False
     fmt.raw = fmt.no_names = False
-    folder, base = os.path.split(os.path.abspath(path))
-    fd, temp = tempfile.mkstemp(prefix=b"." + base + b".", suffix=b".tmp", dir=folder)
     try:
         with os.fdopen(fd, "wb") as f:
             target = _ToFile(f, out)
