@@ -11,6 +11,7 @@ the file change sends the file back to one worker whole. A worker that dies cost
 time: Dask runs them again elsewhere (they only read).
 """
 import os
+from array import array
 
 from ..base import config as _config
 from . import algos
@@ -106,8 +107,8 @@ class DaskHasher:
             work = [item for item in task if item.kind == FILE and item.digest is None]
             future = None
             if work:
-                specs, entries = _entries(work, self._path)
-                future = self._client.submit(hash_task, specs, entries, pure=False)
+                future = self._client.submit(hash_task, *_entries(work, self._path),
+                                             pure=False)
             window.append((task, future, None))
         return [], 0
 
@@ -138,12 +139,8 @@ class DaskHasher:
             yield self._merged(items, future)
             return
         if future is not None:
-            results = iter(future.result())
-            total = 0
-            for item in items:
-                if item.kind == FILE and item.digest is None:
-                    item.digest, item.size, item.error = next(results)
-                    total += item.size
+            total = _results([item for item in items
+                              if item.kind == FILE and item.digest is None], future.result())
             if self.progress is not None and total:
                 self.progress.add(total)
         yield from items
@@ -241,15 +238,18 @@ def _rebuilt(spec):
 
 
 def _entries(work, path_of):
-    """(specs, [(path, index of its spec)]) of a task's Items."""
-    specs, index, entries = [], {}, []
+    """(specs, paths, indices) of a task's Items: the paths joined by NUL (no path holds
+    one) and each one's spec index as 32-bit words, two bytes objects that Dask passes as they
+    are (a list of tuples is a graph it walks, item by item, at every hop)."""
+    specs, index, paths, at = [], {}, [], array("I")
     for item in work:
-        at = index.get(id(item.algo))
-        if at is None:
-            at = index[id(item.algo)] = len(specs)
+        i = index.get(id(item.algo))
+        if i is None:
+            i = index[id(item.algo)] = len(specs)
             specs.append(_spec(item.algo))
-        entries.append((path_of(item.path), at))
-    return specs, entries
+        paths.append(path_of(item.path))
+        at.append(i)
+    return specs, b"\0".join(paths), at.tobytes()
 
 
 def _blake3_params(algo):
@@ -263,8 +263,9 @@ def _blake3_params(algo):
 _WORKER = {}                        # this process's Hasher and rebuilt algorithms
 
 
-def hash_task(specs, entries):
-    """On a worker: (digest, size, error) of each (path, spec index), through the Hasher."""
+def hash_task(specs, paths, indices):
+    """On a worker: the digests, sizes and errors of the paths (``_entries``) through the
+    Hasher, packed (``_results`` unpacks them)."""
     hasher = _WORKER.get("hasher")
     if hasher is None:
         from ..engine import dispatch as _dispatch
@@ -276,8 +277,46 @@ def hash_task(specs, entries):
         if algo is None:
             algo = _WORKER[spec] = _rebuilt(spec)
         made.append(algo)
-    items = [Item(FILE, path, path, algo=made[at]) for path, at in entries]
-    return [(item.digest, item.size, item.error) for item in hasher.run(items)]
+    at = array("I")
+    at.frombytes(indices)
+    items = [Item(FILE, path, path, algo=made[i]) for path, i in
+             zip(paths.split(b"\0") if paths else [], at)]
+    blob, lengths, sizes, errors = [], array("I"), array("q"), {}
+    for n, item in enumerate(hasher.run(items)):
+        sizes.append(item.size)
+        if item.error is not None:
+            errors[n] = item.error
+            continue
+        for digest in item.digest if isinstance(item.digest, tuple) else (item.digest,):
+            blob.append(digest)
+            lengths.append(len(digest))
+    # bytes, not a list of tuples: a list costs Dask far more per item on the way back
+    return b"".join(blob), lengths.tobytes(), sizes.tobytes(), errors
+
+
+def _results(items, result):
+    """Set digest, size and error of the Items ``hash_task`` hashed; their bytes in all."""
+    blob, lengths, sizes, errors = result
+    at = array("I")
+    at.frombytes(lengths)
+    size = array("q")
+    size.frombytes(sizes)
+    pos = k = total = 0
+    for n, item in enumerate(items):
+        item.size = size[n]
+        total += size[n]
+        error = errors.get(n)
+        if error is not None:
+            item.error = error
+            continue
+        parts = getattr(item.algo, "parts", None)
+        digests = []
+        for _ in parts or (None,):
+            digests.append(blob[pos:pos + at[k]])
+            pos += at[k]
+            k += 1
+        item.digest = tuple(digests) if parts is not None else digests[0]
+    return total
 
 
 def piece_task(path, offset, length, mode):
