@@ -109,3 +109,18 @@ def test_bad_size_is_a_usage_error(tree, jd):
     got = jd("-r", "--max-size", "12Q", "t", cwd=tree)
     assert got.returncode == 1 and got.stdout == b""
     assert b"invalid size" in got.stderr and b"12Q" in got.stderr
+
+
+def test_one_file_system_stays_on_the_operands(tmp_path, jd):
+    """With -L a link leads onto another file system (/dev/shm, a tmpfs, where it is one);
+    --one-file-system does not enter it, and says so with --verbose."""
+    other = "/dev/shm"
+    if not os.path.isdir(other) or os.stat(other).st_dev == os.stat(tmp_path).st_dev:
+        pytest.skip("no second file system to link to")
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "f").write_bytes(b"f")
+    (tmp_path / "t" / "elsewhere").symlink_to(other)
+    got = jd("-r", "-L", "--one-file-system", "--verbose", "t", cwd=tmp_path)
+    assert got.returncode == 0
+    assert [line.split(b"  ", 1)[1] for line in got.stdout.splitlines()] == [b"t/f"]
+    assert got.stderr == b"jitdigest: t/elsewhere: skipped: on another file system\n"
