@@ -3,8 +3,10 @@ rules byte for byte, plus recursion, JSON lines, -j and batching; cli.py calls `
 # Names are bytes from end to end (os.fsencode of argv, sys.stdout.buffer for output), so file
 # names that are not UTF-8 come out exactly as they went in. The reference is GNU coreutils 9.1
 # (sha256sum, md5sum, b2sum ...); its quirks are noted where copied. One module per job:
-# quote (names in messages and lines), algos (-a, -l, BSD tags), walk (operands, -r), hasher,
-# check (--check), progress, output; errors holds the two ways a run stops early.
+# quote (names in messages and lines), algos (-a, -l, BSD tags), walk (operands, -r), filters
+# (what a walk keeps), filelist (--files-from), hasher, check (--check), manifest (reading
+# them back), update (--update), known (--match), audit, progress, output; errors holds the
+# two ways a run stops early.
 import errno
 import itertools
 import os
