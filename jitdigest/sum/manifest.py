@@ -74,6 +74,8 @@ def read(path, out, plain, strict=True, b3=False):
             if line[-1:] == b"\r" and line[:1] != b"{":
                 line = line[:-1]
             parsed = _parse(line, plain, strict, state, b3)
+            if parsed is _UNREAD:
+                continue
             if parsed is None:
                 manifest.bad += 1
                 continue
@@ -124,9 +126,14 @@ def _same(algo, other):
     return (algo.name, algo.bits) == (other.name, other.bits)
 
 
+_UNREAD = object()      # a --json line for a file that could not be read: no digest to keep
+
+
 def _parse_json(line, default):
     try:
         obj = json.loads(line)
+        if isinstance(obj, dict) and "error" in obj and "hex" not in obj:
+            return _UNREAD
         if "path_b64" in obj:
             name = binascii.a2b_base64(obj["path_b64"])
         else:
