@@ -14,7 +14,8 @@ from ..engine import notice as _notice
 from ..engine.notice import isatty
 from .walk import FILE as _FILE
 
-BAR = 20                        # cells in the bar, whatever the numbers beside it
+BAR, BAR_MIN = 20, 10            # cells in the bar (fewer on a narrow terminal), whatever the
+_BESIDE_BAR = 69                # numbers beside it; those take about this many columns
 
 
 def wanted(args):
@@ -35,6 +36,7 @@ class Progress:
         self.bytes = 0
         self.files = 0
         self._counter = None
+        self._bar = None
         self.lock = threading.Lock()
         self._drawn = False
         self._shown = False         # drawn at least once
@@ -113,16 +115,25 @@ class Progress:
             frac = (frac + min(self.files / total_files, 1.0)) / 2
         if final:
             frac = 1.0
-        files = f"{self.files}/{total_files} files" if total_files else f"{self.files} files"
+        if total_files:
+            files = f"{self.files:>{len(str(total_files))}}/{total_files} files"
+        else:
+            files = f"{self.files} files"
         if final:
-            when = _clock(elapsed)
+            when = f"in {_clock(elapsed)}"
         elif 0 < frac < 1:
             when = "ETA " + _clock((hashing if hashing > 0 else elapsed) * (1 - frac) / frac)
         else:
             when = "ETA --:--"
-        filled = int(frac * BAR)
-        text = (f"{frac * 100:3.0f}% [{'#' * filled}{'.' * (BAR - filled)}] "
-                f"{_human(done):>10}/{_human(total)} {rate:>12}  {files}  {when}")
+        if self._bar is None:               # chosen once: the line keeps its shape
+            self._bar = max(BAR_MIN, min(BAR, width - 1 - _BESIDE_BAR))
+        bar = self._bar
+        filled = int(frac * bar)
+        # the most wanted first: the rate only where it fits, a narrow terminal cuts the rest
+        text = (f"{frac * 100:3.0f}% [{'#' * filled}{'.' * (bar - filled)}] "
+                f"{_human(done):>9}/{_human(total):<9} {when:<9}  {files}")
+        if len(text) + 13 < width:
+            text += f"  {rate:>11}"
         return text[:max(width - 1, 0)]
 
     def draw(self):
