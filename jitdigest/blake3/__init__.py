@@ -205,7 +205,7 @@ _new_object = object.__new__
 def _published(array):
     """After a one-shot digest through ``oneshot`` (``array`` false) or ``oneshot_array``: that
     entry's builtin, for the usual call's path in ``blake3.digest``."""
-    made_under, small, _, large = _backend.ONESHOT
+    made_under, small, _, large, _ = _backend.ONESHOT
     if made_under is not _cpu.DISABLED or (large if array else small) is None:
         _backend.publish_oneshot(array)
 
@@ -214,12 +214,20 @@ class _Blake3Type(HashType):
     """Immutable as every hash type, but callable: the class is the constructor."""
 
     def __call__(cls, data=None, /, **kwargs):
-        if type(data) is bytes and not kwargs and cls is blake3:
-            # ``blake3(data)``, the usual call: the object ``__init__`` would make, without
-            # its call and checks (as hashlib-style constructors' ``bytes`` path in _hashobj)
+        if type(data) is bytes and cls is blake3:
+            # ``blake3(data)`` and ``blake3(data, max_threads=n)``, the usual calls: the object
+            # ``__init__`` would make, without its call and checks (as hashlib-style
+            # constructors' ``bytes`` path in _hashobj)
+            if not kwargs:
+                threads = 1
+            else:
+                threads = kwargs.get("max_threads")
+                if not (len(kwargs) == 1 and type(threads) is int
+                        and (1 <= threads < _C_LONG or threads == blake3.AUTO)):
+                    return type.__call__(cls, data, **kwargs)
             obj = _new_object(cls)
             obj._iv = _IV_PARAMS
-            obj._threads = 1
+            obj._threads = threads
             obj._spec = _SPEC
             obj._kernels = None
             obj._state = None
@@ -342,10 +350,10 @@ class blake3(Hash, metaclass=_Blake3Type):
         # The usual call, ``blake3(data).digest()``: one compiled call writing into the bytes
         # object returned, made here and seen by no one else (as ``Hash.digest``). ``is``: the
         # ints themselves (CPython keeps one object per small int; elsewhere the usual path).
-        if length is _DEFAULT_LENGTH and seek is _NO_SEEK and self._lock is None \
-                and self._threads == 1:
-            made_under, small, array_from, large = _backend.ONESHOT
-            if made_under is _cpu.DISABLED:
+        if length is _DEFAULT_LENGTH and seek is _NO_SEEK and self._lock is None:
+            made_under, small, array_from, large, one_thread = _backend.ONESHOT
+            if made_under is _cpu.DISABLED and (self._threads == 1
+                                                or len(pending) <= one_thread):
                 entry = small if len(pending) < array_from else large
                 if entry is not None:
                     return entry(self._iv, pending, 0, 0, _ZERO * KEY_LEN)

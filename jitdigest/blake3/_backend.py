@@ -151,9 +151,10 @@ def _kernels():
 
 
 # what ``blake3(data).digest()`` calls: the _cpu.DISABLED object the backend was chosen under,
-# its ``oneshot_bytes`` (or None), ``array_from`` and ``oneshot_array_bytes`` (or None); each
+# its ``oneshot_bytes`` (or None), ``array_from``, ``oneshot_array_bytes`` (or None) and the
+# longest input ``max_threads`` leaves on one thread (its ``group_len``, or any length); each
 # entry set by ``publish_oneshot`` once a digest has used it (so none is loaded unused)
-ONESHOT = (None, None, 0, None)
+ONESHOT = (None, None, 0, None, 0)
 
 
 def publish_oneshot(array):
@@ -163,14 +164,14 @@ def publish_oneshot(array):
     global ONESHOT
     chosen = _kernels()
     made_under = _CHOICE[0]
-    was, small, _, large = ONESHOT
+    was, small, _, large, _ = ONESHOT
     if was is not made_under:
         small = large = None
     if array:
         large = chosen.oneshot_array_bytes
     else:
         small = chosen.oneshot_bytes
-    ONESHOT = (made_under, small, chosen.array_from, large)
+    ONESHOT = (made_under, small, chosen.array_from, large, chosen.group_len or _U64_MAX)
 
 
 def compile_entries(module: ModuleType, entries: Iterable[str]) -> None:
