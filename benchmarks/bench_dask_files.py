@@ -2,7 +2,8 @@
 """``jitdigest sum --dask`` against the same run without it, and the costs behind it: the
 figures the cost model in benchmarks/README.md ("Files on a Dask cluster") is fitted to.
 
-1. Wall time of ``jitdigest sum -r`` on a tree of many small files and on one large file
+1. Wall time of ``jitdigest sum -r`` on an empty file (start-up), on a tree of many small
+   files and on one large file
    (sha256; BLAKE3 too, split into subtrees over the workers), without --dask, with
    ``--dask local:1`` and ``--dask local:2`` (each starting its own cluster), and with
    ``--dask ADDRESS`` of a cluster started once (two workers): start-up is the difference.
@@ -68,7 +69,8 @@ def compare(label, target, algo, address, repeat, size):
     for name in rows:
         med = statistics.median(times[name])
         result[name] = med
-        print(f"  {name:<28} {med:9.3f} {base / med:14.3f}x {size / med / 1e6:8.1f}")
+        rate = f"{size / med / 1e6:8.1f}" if size else f"{'':>8}"
+        print(f"  {name:<28} {med:9.3f} {base / med:14.3f}x {rate}")
     return result
 
 
@@ -133,6 +135,9 @@ def main(argv=None):
         with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                           dashboard_address=":0") as cluster, Client(cluster) as client:
             address = cluster.scheduler_address
+            empty = os.path.join(tmp, "empty")
+            open(empty, "wb").close()
+            compare("an empty file (start-up)", empty, "sha256", address, args.repeat, 0)
             compare(f"{args.small_files} small files ({small_bytes / 1e6:.1f} MB)", small,
                     "sha256", address, args.repeat, small_bytes)
             for algo in ("sha256", "blake3"):
