@@ -138,6 +138,18 @@ def test_a_split_whose_pieces_saw_a_change_is_hashed_whole(tree, client):
     assert merged.digest == out.digest
 
 
+def test_a_task_dask_gave_up_on_ends_the_run_with_its_reason():
+    from distributed import KilledWorker
+    from jitdigest.sum.errors import FatalError
+
+    class Lost:
+        def result(self):
+            raise KilledWorker("hash_task-1", "tcp://127.0.0.1:1")
+
+    with pytest.raises(FatalError, match="KilledWorker"):
+        dask_hasher._result(Lost())
+
+
 @pytest.mark.parametrize("size", [1025, 2048, 2049, 8192, 10000, 65536 + 7])
 @pytest.mark.parametrize("mode", ["plain", "keyed", "derive"])
 def test_subtree_merge_is_blake3(tmp_path, size, mode):

@@ -46,6 +46,11 @@ class DaskHasher:
             raise UsageError(str(exc)) from None
         except (OSError, RuntimeError) as exc:      # unreachable, refused, failed to start
             raise FatalError(f"--dask {address}: {exc}") from None
+        try:                                # no worker at all would be a wait for ever
+            self._client.wait_for_workers(1, timeout=CONNECT_S)
+        except (OSError, RuntimeError) as exc:
+            self.close()
+            raise FatalError(f"--dask {address}: no worker: {exc}") from None
         self._here = None                   # a Hasher for standard input
         self._cwd = os.getcwdb()
         self._futures = []
@@ -140,7 +145,7 @@ class DaskHasher:
             return
         if future is not None:
             total = _results([item for item in items
-                              if item.kind == FILE and item.digest is None], future.result())
+                              if item.kind == FILE and item.digest is None], _result(future))
             if self.progress is not None and total:
                 self.progress.add(total)
         yield from items
@@ -151,7 +156,7 @@ class DaskHasher:
         from ..blake3 import subtree
         if split is not None:
             size, piece, futures = split
-            results = [f.result() for f in futures]
+            results = [_result(f) for f in futures]
             read = [done for _, done, _ in results]
             seen = {stats for _, _, stats in results}
             whole = [length for _, length in subtree.pieces(size, piece)]
@@ -183,6 +188,15 @@ class DaskHasher:
                 cluster.close(timeout=CLOSE_S)
             except Exception:               # noqa: BLE001
                 pass
+
+
+def _result(future):
+    """A task's result; a task Dask gave up on (its workers died each time it ran, the
+    cluster went away) ends the run with FatalError, not a traceback."""
+    try:
+        return future.result()
+    except Exception as exc:        # noqa: BLE001 (KilledWorker, CancelledError, comm errors)
+        raise FatalError(f"--dask: a task failed: {type(exc).__name__}: {exc}") from None
 
 
 def _done(slot):
