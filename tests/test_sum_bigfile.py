@@ -2,7 +2,8 @@
 the ``blake3`` package (b3sum and sha256sum too, where installed) for files around the small-file
 limit and the read block, with the tree hash on one thread and on several; a file that grows,
 shrinks or fails while it is read gives what coreutils' reads give (reads, never a memory map:
-a truncated map would kill the process); FIFOs and standard input; large reads only."""
+a truncated map would kill the process); FIFOs and standard input; large reads only. Each with
+a thread reading ahead and without."""
 import errno
 import hashlib
 import os
@@ -60,10 +61,18 @@ def _hash(paths, algo, jobs=1):
         hasher.close()
 
 
+@pytest.fixture(params=[True, False], ids=["reading-thread", "one-thread"])
+def overlap(request, monkeypatch):
+    """Both ways of reading: a second thread reading ahead (a core idle) and reads between
+    hashes (cores busy)."""
+    monkeypatch.setattr(bigfile, "core_free", lambda: request.param)
+    return request.param
+
+
 @pytest.mark.parametrize("name, threads, jobs", [
     ("sha256", 1, 1), ("md5", 1, 2), (algos.B3SUM, 1, 1), (algos.B3SUM, 2, 1),
     (algos.B3SUM, 2, 2)])
-def test_sizes_against_oracles(files, name, threads, jobs):
+def test_sizes_against_oracles(files, overlap, name, threads, jobs):
     before = threading.active_count()
     done = _hash([files[s] for s in SIZES], _algo(name, threads), jobs)
     assert [item.error for item in done] == [None] * len(SIZES)
@@ -120,7 +129,7 @@ def _append(data):
 
 
 @pytest.mark.parametrize("name", ["sha256", algos.B3SUM])
-def test_file_shrinking_while_read(tmp_path, monkeypatch, name):
+def test_file_shrinking_while_read(tmp_path, monkeypatch, overlap, name):
     path = tmp_path / "shrinks"
     data = _content(TREE + 100)
     path.write_bytes(data)
@@ -133,7 +142,7 @@ def test_file_shrinking_while_read(tmp_path, monkeypatch, name):
 
 
 @pytest.mark.parametrize("name", ["sha256", algos.B3SUM])
-def test_file_growing_while_read(tmp_path, monkeypatch, name):
+def test_file_growing_while_read(tmp_path, monkeypatch, overlap, name):
     path = tmp_path / "grows"
     data = _content(2 * (TREE if name == algos.B3SUM else BLOCK) + 100)   # two full reads
     more = b"appended while read" * 1000
@@ -144,7 +153,7 @@ def test_file_growing_while_read(tmp_path, monkeypatch, name):
     assert item.digest == _oracle(name, data + more)
 
 
-def test_read_error_mid_file(tmp_path, monkeypatch):
+def test_read_error_mid_file(tmp_path, monkeypatch, overlap):
     path = tmp_path / "fails"
     path.write_bytes(_content(5 * BLOCK))
     before = threading.active_count()
@@ -159,7 +168,7 @@ def test_read_error_mid_file(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("name, threads, block", [("sha1", 1, BLOCK), (algos.B3SUM, 2, TREE)])
-def test_large_reads_only(files, monkeypatch, name, threads, block):
+def test_large_reads_only(files, monkeypatch, overlap, name, threads, block):
     size = SIZES[-1]
     counter = _Changing(monkeypatch, files[size], 0)
     (item,) = _hash([files[size]], _algo(name, threads))

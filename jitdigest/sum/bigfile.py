@@ -1,8 +1,9 @@
 """How ``jitdigest sum`` reads a large file: one stream of large reads into a few reused buffers,
 each hashed in place by one ``update`` (no copies, a few Python steps per block). For a regular
 file a second thread reads the next blocks while the calling thread hashes (reads and kernels
-both release the GIL), so the copy out of the page cache overlaps the hashing; a tree hash
-(BLAKE3 with max_threads above 1) splits each block into subtrees on all its threads.
+both release the GIL), so the copy out of the page cache overlaps the hashing, when a core
+looks idle; a tree hash (BLAKE3 with max_threads above 1) splits each block into subtrees on
+all its threads.
 
 Why reads, not a memory map as b3sum uses: a file that another process truncates while it is
 mapped raises SIGBUS at the first access past its new end, inside a kernel, and a Python process
@@ -65,9 +66,20 @@ def hash_rest(fd, h, progress=None, block=BLOCK):
     if not first:
         return 0
     _add(h, bufs[0], first, progress)
-    if first < want:                    # a file that ends within one block needs no thread
+    if first < want or not core_free():     # (a file that ends within one block: no thread)
         return first + _serial(readinto, bufs[0], h, progress)
     return first + _overlapped(readinto, _buffers.get(DEPTH, block), h, progress)
+
+
+def core_free():
+    """Whether a core looks idle for a reading thread: the load average over the last minute
+    at most the CPUs this process may use, less the one hashing. Where cores are busy, the
+    thread costs more (its hand-overs, and the copy then shares a core with hashing) than
+    reading between hashes."""
+    try:
+        return os.getloadavg()[0] <= len(os.sched_getaffinity(0)) - 1
+    except (AttributeError, OSError):           # not known here: read between hashes
+        return False
 
 
 def _add(h, buf, n, progress):
