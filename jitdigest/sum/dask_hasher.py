@@ -53,7 +53,6 @@ class DaskHasher:
             raise FatalError(f"--dask {address}: no worker: {exc}") from None
         self._here = None                   # a Hasher for standard input
         self._cwd = os.getcwdb()
-        self._futures = []
 
     def _threads(self):
         try:
@@ -280,10 +279,9 @@ _WORKER = {}                        # this process's Hasher and rebuilt algorith
 def hash_task(specs, paths, indices):
     """On a worker: the digests, sizes and errors of the paths (``_entries``) through the
     Hasher, packed (``_results`` unpacks them)."""
+    from ..engine import dispatch as _dispatch
     hasher = _WORKER.get("hasher")
     if hasher is None:
-        from ..engine import dispatch as _dispatch
-        _dispatch.COMPILE_BATCH = False     # as jitdigest sum: the lane kernels when cached
         hasher = _WORKER["hasher"] = Hasher(1)
     made = []
     for spec in specs:
@@ -296,7 +294,14 @@ def hash_task(specs, paths, indices):
     items = [Item(FILE, path, path, algo=made[i]) for path, i in
              zip(paths.split(b"\0") if paths else [], at)]
     blob, lengths, sizes, errors = [], array("I"), array("q"), {}
-    for n, item in enumerate(hasher.run(items)):
+    # as jitdigest sum: the lane kernels when cached, else the per-message ones (no long first
+    # compile); put back after, for the worker's other tasks (hash_column's, say)
+    compile_batch, _dispatch.COMPILE_BATCH = _dispatch.COMPILE_BATCH, False
+    try:
+        done = list(hasher.run(items))
+    finally:
+        _dispatch.COMPILE_BATCH = compile_batch
+    for n, item in enumerate(done):
         sizes.append(item.size)
         if item.error is not None:
             errors[n] = item.error
