@@ -18,8 +18,8 @@ from lanes_blake2 import BLAKE2S
 from jitdigest.kernels.blake3.rows import ROUNDS, _schedule
 
 SCHEDULE = _schedule()
-STRIDE = 26         # words per lane in buf: cv (8), counter (2), message (16)
-GROUPS = 2          # groups hashed per pass of the parent stage (2 * LANES children)
+STRIDE = 10         # words per lane in buf: cv (8), counter (2); the message stays in registers
+GROUPS = 8          # groups hashed per pass of the parent stage (8 * LANES children)
 
 
 def g_rounds(msg):
@@ -74,45 +74,32 @@ def blake3_kernel(tier):
     def add(indent, text):
         L.extend(wrap(" " * (4 * indent) + text))
 
-    add(0, "@kernel")
-    add(0, "def _compress(buf, block_len, flags):")
-    add(1, '"""One compression per lane, in place: the chaining values buf[0:%d] (word i of lane'
-        % (8 * lw))
-    add(1, "l at buf[i * %d + l]), the counters' low and high words after them, then the" % lw)
-    add(1, "16 message words (word j of lane l at buf[%d + %d * j + l], as the transposed"
-        % (10 * lw, lw))
-    add(1, "loads write them);")
-    add(1, '``block_len`` and ``flags`` are the same for every lane. A kernel of')
-    add(1, "its own, not inlined: the chunks and the parents call it, and each entry's group")
-    add(1, 'kernel compiles once per input type (measured: no slower than inlined)."""')
-    if wide_vectors(tier):
-        add(1, "_wide_vectors()")
-    add(1, "_compress_lanes(buf, %d, np.uint32(block_len), np.uint32(flags))" % lw)
-    L.append("")
-    L.append("")
-
     add(0, "@typed_kernel()  # called with a literal ``at``, and with a literal ``keep``")
     add(0, "def _parents(state, cvs, at, n, keep, buf):")
     add(1, '"""Merge the ``n`` chaining values ``cvs[at:at + 8 * n]`` a level at a time, in place')
     add(1, "(parent j of j*2, j*2+1, %d parents a pass), down to the first ``keep`` (``n // keep``"
         % lw)
     add(1, 'a power of two); reads the key words and the mode from ``state``. ``buf``: the lanes\'')
-    add(1, 'words."""')
+    add(1, "words. A parent's block is its two children's values, 64 bytes side by side in")
+    add(1, '``cvs``: loaded and transposed in registers as the chunks\' blocks are."""')
     if wide_vectors(tier):
         add(1, "_wide_vectors()")
     add(1, "mode = np.uint32(state[FLAGS])")
+    add(1, "values = cvs.view(np.uint8)")
+    add(1, "first = new_words(%d, np.int64)  # where lane l's block starts in values" % lw)
     add(1, "while n > keep:")
     add(2, "n //= 2")
     add(2, "for p0 in range(0, n, %d):" % lw)
     add(3, "for l in range(%d):" % lw)
-    add(4, "j = min(p0 + l, n - 1)  # lanes past the level's end repeat its last parent")
+    add(4, "# lanes past the level's end repeat its last parent")
+    add(4, "first[l] = 4 * (at + 16 * min(p0 + l, n - 1))")
     add(4, "for i in range(8):")
     add(5, "buf[i * %d + l] = state[KEY + i]" % lw)
     add(4, "buf[%d + l] = 0" % (8 * lw))
     add(4, "buf[%d + l] = 0" % (9 * lw))
-    add(4, "for k in range(16):")
-    add(5, "buf[(10 + k) * %d + l] = cvs[at + 16 * j + k]" % lw)
-    add(3, "_compress(buf, BLOCK_LEN, np.uint32(mode | PARENT))  # the chunks' types: one compile")
+    add(3, "_compress_blocks(buf, %d, np.uint32(BLOCK_LEN), np.uint32(mode | PARENT), values,"
+        % lw)
+    add(4, "first, np.int64(0))")
     add(3, "for l in range(min(%d, n - p0)):" % lw)
     add(4, "for i in range(8):")
     add(5, "cvs[at + (p0 + l) * 8 + i] = buf[i * %d + l]" % lw)
@@ -201,17 +188,19 @@ def blake3_kernel(tier):
     add(2, "k += 1")
     add(1, "buf = new_words(%d, np.uint32)" % (STRIDE * lw))
     add(1, "mode = np.uint32(state[FLAGS])")
+    add(1, "values = cvs.view(np.uint8)")
+    add(1, "first = new_words(%d, np.int64)" % lw)
     add(1, "while k > 2:  # a level: parent j of values 2j, 2j + 1, an odd last one carried up")
     add(2, "half = k // 2")
     add(2, "for l in range(%d):" % lw)
-    add(3, "j = min(l, half - 1)")
+    add(3, "first[l] = 64 * min(l, half - 1)")
     add(3, "for i in range(8):")
     add(4, "buf[i * %d + l] = state[KEY + i]" % lw)
     add(3, "buf[%d + l] = 0" % (8 * lw))
     add(3, "buf[%d + l] = 0" % (9 * lw))
-    add(3, "for q in range(16):")
-    add(4, "buf[(10 + q) * %d + l] = cvs[16 * j + q]" % lw)
-    add(2, "_compress(buf, BLOCK_LEN, np.uint32(mode | PARENT))")
+    add(2, "_compress_blocks(buf, %d, np.uint32(BLOCK_LEN), np.uint32(mode | PARENT), values,"
+        % lw)
+    add(3, "first, np.int64(0))")
     add(2, "if k % 2:")
     add(3, "for i in range(8):")
     add(4, "cvs[8 * half + i] = cvs[8 * (k - 1) + i]")
@@ -405,8 +394,7 @@ def preamble(tier):
                   % (", wide_vectors as _wide_vectors" if wide_vectors(tier) else "")))
     L.extend(wrap("from .layout import (BLOCK_LEN, BLOCKS, CHUNK_BLOCKS, CHUNK_END, CHUNK_LEN, "
                   "CHUNK_START, COUNTER, FLAGS, KEY, PARAMS, PARENT, STATE_WORDS)"))
-    L.append("from .lanes_ir import compress_blocks as _compress_blocks, compress_lanes as "
-             "_compress_lanes")
+    L.append("from .lanes_ir import compress_blocks as _compress_blocks")
     L.append("from .portable import (_chunk_blocks, b3_output, chunk_cv, final,  # noqa: F401")
     L.append("    message_output, oneshot, parent_output, push_subtree, rows_output)")
     L.append("")

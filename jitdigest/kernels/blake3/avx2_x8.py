@@ -18,7 +18,7 @@ from .._jit import (GIL_MINSIZE, gil_kernel, kernel, new_words, parallel_kernel,
 from .._lanes import (prefetch as _prefetch)
 from .layout import (BLOCK_LEN, BLOCKS, CHUNK_BLOCKS, CHUNK_END, CHUNK_LEN, CHUNK_START, COUNTER,
     FLAGS, KEY, PARAMS, PARENT, STATE_WORDS)
-from .lanes_ir import compress_blocks as _compress_blocks, compress_lanes as _compress_lanes
+from .lanes_ir import compress_blocks as _compress_blocks
 from .portable import (_chunk_blocks, b3_output, chunk_cv, final,  # noqa: F401
     message_output, oneshot, parent_output, push_subtree, rows_output)
 
@@ -26,37 +26,28 @@ from .portable import (_chunk_blocks, b3_output, chunk_cv, final,  # noqa: F401
 GROUP_MIN = 2 * CHUNK_LEN + 1
 
 
-@kernel
-def _compress(buf, block_len, flags):
-    """One compression per lane, in place: the chaining values buf[0:64] (word i of lane
-    l at buf[i * 8 + l]), the counters' low and high words after them, then the
-    16 message words (word j of lane l at buf[80 + 8 * j + l], as the transposed
-    loads write them);
-    ``block_len`` and ``flags`` are the same for every lane. A kernel of
-    its own, not inlined: the chunks and the parents call it, and each entry's group
-    kernel compiles once per input type (measured: no slower than inlined)."""
-    _compress_lanes(buf, 8, np.uint32(block_len), np.uint32(flags))
-
-
 @typed_kernel()  # called with a literal ``at``, and with a literal ``keep``
 def _parents(state, cvs, at, n, keep, buf):
     """Merge the ``n`` chaining values ``cvs[at:at + 8 * n]`` a level at a time, in place
     (parent j of j*2, j*2+1, 8 parents a pass), down to the first ``keep`` (``n // keep``
     a power of two); reads the key words and the mode from ``state``. ``buf``: the lanes'
-    words."""
+    words. A parent's block is its two children's values, 64 bytes side by side in
+    ``cvs``: loaded and transposed in registers as the chunks' blocks are."""
     mode = np.uint32(state[FLAGS])
+    values = cvs.view(np.uint8)
+    first = new_words(8, np.int64)  # where lane l's block starts in values
     while n > keep:
         n //= 2
         for p0 in range(0, n, 8):
             for l in range(8):
-                j = min(p0 + l, n - 1)  # lanes past the level's end repeat its last parent
+                # lanes past the level's end repeat its last parent
+                first[l] = 4 * (at + 16 * min(p0 + l, n - 1))
                 for i in range(8):
                     buf[i * 8 + l] = state[KEY + i]
                 buf[64 + l] = 0
                 buf[72 + l] = 0
-                for k in range(16):
-                    buf[(10 + k) * 8 + l] = cvs[at + 16 * j + k]
-            _compress(buf, BLOCK_LEN, np.uint32(mode | PARENT))  # the chunks' types: one compile
+            _compress_blocks(buf, 8, np.uint32(BLOCK_LEN), np.uint32(mode | PARENT), values,
+                first, np.int64(0))
             for l in range(min(8, n - p0)):
                 for i in range(8):
                     cvs[at + (p0 + l) * 8 + i] = buf[i * 8 + l]
@@ -68,7 +59,7 @@ def chunk_cvs(state, data, pos, nchunks, count, cvs, at):
     byte ``pos``, lane l hashing chunk l, the first chunk's counter ``count``, into
     ``cvs[at:at + 8 * nchunks]``; reads the key words and the mode from ``state``. The
     lanes past ``nchunks`` repeat the last chunk, unread."""
-    buf = new_words(208, np.uint32)
+    buf = new_words(80, np.uint32)
     first = new_words(8, np.int64)  # where lane l's chunk starts
     mode = np.uint32(state[FLAGS])
     for l in range(8):
@@ -100,11 +91,11 @@ def subtree_cvs(state, data, pos, ngroups, level, count, out, at):
     chunks of ``data`` from byte ``pos``, the first chunk's counter ``count``, into
     ``out[at:at + 8 * ngroups]``; reads the key words and the mode from ``state``. The
     chunks by ``chunk_cvs``, their parents in lanes (``_parents``)."""
-    buf = new_words(208, np.uint32)
-    cvs = new_words(128, np.uint32)  # chaining values, 8 words each, one after another
+    buf = new_words(80, np.uint32)
+    cvs = new_words(512, np.uint32)  # chaining values, 8 words each, one after another
     g = 0
     while g < ngroups:
-        nb = min(2, ngroups - g)
+        nb = min(8, ngroups - g)
         size = 1 << level
         for h in range(nb):
             chunk_cvs(state, data, pos + (g + h) * size * CHUNK_LEN, size,
@@ -132,19 +123,20 @@ def tail_output(state, data, pos, block_index, skip, out):
         chunk_cv(state, data, pos + whole * CHUNK_LEN, n, count + np.uint64(whole), cvs,
             8 * whole)
         k += 1
-    buf = new_words(208, np.uint32)
+    buf = new_words(80, np.uint32)
     mode = np.uint32(state[FLAGS])
+    values = cvs.view(np.uint8)
+    first = new_words(8, np.int64)
     while k > 2:  # a level: parent j of values 2j, 2j + 1, an odd last one carried up
         half = k // 2
         for l in range(8):
-            j = min(l, half - 1)
+            first[l] = 64 * min(l, half - 1)
             for i in range(8):
                 buf[i * 8 + l] = state[KEY + i]
             buf[64 + l] = 0
             buf[72 + l] = 0
-            for q in range(16):
-                buf[(10 + q) * 8 + l] = cvs[16 * j + q]
-        _compress(buf, BLOCK_LEN, np.uint32(mode | PARENT))
+        _compress_blocks(buf, 8, np.uint32(BLOCK_LEN), np.uint32(mode | PARENT), values,
+            first, np.int64(0))
         if k % 2:
             for i in range(8):
                 cvs[8 * half + i] = cvs[8 * (k - 1) + i]
@@ -161,10 +153,10 @@ def groups(state, data, pos, ngroups, level, m):
     ``pos`` (``subtree_cvs``) and push them onto the stack (``push_subtree``): the state
     is at a boundary of such subtrees (no chunk begun) and input follows them. ``m``: 16
     scratch words."""
-    cvs = new_words(16, np.uint32)
+    cvs = new_words(64, np.uint32)
     g = 0
     while g < ngroups:
-        nb = min(2, ngroups - g)
+        nb = min(8, ngroups - g)
         count = np.uint64(state[COUNTER + 1]) << np.uint64(32) | np.uint64(state[COUNTER])
         subtree_cvs(state, data, pos + g * (CHUNK_LEN << level), nb, level, count, cvs,
             np.int64(0))  # not a literal: parallel_cvs's call types (``count``, a uint64, keeps
@@ -189,7 +181,7 @@ def parallel_cvs(state, data, pos, ngroups, per, out):
         subtree_cvs(state, data, pos + g * 8192, per, np.int64(3), count + np.uint64(g * 8),
             out, 8 * g)  # groups' call types
         if per > 1:
-            buf = new_words(208, np.uint32)
+            buf = new_words(80, np.uint32)
             _parents(state, out, 8 * g, per, 1, buf)
 
 

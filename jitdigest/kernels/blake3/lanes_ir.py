@@ -1,10 +1,9 @@
 """BLAKE3's compression in ``lanes`` SIMD lanes at once, written as LLVM vector IR: what the
-chunk lanes' ``_compress`` (tools/lanes_blake3.py) runs. The state and message words of every
-lane sit transposed in ``buf`` (word i of lane l at ``buf[i * lanes + l]``: the chaining value,
-the counter's two words, the 16 message words), each word of all lanes one vector register;
-the seven rounds are a loop whose body is one round, the message permutation a renaming of
-registers between rounds, as in BLAKE3's own assembly (``compress_blocks`` also loads each
-lane's block and transposes it in registers, as its ``hash_many`` does).
+chunk lanes (tools/lanes_blake3.py) run for chunks and parents alike. Each lane's block is
+loaded and transposed in registers, and the chaining values and counters sit transposed in
+``buf`` (word i of lane l at ``buf[i * lanes + l]``), so that each word of all lanes is one
+vector register; the seven rounds are a loop whose body is one round, the message permutation
+a renaming of registers between rounds, as in BLAKE3's own ``hash_many`` assembly.
 """
 from llvmlite import ir
 from numba.core import cgutils, types
@@ -16,7 +15,7 @@ from .rows import IV_WORDS, MSG_PERMUTATION
 # G's four (a, b, c, d) of a round: the columns, then the diagonals
 _G = ((0, 4, 8, 12), (1, 5, 9, 13), (2, 6, 10, 14), (3, 7, 11, 15),
       (0, 5, 10, 15), (1, 6, 11, 12), (2, 7, 8, 13), (3, 4, 9, 14))
-CV_AT, COUNTER_AT, MESSAGE_AT = 0, 8, 10      # buf's words, in units of ``lanes`` words
+CV_AT, COUNTER_AT = 0, 8      # buf's words, in units of ``lanes`` words
 
 
 def _lanes_args(buf, lanes):
@@ -25,24 +24,13 @@ def _lanes_args(buf, lanes):
 
 
 @intrinsic
-def compress_lanes(typingctx, buf, lanes, block_len, flags):
-    """One compression per lane, in place in ``buf`` (a uint32 array of at least 26 *
-    ``lanes`` words, ``lanes`` a literal, 8 or 16): the new chaining values over the old;
-    ``block_len`` and ``flags`` the same for every lane."""
-    if not _lanes_args(buf, lanes):
-        return None
-    width = lanes.literal_value
-
-    def codegen(context, builder, signature, args):
-        return _compress(context, builder, signature, args, width, None)
-    return types.none(buf, lanes, block_len, flags), codegen
-
-
-@intrinsic
 def compress_blocks(typingctx, buf, lanes, block_len, flags, data, first, off):
-    """``compress_lanes`` with lane l's message the 64 bytes ``data[first[l] + off:]``
-    (``data`` a uint8 array, ``first`` an int64 array), loaded a block per lane and
-    transposed in registers (as BLAKE3's ``hash_many`` does), not read from ``buf``. The
+    """One compression per lane (``lanes`` a literal, 8 or 16), in place in ``buf`` (a uint32
+    array of at least 10 * ``lanes`` words: the chaining values, then the counters' low and
+    high words, word i of lane l at ``buf[i * lanes + l]``): the new chaining values over the
+    old. Lane l's message is the 64 bytes ``data[first[l] + off:]`` (``data`` a uint8 array,
+    ``first`` an int64 array), loaded a block per lane and transposed in registers (as
+    BLAKE3's ``hash_many`` does); ``block_len`` and ``flags`` are the same for every lane. The
     caller proves every block lies in ``data``."""
     if not (_lanes_args(buf, lanes) and isinstance(data, types.Array)
             and data.dtype == types.uint8 and isinstance(first, types.Array)
@@ -77,7 +65,7 @@ def compress_blocks(typingctx, buf, lanes, block_len, flags, data, first, off):
 
 
 def _compress(context, builder, signature, args, width, message):
-    """The IR of the compressions (``message``: the 16 message vectors, or None: from buf)."""
+    """The IR of the compressions, ``message`` the 16 message vectors."""
     i32, i64 = ir.IntType(32), ir.IntType(64)
     vec = ir.VectorType(i32, width)
     fshr = cgutils.get_or_insert_function(builder.module, ir.FunctionType(vec, [vec] * 3),
@@ -105,8 +93,6 @@ def _compress(context, builder, signature, args, width, message):
              + [builder.load(at(COUNTER_AT), align=4), builder.load(at(COUNTER_AT + 1),
                                                                     align=4)]
              + [broadcast(w) for w in words])
-    if message is None:
-        message = [builder.load(at(MESSAGE_AT + j), align=4) for j in range(16)]
     entry = builder.block
     body = builder.append_basic_block("blake3_rounds")
     done = builder.append_basic_block("blake3_rounds_done")
