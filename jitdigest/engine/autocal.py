@@ -53,7 +53,8 @@ def choose(spec, rule, by_name, mean_length):
         if spec.name in _calibration.TRIED:
             return None
         _calibration.TRIED.add(spec.name)
-        if not spec.hashlib or not enabled() or not _writable(os.path.dirname(_calibration.path())):
+        if (not spec.hashlib or not enabled()
+                or not _writable(os.path.dirname(_calibration.path()))):
             return None
         if spec.name in _calibration.reread():      # another process measured it meanwhile
             return _calibration.choice(spec, mean_length)
