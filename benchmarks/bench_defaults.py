@@ -14,7 +14,12 @@ turns (on a shared machine, separate processes timed one after another differed 
 the kernels do): the speed ratios fresh/tuned and auto/tuned (>= 0.9 is the goal; the median
 of the ratios of neighbouring turns), with the kernel each cache chose and the CPU named.
 
-    python benchmarks/bench_defaults.py [--algorithms sha256 md5 ...] [--out FILE]
+``--cost`` instead times what the automatic measurement adds to a cold run such as the test
+suite's: in a fresh cache, every hashlib algorithm's one-row batch (its per-message kernel's
+``hash_rows``) then a 1000 x 64 B batch (its lane kernel, then two kernels to compare), the
+seconds measuring (wall and this thread's CPU) per algorithm and in all.
+
+    python benchmarks/bench_defaults.py [--algorithms sha256 md5 ...] [--cost] [--out FILE]
 """
 import argparse
 import json
@@ -90,6 +95,56 @@ print(json.dumps({"cells": result, "measured": measured,
 """
 
 
+# the --cost process
+COST = r"""
+import hashlib, json, time
+import numpy as np
+import jitdigest
+from jitdigest.base import algorithms as A
+from jitdigest.engine import autocal
+spent = []
+inner = autocal.measure
+def measure(spec, sets):
+    wall, cpu = time.perf_counter(), time.thread_time()
+    try:
+        return inner(spec, sets)
+    finally:
+        spent.append([spec.name, [ks.name for ks in sets], time.perf_counter() - wall,
+                      time.thread_time() - cpu])
+autocal.measure = measure
+names = sorted(n for n, s in A.TABLE.items() if s.hashlib)
+grid = np.arange(1000 * 64, dtype=np.uint64).astype(np.uint8).reshape(1000, 64)
+start = time.perf_counter()
+for name in names:
+    extra = {"length": 16} if not A.lookup(name).digest_size else {}
+    jitdigest.hash_many(name, [b"x"], threads=1, **extra)
+    jitdigest.hash_many(name, grid, threads=1, **extra)
+print(json.dumps({"spent": spent, "names": names, "wall": time.perf_counter() - start}))
+"""
+
+
+def cost(say):
+    top = tempfile.mkdtemp(prefix="jitdigest-defaults-")
+    try:
+        env = dict(os.environ, JITDIGEST_CACHE_DIR=top,
+                   PYTHONPATH=os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")]))
+        env.pop("JITDIGEST_AUTO_CALIBRATE", None)
+        proc = subprocess.run([sys.executable, "-c", COST], env=env, capture_output=True,
+                              text=True, timeout=3600)
+        if proc.returncode != 0:
+            raise RuntimeError(proc.stderr)
+        data = json.loads(proc.stdout.strip().splitlines()[-1])
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+    say(f"CPU: {cpu_model()}, {os.cpu_count()} cores; {time.strftime('%Y-%m-%d')}")
+    say(f"automatic measurement in a cold cache: {len(data['names'])} algorithms, "
+        f"{data['wall']:.1f} s in all (compiles included)")
+    for name, kernels, wall, cpu in data["spent"]:
+        say(f"  {name:<11} {'+'.join(kernels):<22} {wall:6.3f} s wall {cpu:6.3f} s CPU")
+    say(f"  measuring in all: {sum(s[2] for s in data['spent']):.2f} s wall, "
+        f"{sum(s[3] for s in data['spent']):.2f} s CPU, {len(data['spent'])} algorithms measured")
+
+
 def child(cache, mode, names, kernels=None):
     env = dict(os.environ, JITDIGEST_CACHE_DIR=cache,
                PYTHONPATH=os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")]))
@@ -116,6 +171,8 @@ def tune(cache, names):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--algorithms", nargs="+", default=list(ALGORITHMS))
+    parser.add_argument("--cost", action="store_true",
+                        help="time the automatic measurement in a cold cache instead")
     parser.add_argument("--out", help="also write the report to FILE")
     args = parser.parse_args(argv)
     names = args.algorithms
@@ -124,6 +181,13 @@ def main(argv=None):
     def say(text=""):
         print(text, flush=True)
         lines.append(text)
+
+    if args.cost:
+        cost(say)
+        if args.out:
+            with open(args.out, "w") as f:
+                f.write("\n".join(lines) + "\n")
+        return
 
     top = tempfile.mkdtemp(prefix="jitdigest-defaults-")
     try:
