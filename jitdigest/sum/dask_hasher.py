@@ -219,7 +219,7 @@ def _connect(address):
         import logging
         from distributed import LocalCluster
         cluster = LocalCluster(n_workers=int(n), threads_per_worker=1, processes=True,
-                               dashboard_address=":0", silence_logs=logging.ERROR,
+                               dashboard_address=":0", silence_logs=logging.CRITICAL,
                                timeout=CONNECT_S)
         try:
             return Client(cluster, timeout=CONNECT_S), cluster, True
