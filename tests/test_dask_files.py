@@ -150,7 +150,7 @@ def test_a_task_dask_gave_up_on_ends_the_run_with_its_reason():
         dask_hasher._result(Lost())
 
 
-@pytest.mark.parametrize("size", [1025, 2048, 2049, 8192, 10000, 65536 + 7])
+@pytest.mark.parametrize("size", [1025, 2048, 2049, 8192, 10000, 65536 + 7, 300_001])
 @pytest.mark.parametrize("mode", ["plain", "keyed", "derive"])
 def test_subtree_merge_is_blake3(tmp_path, size, mode):
     data = os.urandom(size)
@@ -162,7 +162,7 @@ def test_subtree_merge_is_blake3(tmp_path, size, mode):
     words = params(**kwargs)
     fd = os.open(path, os.O_RDONLY)
     try:
-        for piece in (1024, 2048, 4096):
+        for piece in (1024, 2048, 4096, 65536):     # the last: whole lane groups
             if size <= piece:
                 continue
             values = [subtree.chaining_value(fd, o, n, words)[0]
