@@ -368,7 +368,7 @@ class blake3(Hash, metaclass=_Blake3Type):
             lock = self._lock
             if lock is None:
                 kernels = _kernels()
-                if self._threads != 1 and kernels.group_len and len(pending) > kernels.group_len:
+                if self._threads != 1 and kernels.group_len and len(pending) > kernels.split_from:
                     state = np.zeros(STATE_WORDS, np.uint32)
                     state[:PARAMS] = self._iv
                     buf = np.zeros(BLOCK_LEN, np.uint8)

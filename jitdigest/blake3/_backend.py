@@ -51,6 +51,9 @@ class _Kernels:
         # bytes per group of chunks the lanes hash side by side (0: no lanes, no threads)
         self.group_len = (module.BACKEND.lanes * CHUNK_LEN
                           if getattr(module, "parallel_cvs", None) is not None else 0)
+        # the longest input ``max_threads`` leaves on one thread whatever the thread count
+        # (``_update_threads`` gives a task two groups at least, and two threads a task each)
+        self.split_from = 4 * self.group_len
 
     def _compiled(self, function, entry):
         if _cpu.jit_enabled():
@@ -152,7 +155,7 @@ def _kernels():
 
 # what ``blake3(data).digest()`` calls: the _cpu.DISABLED object the backend was chosen under,
 # its ``oneshot_bytes`` (or None), ``array_from``, ``oneshot_array_bytes`` (or None) and the
-# longest input ``max_threads`` leaves on one thread (its ``group_len``, or any length); each
+# longest input ``max_threads`` leaves on one thread (its ``split_from``, or any length); each
 # entry set by ``publish_oneshot`` once a digest has used it (so none is loaded unused)
 ONESHOT = (None, None, 0, None, 0)
 
@@ -171,7 +174,7 @@ def publish_oneshot(array):
         large = chosen.oneshot_array_bytes
     else:
         small = chosen.oneshot_bytes
-    ONESHOT = (made_under, small, chosen.array_from, large, chosen.group_len or _U64_MAX)
+    ONESHOT = (made_under, small, chosen.array_from, large, chosen.split_from or _U64_MAX)
 
 
 def compile_entries(module: ModuleType, entries: Iterable[str]) -> None:
