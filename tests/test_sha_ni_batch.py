@@ -189,11 +189,14 @@ def test_grid_chunks(name, kernels):
 
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("off", [(), ("avx512",), ("avx2", "avx512")])
-def test_the_built_in_rule_never_picks_them(name, off):
-    """Interleaved SHA-NI wins on some CPUs at some lengths only: without a calibration table
-    the choice stays the lane kernel or the per-message SHA-NI one, whichever SIMD is off."""
+def test_the_built_in_rule_never_picks_them_beside_avx512(name, off):
+    """Interleaved SHA-NI wins on some CPUs at some lengths only: where Numba's target has
+    AVX-512 the rule's choice stays the lane kernel or the per-message SHA-NI one, whichever
+    SIMD is switched off (a switch does not change the target's features)."""
     from jitdigest.engine import cpu as _cpu
     spec = _algorithms.SPECS[name]
+    if "avx512vl" not in _cpu.target_features():
+        pytest.skip("Numba's target has no AVX-512: the next test's rule")
     with _cpu.disabled(*off):
         for rows in (None, 1, 3, 1000):
             ks = _dispatch.default_batch_kernels(spec, rows)
@@ -202,3 +205,26 @@ def test_the_built_in_rule_never_picks_them(name, off):
         usable = [b.name for b in _dispatch.batch_backends(spec.family) if _dispatch.usable(b)]
     assert [n for n in names if n.startswith("sha_ni_x")] == \
         [n for n in usable if n.startswith("sha_ni_x")]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_without_avx512_the_rule_takes_interleaved_sha_ni_for_sha256(name, monkeypatch):
+    """A target without AVX-512 (Zen 3, or Intel's without it): SHA-256 and SHA-224 batches go
+    to the interleaved SHA-NI kernel where it is usable (tune chose it on Zen 3 and Zen 4,
+    benchmarks/results/bench_batch-znver3.txt), a few rows to the per-message SHA-NI kernel;
+    SHA-1 keeps the AVX2 lanes."""
+    from jitdigest.engine import cpu as _cpu
+    spec = _algorithms.SPECS[name]
+    features = frozenset(f for f in _cpu.target_features() if not f.startswith("avx512"))
+    monkeypatch.setattr(_cpu, "target_features", lambda: features)
+    monkeypatch.setattr(_dispatch, "_batch_rules", {})
+    with _cpu.disabled("avx512"):
+        usable = {b.name for b in _dispatch.batch_backends(spec.family) if _dispatch.usable(b)}
+        if "avx2_x8" not in usable:
+            pytest.skip("no AVX2 lanes on this CPU")
+        many = _dispatch.default_batch_kernels(spec, None).name
+        few = _dispatch.default_batch_kernels(spec, 1).name
+    if spec.family == "sha256" and "sha_ni_x2" in usable:
+        assert (many, few) == ("sha_ni_x2", "sha_ni")
+    else:
+        assert not many.startswith("sha_ni_x") and not few.startswith("sha_ni_x")

@@ -372,9 +372,9 @@ def default_batch_kernels(spec, rows=None):
 
     A lane kernel runs a batch of fewer rows than lanes with idle lanes: the per-message kernel
     serves fewer than half a group of rows when it is a hardware one (SHA-NI, ARMv8), and a
-    single row otherwise. Where the CPU has no AVX-512 (no vector rotate), SHA-NI serves
-    SHA-256 batches of any length instead of the AVX2 lanes (benchmarks/results/ has the
-    measurements behind both rules).
+    single row otherwise. Where the CPU has no AVX-512 (no vector rotate), interleaved SHA-NI
+    (``sha_ni_x2``, else the per-message SHA-NI) serves SHA-256 batches of any length instead
+    of the AVX2 lanes (benchmarks/results/ has the measurements behind both rules).
     """
     many, single, few, _ = _batch_rule(spec)
     return single if rows is not None and rows < few else many
@@ -405,7 +405,7 @@ def _batch_rule(spec):
 def _work_out_batch_rule(spec, sets):
     if _FORCED.get() is not None:
         return sets[0], sets[0], 0
-    sets = [ks for ks in sets if ks.backend.by_default]
+    sets_all, sets = sets, [ks for ks in sets if ks.backend.by_default]
     many = sets[0]
     single, few = many, 0
     if many.backend.lanes > 1:
@@ -413,10 +413,9 @@ def _work_out_batch_rule(spec, sets):
         few = many.backend.lanes // 2 if single.backend.tier.features else 2
     if (spec.family == "sha256" and many.name == "avx2_x8"
             and "avx512vl" not in _cpu.target_features()):
-        for ks in sets:
-            if ks.name == "sha_ni":
-                many = ks
-                break
+        # interleaved SHA-NI (not a default backend: it wins only where SIMD is narrow)
+        every = {ks.name: ks for ks in sets_all if ks.name in ("sha_ni_x2", "sha_ni")}
+        many = every.get("sha_ni_x2") or every.get("sha_ni") or many
     return many, single, few
 
 
