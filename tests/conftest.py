@@ -197,9 +197,10 @@ def pytest_runtest_protocol(item):
 # and the one-test files last: the fuzzer and the install check, a minute or more each). The
 # order changes the wall time only, never what runs.
 LONGEST_FIRST = [
-    "test_internals.py", "test_batch_kernels.py", "test_cache.py", "test_lanes.py",
-    "test_differential.py", "test_blake2.py", "test_sum_fidelity.py", "test_blake3.py",
-    "test_notebooks.py", "test_modes.py", "test_parallel.py", "test_api.py", "test_threads.py",
+    "test_internals.py", "test_readme.py", "test_batch_kernels.py", "test_cache.py",
+    "test_lanes.py", "test_numba_untouched.py", "test_differential.py", "test_blake2.py",
+    "test_sum_fidelity.py", "test_blake3.py", "test_notebooks.py", "test_modes.py",
+    "test_parallel.py", "test_sum_dask.py", "test_api.py", "test_dask_files.py", "test_threads.py",
     "test_fuzz.py", "test_cli_output.py", "test_pbkdf2.py", "test_nist.py", "test_cuda_sim.py",
     "test_dask.py", "test_native.py", "test_memsafety.py", "test_install.py"]
 
