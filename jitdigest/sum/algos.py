@@ -69,8 +69,10 @@ class Algo:
     @cached_property
     def cache_key(self):
         """The algorithm as a --cache row stores it: its name and output length, e.g.
-        "blake2b:256"."""
-        return f"{self.name}:{self.bits}"
+        "blake2b:256" (the rule is the database module's, shared with hash_files; imported
+        here, not by every run: that module imports sqlite3)."""
+        from .._filecache import algorithm_key
+        return algorithm_key(self.name, self.bits)
 
     def finish(self, h):
         return h.digest(self.size) if self.xof else h.digest()
@@ -126,12 +128,13 @@ class Keyed:
     def cache_key(self):
         """What a --cache row says of this mode: the context, or an identifier of the key
         (a key derived from it: the database never holds the key itself)."""
+        from .._filecache import algorithm_key
         if self.key is not None:
             ident = self._objects(self.key, derive_key_context="jitdigest sum --cache key id")
-            return f"{self.name}-keyed-{ident.hexdigest(8)}:{self.bits}"
+            return algorithm_key(self.name, self.bits, f"-keyed-{ident.hexdigest(8)}")
         if self.context is not None:
-            return f"{self.name}-derive-key-{self.context}:{self.bits}"
-        return f"{self.name}:{self.bits}"
+            return algorithm_key(self.name, self.bits, f"-derive-key-{self.context}")
+        return algorithm_key(self.name, self.bits)
 
     def new(self, data=b"", threads=1):
         return self._objects(data, key=self.key, derive_key_context=self.context,
