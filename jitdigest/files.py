@@ -5,12 +5,15 @@ the command line. Here files of up to ``SUM_SMALL_FILE`` bytes are read whole an
 runs through ``hash_many`` (as ``jitdigest sum`` batches them), larger ones stream through one
 reused buffer, and several algorithms are fed from the same read of each file. Paths come from
 any iterable and results leave as they are made, at most a batch ahead: memory does not grow
-with the number of paths. ``jitdigest.dask.hash_files`` is the same call on a Dask cluster.
+with the number of paths. With ``cache=``, the database of ``jitdigest sum --cache`` (one file
+serves both) spares reading files unchanged since they were stored.
+``jitdigest.dask.hash_files`` is the same call on a Dask cluster.
 """
 from __future__ import annotations
 
 import io
 import os
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import NamedTuple
 
@@ -60,7 +63,8 @@ def check_arguments(name, errors, length):
 
 def hash_files(paths: Iterable[str | bytes | os.PathLike], name: str | Sequence[str] = "sha256",
                *, errors: str = "raise", progress: Callable[[int, int], object] | None = None,
-               length: int | None = None) -> Iterator[FileDigest]:
+               length: int | None = None,
+               cache: str | bytes | os.PathLike | None = None) -> Iterator[FileDigest]:
     """An iterator of ``FileDigest(path, digest, size, error)``, one per path, in order.
 
     - ``name``: any name ``jitdigest.new`` takes, "blake3", or several ("sha256,md5" or a
@@ -70,32 +74,71 @@ def hash_files(paths: Iterable[str | bytes | os.PathLike], name: str | Sequence[
     - ``progress``: called as ``progress(files, bytes)`` after each file, with the totals so far.
     - ``length``: output bytes of the extendable-output algorithms (SHAKE: required; BLAKE3:
       default 32); others ignore it.
+    - ``cache``: the path of a ``jitdigest sum --cache`` database (made if missing): a file
+      unchanged since its digest was stored is not read; the others are stored once hashed.
+      A database that cannot be used costs hashing and one warning, never the call.
 
     The arguments are checked at the call; files are read as the iterator is consumed."""
     names = check_arguments(name, errors, length)
-    return _results(paths, names, errors == "raise", progress, length)
+    if cache is not None:
+        cache = os.fspath(cache)            # TypeError for what is not a path
+    return _results(paths, names, errors == "raise", progress, length, cache)
 
 
-def _results(paths, names, raising, progress, length):
-    pending = []                        # [path, content or None, digest, size, error]
+def _size(name, length):
+    """The digest bytes ``name`` gives here (as ``_finish`` makes them)."""
+    spec = _algorithms.TABLE[name]
+    if spec.digest_size == 0 or (length is not None and not spec.hashlib):
+        return length
+    return spec.digest_size
+
+
+def _stored_as(names, length):
+    """The algorithms as the database names them (the keys ``jitdigest sum`` uses)."""
+    from . import _filecache
+    parts = [_filecache.Output(_filecache.algorithm_key(n, 8 * _size(n, length)),
+                               _size(n, length)) for n in names]
+    return parts[0] if len(parts) == 1 else _filecache.Several(tuple(parts))
+
+
+def _warn(message):
+    warnings.warn(message, stacklevel=4)
+
+
+def _results(paths, names, raising, progress, length, cache):
+    # opened here, at the first result: a generator never started has no finally to close it
+    db = stored_as = None
+    if cache is not None:
+        from ._filecache import FileCache   # imports sqlite3: only for calls that use it
+        db = FileCache(os.fsencode(cache), _warn)
+        stored_as = _stored_as(names, length)
+    try:
+        yield from _hashed(paths, names, raising, progress, length, db, stored_as)
+    finally:
+        if db is not None:
+            db.close()
+
+
+def _hashed(paths, names, raising, progress, length, db, stored_as):
+    pending = []                        # [path, content or None, digest, size, error, stat]
     pending_bytes = 0
     files = total = 0
     buf = bytearray(SUM_CHUNK)
     for path in paths:
-        entry = _read(path, names, length, buf)
+        entry = _read(path, names, length, buf, db, stored_as)
         pending.append(entry)
         if entry[1] is not None:
             pending_bytes += len(entry[1])
         if len(pending) >= SUM_BATCH_FILES or pending_bytes >= SUM_BATCH_BYTES or (
                 raising and entry[4] is not None):
-            for result in _flush(pending, names, length, raising):
+            for result in _flush(pending, names, length, raising, db, stored_as):
                 files += 1
                 total += result.size
                 if progress is not None:
                     progress(files, total)
                 yield result
             pending, pending_bytes = [], 0
-    for result in _flush(pending, names, length, raising):
+    for result in _flush(pending, names, length, raising, db, stored_as):
         files += 1
         total += result.size
         if progress is not None:
@@ -103,11 +146,18 @@ def _results(paths, names, raising, progress, length):
         yield result
 
 
-def _read(path, names, length, buf):
-    """[path, content, digest, size, error]: the content of a small file, the digest of a
-    large one (streamed), or the error."""
-    entry = [path, None, None, 0, None]
+def _read(path, names, length, buf, db, stored_as):
+    """[path, content, digest, size, error, stat]: the content of a small file, the digest of
+    a large one (streamed) or one the database holds, or the error; ``stat`` (taken before
+    reading) when the digest is to be stored."""
+    entry = [path, None, None, 0, None, None]
     target = os.fspath(path)
+    if db is not None:
+        st, digest = db.find(os.fsencode(target), stored_as)
+        if digest is not None:
+            entry[2], entry[3] = digest, st.st_size
+            return entry
+        entry[5] = st
     try:
         fd = os.open(target, os.O_RDONLY | os.O_CLOEXEC)
     except OSError as exc:
@@ -173,9 +223,9 @@ def _stream(fd, names, length, buf):
     return (digests if len(names) > 1 else digests[0]), size
 
 
-def _flush(pending, names, length, raising):
+def _flush(pending, names, length, raising, db, stored_as):
     """FileDigests of ``pending`` in order: its small files hashed together, one hash_many
-    call per algorithm."""
+    call per algorithm; fresh digests stored in ``db``."""
     small = [entry for entry in pending if entry[1] is not None]
     if small:
         from . import hash_many
@@ -192,9 +242,12 @@ def _flush(pending, names, length, raising):
             entry[2] = digests if len(names) > 1 else digests[0]
             entry[3] = len(entry[1])
             entry[1] = None
-    for path, _, digest, size, error in pending:
-        if error is not None and raising:
-            raise error
+    for path, _, digest, size, error, st in pending:
+        if error is not None:
+            if raising:
+                raise error
+        elif st is not None:
+            db.keep(os.fsencode(os.fspath(path)), stored_as, st, digest, size)
         yield FileDigest(path, digest, size, error)
 
 

@@ -2,14 +2,17 @@
 byte more, 100 MiB, unreadable, a directory, vanished between listing and reading, missing)
 against hashlib and the blake3 package, with both error policies; several algorithms from one
 read; the progress callback; paths consumed lazily (at most a batch ahead of the results); the
-arguments checked at the call."""
+arguments checked at the call; ``cache=``: files opened (os.open counted) on a second call, after
+a change, and across ``jitdigest sum --cache``, and a damaged database."""
 import errno
 import hashlib
 import os
+import warnings
 
 import pytest
 
 import jitdigest
+from jitdigest.base import config as _config
 from jitdigest.base.config import SUM_BATCH_FILES, SUM_SMALL_FILE
 
 blake3 = pytest.importorskip("blake3")
@@ -146,3 +149,96 @@ def test_arguments_checked_at_the_call():
     with pytest.raises(ValueError):
         jitdigest.hash_files(never, "sha256,SHA-256")
     assert list(jitdigest.hash_files([])) == []
+
+
+# --- cache= : the database of ``jitdigest sum --cache`` ------------------------------------------
+
+@pytest.fixture
+def cached_tree(tmp_path, monkeypatch):
+    """Small files in two folders and one streamed file; the racy margin off (they were made
+    just now); os.open counted (how hash_files and jitdigest sum open a file)."""
+    monkeypatch.setattr(_config, "SUM_CACHE_RACY_NS", 0)
+    root = tmp_path / "tree"
+    (root / "sub").mkdir(parents=True)
+    sizes = {"a": 0, "b": 100, "sub/c": 5000, "sub/d": 1, "big": SUM_SMALL_FILE + 99}
+    for name, size in sizes.items():
+        (root / name).write_bytes(os.urandom(size))
+    opened = []                         # the tree's files opened
+    real = os.open
+
+    def counting(path, *args, **kwargs):
+        if os.fsencode(path).startswith(os.fsencode(root)):
+            opened.append(os.fsencode(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", counting)
+    return [root / name for name in sizes], tmp_path / "digests.db", opened
+
+
+def _check(results, paths, name="sha256"):
+    assert [r.path for r in results] == paths
+    for r in results:
+        data = r.path.read_bytes()
+        want = blake3.blake3(data).digest() if name == "blake3" else hashlib.new(name, data).digest()
+        assert (r.digest, r.size, r.error) == (want, len(data), None)
+
+
+def test_cache_second_call_opens_nothing(cached_tree):
+    paths, db, opened = cached_tree
+    _check(list(jitdigest.hash_files(paths, cache=db)), paths)
+    assert len(opened) == len(paths)
+    del opened[:]
+    _check(list(jitdigest.hash_files(paths, cache=str(db))), paths)
+    assert opened == []
+    # several algorithms: stored per algorithm, a hit only when all are there
+    got = list(jitdigest.hash_files(paths, "sha256,md5", cache=db))
+    assert len(opened) == len(paths)
+    assert [r.digest[1] for r in got] == [hashlib.md5(p.read_bytes()).digest() for p in paths]
+    # a caller that stops early: what was hashed is committed when the iterator closes
+    new_db = db.with_name("early.db")
+    it = jitdigest.hash_files(paths, cache=new_db)
+    next(it)
+    it.close()
+    from jitdigest.sum.cache import stored_files
+    assert stored_files(new_db) == {"sha256:256": 1}
+
+
+def test_cache_rereads_changed_files(cached_tree):
+    paths, db, opened = cached_tree
+    list(jitdigest.hash_files(paths, cache=db))
+    changed = [paths[1], paths[4]]
+    changed[0].write_bytes(bytes(255 - b for b in changed[0].read_bytes()))    # same size
+    with open(changed[1], "ab") as f:
+        f.write(b"!")
+    del opened[:]
+    _check(list(jitdigest.hash_files(paths, cache=db)), paths)
+    assert sorted(opened) == sorted(os.fsencode(p) for p in changed)
+
+
+def test_cache_shared_with_jitdigest_sum(cached_tree, capsysbinary):
+    from jitdigest import cli
+    paths, db, opened = cached_tree
+    root = paths[0].parent
+    assert cli.main(["sum", "-r", str(root), "--cache", str(db)]) == 0
+    del opened[:]
+    _check(list(jitdigest.hash_files(paths, cache=db)), paths)
+    assert opened == []
+    # the other way round, with b3sum's row (its own cache key rule in jitdigest sum)
+    capsysbinary.readouterr()
+    _check(list(jitdigest.hash_files(paths, "blake3", cache=db)), paths, "blake3")
+    del opened[:]
+    assert cli.main(["sum", "-r", "-a", "blake3", str(root), "--cache", str(db)]) == 0
+    assert opened == []
+    out = capsysbinary.readouterr().out
+    want = [blake3.blake3(p.read_bytes()).hexdigest().encode() + b"  " + os.fsencode(p)
+            for p in paths]
+    assert sorted(out.splitlines()) == sorted(want)
+
+
+def test_damaged_cache_costs_one_warning(cached_tree):
+    paths, db, _ = cached_tree
+    db.write_bytes(b"not a database, " * 512)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _check(list(jitdigest.hash_files(paths, cache=db)), paths)
+    assert len(caught) == 1 and "cache not used" in str(caught[0].message)
