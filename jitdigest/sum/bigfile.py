@@ -60,7 +60,11 @@ def hash_rest(fd, h, progress=None, block=BLOCK):
         return _serial(readinto, bufs[0], h, progress)
     # The first read ends where a block of the file does, so that every later one starts
     # there: a tree hash's subtrees then never straddle two reads.
-    with memoryview(bufs[0]) as view, view[:block - os.lseek(fd, 0, os.SEEK_CUR) % block] as part:
+    try:
+        at = os.lseek(fd, 0, os.SEEK_CUR)
+    except OSError:                         # (not seekable after all: nothing to align to)
+        at = 0
+    with memoryview(bufs[0]) as view, view[:block - at % block] as part:
         want = len(part)
         first = readinto(part)
     if not first:
