@@ -311,9 +311,9 @@ def hash_files(paths: Iterable[str | bytes | Any], name: str | Iterable[str] = "
     started here, or None: the current client), from a filesystem they share with this
     process; relative paths are taken from this process's directory. Paths are stat'ed here
     and sent in tasks of balanced bytes, a few tasks per worker ahead of the results, so memory
-    does not grow with the number of paths. A large BLAKE3 file (``SPLIT_FROM`` in
-    ``sum/dask_hasher.py``) is hashed in subtrees on several workers. ``cache``: a ``jitdigest sum --cache`` database, read and
-    written here as results arrive (files unchanged since they were stored are not read)."""
+    does not grow with the number of paths. A large file of the tree hash (from
+    ``SPLIT_FROM`` bytes, ``sum/dask_hasher.py``) is hashed in subtrees on several workers.
+    ``cache``: a ``jitdigest sum --cache`` database, read and written here as results arrive (files unchanged since they were stored are not read)."""
     from .files import check_arguments
     from .sum import dask_hasher
     names = check_arguments(name, errors, length)

@@ -67,13 +67,13 @@ def hash_files(paths: Iterable[str | bytes | os.PathLike], name: str | Sequence[
                cache: str | bytes | os.PathLike | None = None) -> Iterator[FileDigest]:
     """An iterator of ``FileDigest(path, digest, size, error)``, one per path, in order.
 
-    - ``name``: any name ``jitdigest.new`` takes, "blake3", or several ("sha256,md5" or a
+    - ``name``: any name ``jitdigest.new`` takes, or several ("sha256,md5" or a
       list): each file is read once and ``digest`` is then a tuple in that order.
     - ``errors``: "raise" (the default) raises a file's OSError when its turn comes (the files
       before it were yielded); "collect" yields it in ``error``, ``digest`` None.
     - ``progress``: called as ``progress(files, bytes)`` after each file, with the totals so far.
-    - ``length``: output bytes of the extendable-output algorithms (SHAKE: required; BLAKE3:
-      default 32); others ignore it.
+    - ``length``: output bytes of the extendable-output algorithms (SHAKE: required; the
+      tree hash: default 32); others ignore it.
     - ``cache``: the path of a ``jitdigest sum --cache`` database (made if missing): a file
       unchanged since its digest was stored is not read; the others are stored once hashed.
       A database that cannot be used costs hashing and one warning, never the call.

@@ -126,8 +126,9 @@ def test_a_split_whose_pieces_saw_a_change_is_hashed_whole(tree, client):
     size = path.stat().st_size
     piece = 1 << 20
     spans = subtree.pieces(size, piece)
-    mode = dask_hasher._blake3_params(jitdigest.sum.algos.Keyed())
-    honest = [dask_hasher.piece_task(str(path), o, n, mode) for o, n in spans]
+    algo = jitdigest.sum.algos.Keyed()
+    mode = dask_hasher._mode(algo)
+    honest = [dask_hasher.piece_task(str(path), o, n, mode, algo.name) for o, n in spans]
     changed = [Done((v, n, (size, i, 0, 0, 0))) for i, (v, n, _) in enumerate(honest)]
     item = jitdigest.sum.walk.Item(0, b"mid", os.fsencode(path),
                                    algo=jitdigest.sum.algos.Keyed())

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..base import algorithms as _algorithms, config as _config
 from ..engine import cpu as _cpu, parallel as _parallel
-from . import _backend
+from . import _backend, subtree
 from ._backend import (_U64_MAX, ENTRIES, _Kernels, _kernels, _signatures,  # noqa: F401
                        backend_name, compile_entries)
 from .._hashobj import _ZERO, Hash, HashType
@@ -268,7 +268,9 @@ class blake3(Hash, metaclass=_Blake3Type):
     AUTO = -1
 
     # what generic code asks of the type through ``_constructors.object_type``: a batch's
-    # parameters and output length, the backend its objects use and how to compile it
+    # parameters and output length, the backend its objects use and how to compile it, and
+    # the pieces of one input hashed apart then merged (``subtree``: jitdigest sum --dask)
+    _tree = subtree
     _batch_params = staticmethod(params)
     _output_length = staticmethod(output_length)
     _backend_name = staticmethod(backend_name)

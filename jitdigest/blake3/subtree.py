@@ -33,6 +33,13 @@ def plan(size, workers, smallest, largest):
     return piece if size > piece else 0
 
 
+def mode(key=None, context=None):
+    """The key words and flags of a mode (plain, keyed with ``key``, or key derivation under
+    ``context``) as ``chaining_value`` and ``merge`` take them."""
+    from . import params
+    return tuple(int(w) for w in params(key, context))
+
+
 def pieces(size, piece):
     """(offset, length) of every piece of an input of ``size`` bytes cut by ``plan``."""
     whole = (size - 1) // piece

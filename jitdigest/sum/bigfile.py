@@ -2,8 +2,8 @@
 each hashed in place by one ``update`` (no copies, a few Python steps per block). For a regular
 file a second thread reads the next blocks while the calling thread hashes (reads and kernels
 both release the GIL), so the copy out of the page cache overlaps the hashing, when a core
-looks idle; a tree hash (BLAKE3 with max_threads above 1) splits each block into subtrees on
-all its threads.
+looks idle; a tree hash (b3sum's row with --num-threads above 1) splits each block into
+subtrees on all its threads.
 
 Why reads, not a memory map as b3sum uses: a file that another process truncates while it is
 mapped raises SIGBUS at the first access past its new end, inside a kernel, and a Python process

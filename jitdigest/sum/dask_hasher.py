@@ -6,7 +6,7 @@ or ``task_files`` files; a worker hashes a task through the Hasher itself (so di
 error messages are those of a run without --dask), and the Items come back to the client in
 input order, so that --cache, --check, --audit and every output format work unchanged. A file
 of the b3sum-format row alone over ``split_from`` bytes is cut into power-of-two subtrees
-(``jitdigest/blake3/subtree.py``) hashed on several workers and merged here; a piece that saw
+(its objects' ``_tree``: a tree hash's pieces) hashed on several workers and merged here; a piece that saw
 the file change sends the file back to one worker whole. A worker that dies costs its tasks'
 time: Dask runs them again elsewhere (they only read).
 """
@@ -21,8 +21,8 @@ from .walk import FILE, STDIN, Item
 
 LOCAL = "local:"                    # --dask local:N: a LocalCluster of N worker processes
 TASK_BYTES = 64 << 20               # a task's bytes, about (a file larger is a task alone)
-SPLIT_FROM = 32 << 20               # BLAKE3 files from this size are split over workers
-PIECE_BYTES = (4 << 20, 256 << 20)  # the smallest and largest BLAKE3 piece
+SPLIT_FROM = 32 << 20               # files of the tree hash from this size are split
+PIECE_BYTES = (4 << 20, 256 << 20)  # the smallest and largest piece of a split file
 CONNECT_S = 60                      # seconds to start a local cluster
 CLOSE_S = 10                        # seconds to close the client and a cluster started here
 AHEAD = 4                           # tasks in flight per worker thread
@@ -120,15 +120,16 @@ class DaskHasher:
         return isinstance(algo, algos.Keyed) and algo.length_ok and algo.size > 0
 
     def _split(self, item, size, threads):
-        """The futures of one BLAKE3 file's pieces (each: value, bytes read, stats)."""
-        from ..blake3 import subtree
+        """The futures of one split file's pieces (each: value, bytes read, stats)."""
+        subtree = _tree(item.algo.name)
         piece = subtree.plan(size, threads, *PIECE_BYTES)
         if not piece:
             return None
-        mode = _blake3_params(item.algo)
+        mode = _mode(item.algo)
         path = self._path(item.path)
         return (size, piece,
-                [self._client.submit(piece_task, path, offset, length, mode, pure=False)
+                [self._client.submit(piece_task, path, offset, length, mode, item.algo.name,
+                                     pure=False)
                  for offset, length in subtree.pieces(size, piece)])
 
     def _finish(self, slot):
@@ -152,7 +153,7 @@ class DaskHasher:
     def _merged(self, item, split):
         """A split file's digest from its pieces, or, where a piece failed or saw the file
         change, the file hashed whole by one worker (its error, or the bytes it read)."""
-        from ..blake3 import subtree
+        subtree = _tree(item.algo.name)
         if split is not None:
             size, piece, futures = split
             results = [_result(f) for f in futures]
@@ -161,7 +162,7 @@ class DaskHasher:
             whole = [length for _, length in subtree.pieces(size, piece)]
             if read == whole and len(seen) == 1 and None not in seen and \
                     next(iter(seen))[0] == size:
-                mode = _blake3_params(item.algo)
+                mode = _mode(item.algo)
                 item.digest = subtree.merge([value for value, _, _ in results], mode,
                                             item.algo.size)
                 item.size = size
@@ -265,10 +266,17 @@ def _entries(work, path_of):
     return specs, b"\0".join(paths), at.tobytes()
 
 
-def _blake3_params(algo):
-    """The key words and flags of a Keyed's mode, as ``jitdigest.blake3.params`` gives them."""
-    from ..blake3 import params
-    return tuple(int(w) for w in params(algo.key, algo.context))
+def _tree(name):
+    """The split-file interface of the row's objects (``plan``, ``pieces``, ``chaining_value``,
+    ``merge``, ``mode``: pieces of one input hashed apart, then merged into its digest)."""
+    from .._constructors import object_type
+    from ..base import algorithms as _algorithms
+    return object_type(_algorithms.TABLE[name])._tree
+
+
+def _mode(algo):
+    """The key words and flags of a Keyed's mode, as the pieces and the merge take them."""
+    return _tree(algo.name).mode(algo.key, algo.context)
 
 
 # --- the workers' side -----------------------------------------------------------------------
@@ -338,11 +346,11 @@ def _results(items, result):
     return total
 
 
-def piece_task(path, offset, length, mode):
+def piece_task(path, offset, length, mode, name):
     """On a worker: (chaining value, bytes read, (size, mtime, ctime) after reading) of one
-    piece of a BLAKE3 file; (b"", 0, None) if it cannot be read (the whole file's task
-    reports why)."""
-    from ..blake3 import subtree
+    piece of a split file of row ``name``; (b"", 0, None) if it cannot be read (the whole
+    file's task reports why)."""
+    subtree = _tree(name)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
@@ -366,7 +374,7 @@ def _stat_key(st):
 
 def algo_of(names, length):
     """The Algo (a Several for more than one) of canonical ``names`` as ``jitdigest.files``
-    checked them; ``length``: bytes of SHAKE's and BLAKE3's output."""
+    checked them; ``length``: bytes of an extendable output (SHAKE's, the b3sum row's)."""
     parts = []
     for name in names:
         if name == algos.B3SUM:

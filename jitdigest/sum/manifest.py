@@ -1,6 +1,6 @@
 """Manifests in every format ``jitdigest sum`` writes, read back for ``--update`` and
 ``--match``/``--no-match``: plain lines ("HASH  NAME", "HASH *NAME"; their algorithm is -a's),
-BSD-tagged lines (each names its own), b3sum's lines (with -a blake3) and --json lines. The
+BSD-tagged lines (each names its own), b3sum's lines (its row's -a) and --json lines. The
 format is the first entry's; names are compared normalised (./a//b is a/b)."""
 import binascii
 import json
