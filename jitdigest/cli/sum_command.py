@@ -139,7 +139,7 @@ def _configure_sum(p):
     g.add_argument("--no-names", action="store_true", help="print digests only")
     g.add_argument("--raw", action="store_true", help="write the raw digest (one FILE)")
     g.add_argument("--num-threads", metavar="NUM",
-                   help="threads per large file, with -j 1 (0: all)")
+                   help="threads per large file (0: all)")
     g.add_argument("--no-mmap", action="store_true", help="accepted; files are always read")
     p.set_defaults(tag=False, dereference=False)
 
