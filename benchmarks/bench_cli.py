@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _timing import ROOT, machine, seconds_per_call  # noqa: E402
@@ -49,9 +50,20 @@ def make_big_tree(root, count, mib):
                 f.write(block[j % 251:] + block[:j % 251])
 
 
+def sum_cmd(tree, *extra):
+    """``jitdigest sum -r`` of ``tree`` with ``extra`` options, no progress line."""
+    return [sys.executable, "-m", "jitdigest", "sum", "--no-progress", "-r", *extra, tree]
+
+
 def jitdigest_cmd(algo, tree, *extra):
-    return [sys.executable, "-m", "jitdigest", "sum", "--no-progress", "-a", algo, "-r",
-            *extra, tree]
+    return sum_cmd(tree, "-a", algo, *extra)
+
+
+def wall(cmd):
+    """Seconds of one run of ``cmd`` (its output thrown away; a failure raises)."""
+    start = time.perf_counter()
+    subprocess.run(cmd, env=ENV, stdout=subprocess.DEVNULL, check=True)
+    return time.perf_counter() - start
 
 
 def coreutils_cmd(algo, tree):

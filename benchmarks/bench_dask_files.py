@@ -32,17 +32,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _timing import machine  # noqa: E402
-from bench_cli import ENV, ROOT, make_big_tree, make_small_tree  # noqa: E402
-
-
-def command(target, *extra):
-    return [sys.executable, "-m", "jitdigest", "sum", "--no-progress", "-r", *extra, target]
-
-
-def wall(cmd):
-    start = time.perf_counter()
-    subprocess.run(cmd, env=ENV, stdout=subprocess.DEVNULL, check=True)
-    return time.perf_counter() - start
+from bench_cli import ENV, ROOT, make_big_tree, make_small_tree, wall  # noqa: E402
+from bench_cli import sum_cmd as command  # noqa: E402
 
 
 def compare(label, target, algo, address, repeat, size):

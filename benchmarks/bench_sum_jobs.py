@@ -14,21 +14,11 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _timing import machine  # noqa: E402
-from bench_cli import ENV, make_big_tree, make_small_tree  # noqa: E402
-
-
-def command(tree, *jobs):
-    return [sys.executable, "-m", "jitdigest", "sum", "--no-progress", "-r", *jobs, tree]
-
-
-def wall(cmd):
-    start = time.perf_counter()
-    subprocess.run(cmd, env=ENV, stdout=subprocess.DEVNULL, check=True)
-    return time.perf_counter() - start
+from bench_cli import ENV, make_big_tree, make_small_tree, wall  # noqa: E402
+from bench_cli import sum_cmd as command  # noqa: E402
 
 
 def compare(label, tree, repeat):
