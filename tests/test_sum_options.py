@@ -51,3 +51,61 @@ def test_audit_moved_line_in_one_style(tmp_path, jd_here):
     (tmp_path / "f3.txt").rename(tmp_path / "f3b.txt")
     got = jd_here("-r", "--audit", "m", ".", cwd=tmp_path)
     assert b"MOVED: ./f3.txt -> ./f3b.txt\n" in got.stdout, got.stdout
+
+
+def test_interrupted_run_writes_its_lines_unbuffered(tmp_path):
+    """Ctrl-C with PYTHONUNBUFFERED=1 (stdout then has jitdigest's own buffer): the lines of
+    the files hashed before it are all on stdout, and the run ends by SIGINT as before. The
+    child is stopped while it reads a FIFO: by then standard input (read after the three
+    files, whose lines go out first with -j 1) was read to its end."""
+    import errno
+    import fcntl
+    import hashlib
+    import os
+    import signal
+    import struct
+    import termios
+    import time
+    names = ["f1", "f2", "f3"]
+    for name in names:
+        (tmp_path / name).write_bytes(name.encode() * 3)
+    (tmp_path / "in").write_bytes(b"standard input")
+    os.mkfifo(tmp_path / "fifo")
+    with open(tmp_path / "in", "rb") as stdin:
+        child = subprocess.Popen([sys.executable, "-m", "jitdigest", "sum", "-j", "1", *names,
+                                  "-", "fifo"], cwd=tmp_path, stdin=stdin,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 env=dict(ENV, PYTHONUNBUFFERED="1"))
+    deadline = time.monotonic() + 300           # a hang guard, not a measurement
+    while True:
+        try:                                    # succeeds once the child opens it to read
+            writer = os.open(tmp_path / "fifo", os.O_WRONLY | os.O_NONBLOCK)
+            break
+        except OSError as exc:
+            assert exc.errno == errno.ENXIO and child.poll() is None
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+    try:
+        # one byte, then wait until the child has read it: it is then blocked reading the rest
+        os.write(writer, b"x")
+        while struct.unpack("i", fcntl.ioctl(writer, termios.FIONREAD, b"\0" * 4))[0]:
+            assert time.monotonic() < deadline and child.poll() is None
+            time.sleep(0.02)
+        # A SIGINT that lands as the child goes from one read() to the next runs Python's
+        # handler only after the next: another one interrupts it (a hang guard, as above)
+        for _ in range(30):
+            child.send_signal(signal.SIGINT)
+            try:
+                out, _ = child.communicate(timeout=10)
+                break
+            except subprocess.TimeoutExpired:
+                pass
+        else:
+            child.kill()
+            child.communicate()
+            raise AssertionError("SIGINT did not stop jitdigest sum")
+    finally:
+        os.close(writer)
+    assert child.returncode == -signal.SIGINT
+    assert out == b"".join(hashlib.sha256(name.encode() * 3).hexdigest().encode() + b"  "
+                           + name.encode() + b"\n" for name in names)

@@ -108,12 +108,14 @@ def run(args):
         else:
             ok = write_sums(inputs, args, algo, hashed, out)
     except BaseException:
+        out.flush_lines()                   # Ctrl-C: the lines already made go out
         hasher.close(wait=False)
         if cache is not None:
             cache.close()
         if progress is not None:
             progress.close(complete=False)
         raise
+    out.flush_lines()                       # all made: a Ctrl-C from here loses none
     hasher.close()
     if cache is not None:
         cache.close()

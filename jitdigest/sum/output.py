@@ -48,6 +48,16 @@ class Output:
         if isinstance(self.out, _ClosedStdout) and self.out.pending:
             raise FatalError("write error: " + os.strerror(errno.EBADF))
 
+    def flush_lines(self):
+        """Write out the lines kept so far, for a run that stops early (Ctrl-C, an error): the
+        buffer of our own above (python -u) is one that nothing else flushes before the process
+        ends by SIGINT. Each line went into it whole, and an interrupted write leaves what it
+        did not write there, so only complete lines come out. Errors are left to ``finish``."""
+        try:
+            self.out.flush()
+        except (OSError, ValueError):
+            pass
+
     def line(self, data):
         if self.progress is not None:
             self.progress.clear()
