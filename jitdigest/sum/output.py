@@ -51,8 +51,10 @@ class Output:
     def flush_lines(self):
         """Write out the lines kept so far, for a run that stops early (Ctrl-C, an error): the
         buffer of our own above (python -u) is one that nothing else flushes before the process
-        ends by SIGINT. Each line went into it whole, and an interrupted write leaves what it
-        did not write there, so only complete lines come out. Errors are left to ``finish``."""
+        ends by SIGINT. A line shorter than the buffer goes into it whole, and an interrupted
+        write leaves what it did not write there, so such lines come out complete (a longer
+        one, such as a long SHAKE digest's, is written through). Errors are left to
+        ``finish``."""
         try:
             self.out.flush()
         except (OSError, ValueError):
