@@ -7,6 +7,7 @@ import os
 import pathlib
 import re
 import shutil
+import signal
 import subprocess
 import sys
 
@@ -19,6 +20,13 @@ ENV.pop("LANGUAGE", None)
 
 TOOLS = {"md5": "md5sum", "sha1": "sha1sum", "sha256": "sha256sum", "sha512": "sha512sum",
          "blake2b": "b2sum"}
+
+
+def interactive_sigint():
+    """For a child that should take Ctrl-C as a terminal user's program does (``preexec_fn``):
+    SIGINT at its default, even when this test run was started in the background (which ignores
+    it, and a Python child then ignores it too)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def have(tool):

@@ -416,7 +416,8 @@ def test_warmup_chains_only_kernel_sets_that_share_kernels():
 
     sizes = [size(c) for c in chains]
     assert sizes == sorted(sizes, reverse=True) and sizes[0] > 0 and sizes[-1] == 0
-    assert chains[0][0][0] == "blake3"      # the tree code, two lane modules and the portable one
+    # BLAKE3's chain (the tree code, two lane modules and the portable one) is among the longest
+    assert any(c[0][0] == "blake3" for c in chains[:3])
     assert chains[-1] == [_warmup.JOIN_TASK]
     for chain in chains:
         assert chain == [t for t in tasks if t in chain]

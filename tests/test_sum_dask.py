@@ -21,6 +21,7 @@ pytest.importorskip("distributed")
 
 from distributed import WorkerPlugin  # noqa: E402
 
+from cli_cases import interactive_sigint  # noqa: E402
 from jitdigest.base.config import SUM_CACHE_RACY_NS  # noqa: E402
 
 FILES = 5000
@@ -182,7 +183,8 @@ def _run_until(trees, args, opened, stop):
     # (PYTHONUNBUFFERED gives the output its own buffer, which a SIGINT leaves unwritten)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
     proc = subprocess.Popen([sys.executable, "-m", "jitdigest", "sum", *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                            preexec_fn=interactive_sigint)
     try:
         deadline = time.monotonic() + TIMEOUT_S
         while time.monotonic() < deadline and proc.poll() is None:

@@ -15,6 +15,7 @@ import time
 
 import pytest
 
+from cli_cases import interactive_sigint
 from cli_cases import jd_here  # noqa: F401 - a fixture: the command in this process
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
@@ -30,12 +31,6 @@ def tool(name):
     if path is None:
         pytest.skip(f"{name} not installed")
     return path
-
-
-def interactive_sigint():
-    """For a child that should take Ctrl-C as a terminal user's program does: SIGINT at its
-    default, even when this test run was started in the background (which ignores it)."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def run(argv, **kwargs):

@@ -4,7 +4,7 @@ operand; output as -j 1 and sha256sum), and --audit's MOVED lines in the tree's 
 import subprocess
 import sys
 
-from cli_cases import ENV, cu, have, jd, need
+from cli_cases import ENV, cu, have, interactive_sigint, jd, need
 from cli_cases import jd_here, tree  # noqa: F401 - fixtures; pytest finds them here
 
 
@@ -75,7 +75,8 @@ def test_interrupted_run_writes_its_lines_unbuffered(tmp_path):
         child = subprocess.Popen([sys.executable, "-m", "jitdigest", "sum", "-j", "1", *names,
                                   "-", "fifo"], cwd=tmp_path, stdin=stdin,
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                 env=dict(ENV, PYTHONUNBUFFERED="1"))
+                                 env=dict(ENV, PYTHONUNBUFFERED="1"),
+                                 preexec_fn=interactive_sigint)
     deadline = time.monotonic() + 300           # a hang guard, not a measurement
     while True:
         try:                                    # succeeds once the child opens it to read
