@@ -2,8 +2,9 @@
 
 Notebooks and scripts that fingerprint a tree had ``file_digest`` (one file, one algorithm) or
 the command line. Here files of up to ``SUM_SMALL_FILE`` bytes are read whole and hashed in
-runs through ``hash_many`` (as ``jitdigest sum`` batches them), larger ones stream through one
-reused buffer, and several algorithms are fed from the same read of each file. Paths come from
+runs through ``hash_many`` (as ``jitdigest sum`` batches them), larger ones stream through the
+CLI's large-file reads (``_bigfile``), and several algorithms are fed from the same read of each
+file. Paths come from
 any iterable and results leave as they are made, at most a batch ahead: memory does not grow
 with the number of paths. With ``cache=``, the database of ``jitdigest sum --cache`` (one file
 serves both) spares reading files unchanged since they were stored.
@@ -11,14 +12,14 @@ serves both) spares reading files unchanged since they were stored.
 """
 from __future__ import annotations
 
-import io
 import os
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import NamedTuple
 
+from . import _bigfile
 from .base import algorithms as _algorithms
-from .base.config import SUM_BATCH_BYTES, SUM_BATCH_FILES, SUM_CHUNK, SUM_SMALL_FILE
+from .base.config import SUM_BATCH_BYTES, SUM_BATCH_FILES, SUM_SMALL_FILE
 
 __all__ = ["hash_files", "FileDigest"]
 
@@ -120,33 +121,31 @@ def _results(paths, names, raising, progress, length, cache):
 
 
 def _hashed(paths, names, raising, progress, length, db, stored_as):
+    counts = [0, 0]                     # files and bytes so far, for ``progress``
+
+    def flushed(pending):
+        for result in _flush(pending, names, length, raising, db, stored_as):
+            counts[0] += 1
+            counts[1] += result.size
+            if progress is not None:
+                progress(counts[0], counts[1])
+            yield result
+
     pending = []                        # [path, content or None, digest, size, error, stat]
     pending_bytes = 0
-    files = total = 0
-    buf = bytearray(SUM_CHUNK)
     for path in paths:
-        entry = _read(path, names, length, buf, db, stored_as)
+        entry = _read(path, names, length, db, stored_as)
         pending.append(entry)
         if entry[1] is not None:
             pending_bytes += len(entry[1])
         if len(pending) >= SUM_BATCH_FILES or pending_bytes >= SUM_BATCH_BYTES or (
                 raising and entry[4] is not None):
-            for result in _flush(pending, names, length, raising, db, stored_as):
-                files += 1
-                total += result.size
-                if progress is not None:
-                    progress(files, total)
-                yield result
+            yield from flushed(pending)
             pending, pending_bytes = [], 0
-    for result in _flush(pending, names, length, raising, db, stored_as):
-        files += 1
-        total += result.size
-        if progress is not None:
-            progress(files, total)
-        yield result
+    yield from flushed(pending)
 
 
-def _read(path, names, length, buf, db, stored_as):
+def _read(path, names, length, db, stored_as):
     """[path, content, digest, size, error, stat]: the content of a small file, the digest of
     a large one (streamed) or one the database holds, or the error; ``stat`` (taken before
     reading) when the digest is to be stored."""
@@ -164,11 +163,11 @@ def _read(path, names, length, buf, db, stored_as):
         entry[4] = exc
         return entry
     try:
-        data = _read_small(fd)
-        if data is not None:
-            entry[1] = data
+        head = _read_head(fd)
+        if len(head) <= SUM_SMALL_FILE:
+            entry[1] = head
             return entry
-        entry[2], entry[3] = _stream(fd, names, length, buf)
+        entry[2], entry[3] = _stream(fd, names, length, head)
     except OSError as exc:
         if exc.filename is None:
             exc.filename = target
@@ -178,18 +177,16 @@ def _read(path, names, length, buf, db, stored_as):
     return entry
 
 
-def _read_small(fd):
-    """The whole content if the file has at most SUM_SMALL_FILE bytes; else None, the file
-    back at its start."""
+def _read_head(fd):
+    """The file's first SUM_SMALL_FILE + 1 bytes (fewer: all of it, a small file); read, not
+    seeked back, so that a pipe or FIFO streams as a regular file does."""
     data = b""
-    while True:
+    while len(data) <= SUM_SMALL_FILE:
         more = os.read(fd, SUM_SMALL_FILE + 1 - len(data))
         if not more:
-            return data
+            break
         data += more
-        if len(data) > SUM_SMALL_FILE:
-            os.lseek(fd, 0, os.SEEK_SET)
-            return None
+    return data
 
 
 def _new(name, length):
@@ -206,19 +203,13 @@ def _finish(h, name, length):
     return h.digest(length)
 
 
-def _stream(fd, names, length, buf):
-    """(digest, size) of the rest of an open file, each algorithm fed from the same reads."""
+def _stream(fd, names, length, head):
+    """(digest, size) of a file whose first bytes ``head`` were read, the rest read here, each
+    algorithm fed from the same reads."""
     hashes = [_new(n, length) for n in names]
-    view = memoryview(buf)
-    readinto = io.FileIO(fd, "rb", closefd=False).readinto
-    size = 0
-    while True:
-        n = readinto(buf)
-        if not n:
-            break
-        for h in hashes:
-            h.update(view[:n])
-        size += n
+    fed = _bigfile.Tee(hashes)
+    fed.update(head)
+    size = len(head) + _bigfile.hash_rest(fd, fed)
     digests = tuple(_finish(h, n, length) for h, n in zip(hashes, names))
     return (digests if len(names) > 1 else digests[0]), size
 

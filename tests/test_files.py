@@ -138,6 +138,26 @@ def test_paths_are_consumed_lazily(tree):
     assert 0 < ahead < SUM_BATCH_FILES
 
 
+def test_a_fifo_longer_than_a_small_file_streams(tmp_path):
+    """A FIFO (no seeking back) with more than SUM_SMALL_FILE bytes: its first bytes and the
+    rest reach every algorithm once, as a regular file's do."""
+    import threading
+    data = os.urandom(3 * SUM_SMALL_FILE + 5)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+
+    def write():
+        with open(fifo, "wb") as f:
+            f.write(data)
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    (r,) = jitdigest.hash_files([fifo], ["sha256", "md5"])
+    writer.join(60)
+    assert r.error is None and r.size == len(data)
+    assert r.digest == (hashlib.sha256(data).digest(), hashlib.md5(data).digest())
+
+
 def test_arguments_checked_at_the_call():
     never = iter(())
     with pytest.raises(ValueError):

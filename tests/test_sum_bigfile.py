@@ -1,4 +1,4 @@
-"""``jitdigest sum``'s large-file path (jitdigest/sum/bigfile.py): digests against hashlib and
+"""``jitdigest sum``'s large-file path (jitdigest/_bigfile.py): digests against hashlib and
 the ``blake3`` package (b3sum and sha256sum too, where installed) for files around the small-file
 limit and the read block, with the tree hash on one thread and on several; a file that grows,
 shrinks or fails while it is read gives what coreutils' reads give (reads, never a memory map:
@@ -17,7 +17,8 @@ from blake3 import blake3
 
 from cli_cases import ENV
 from jitdigest.base.config import SUM_SMALL_FILE as SMALL
-from jitdigest.sum import algos, bigfile
+from jitdigest import _bigfile as bigfile
+from jitdigest.sum import algos
 from jitdigest.sum.hasher import Hasher
 from jitdigest.sum.walk import FILE, Item
 

@@ -8,6 +8,7 @@ import re
 
 import jitdigest
 
+from .._bigfile import Tee
 from ..base import algorithms as _algorithms
 from ..base.fork import cached_property
 from .errors import FatalError, UsageError
@@ -294,19 +295,6 @@ class Family:
         self.name = self.tag_name.lower()
 
 
-class _SeveralHash:
-    """One hash object per algorithm, all fed the same bytes."""
-
-    __slots__ = ("hashes",)
-
-    def __init__(self, hashes):
-        self.hashes = hashes
-
-    def update(self, data):
-        for h in self.hashes:
-            h.update(data)
-
-
 class Several:
     """Several Algos over one read of each file: a digest is a tuple, one per part, in the
     order the command line gave them. The Hasher treats it as one algorithm (``new``,
@@ -318,7 +306,7 @@ class Several:
         self.parts = tuple(parts)
 
     def new(self, data=b""):
-        return _SeveralHash([part.new(data) for part in self.parts])
+        return Tee([part.new(data) for part in self.parts])
 
     def new_large(self):
         return self.new()

@@ -1,6 +1,6 @@
 """The hashing behind ``jitdigest sum``: small files read whole and hashed in batches (through
 the batch kernels stored as machine code, ``jitdigest/runtime/native.py``, where they are stored,
-else through hash_many), large ones streamed in large blocks (``bigfile``), -j on a thread
+else through hash_many), large ones streamed in large blocks (``_bigfile``), -j on a thread
 pool. Several algorithms (algos.Several) are fed from the same buffers: each file is read
 once."""
 import functools
@@ -13,14 +13,14 @@ import jitdigest
 from ..base.config import SUM_BATCH_BYTES as BATCH_BYTES, SUM_BATCH_FILES as BATCH_FILES
 from ..base.config import SUM_SMALL_FILE as SMALL
 from ..engine import notice as _notice
-from . import bigfile as _bigfile
+from .. import _bigfile
 from .algos import Algo
 from .walk import FILE, STDIN, Item
 
 
 class Hasher:
     """Hashes Items in order: runs of small files through jitdigest.hash_many (unless batching
-    is off) or one kernel call each; large files streamed (``bigfile.hash_rest``); with
+    is off) or one kernel call each; large files streamed (``_bigfile.hash_rest``); with
     jobs > 1, units of work on a thread pool, results in input order. With
     ``overlap`` (several algorithms) and one job, a batch is hashed while the next is read."""
 

@@ -1,5 +1,6 @@
-"""How ``jitdigest sum`` reads a large file: one stream of large reads into a few reused buffers,
-each hashed in place by one ``update`` (no copies, a few Python steps per block). For a regular
+"""How ``jitdigest sum`` and ``jitdigest.hash_files`` read a large file: one stream of large
+reads into a few reused buffers, each hashed in place by one ``update`` (no copies, a few Python
+steps per block; ``Tee`` feeds several hash objects). For a regular
 file a second thread reads the next blocks while the calling thread hashes (reads and kernels
 both release the GIL), so the copy out of the page cache overlaps the hashing, when a core
 looks idle; a tree hash (b3sum's row with --num-threads above 1) splits each block into
@@ -16,13 +17,26 @@ import os
 import stat
 import threading
 
-from ..base.config import SUM_CHUNK
+from .base.config import SUM_CHUNK
 
 # Bytes per read: blocks that stay in a core's cache while one thread writes and another hashes
 # them; for a tree hash on several threads, blocks of several subtrees for each thread.
 BLOCK = 4 * SUM_CHUNK
 TREE_BLOCK = 16 * SUM_CHUNK
 DEPTH = 3                   # buffers: one hashed, one read, one ready
+
+
+class Tee:
+    """One hash object per algorithm, all fed the same bytes (``hashes``, in order)."""
+
+    __slots__ = ("hashes",)
+
+    def __init__(self, hashes):
+        self.hashes = hashes
+
+    def update(self, data):
+        for h in self.hashes:
+            h.update(data)
 
 
 def _readinto(fd):
