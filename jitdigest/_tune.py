@@ -2,22 +2,15 @@
 serves each message length (``engine/calibration.py`` keeps the table and reads it).
 
 The kernels are timed through ``hash_many`` as a user calls it, with each backend forced in
-turn, so what is measured is what a call costs.
+turn, so what is measured is what a call costs: on one thread, in that thread's CPU time (as
+the automatic measurement, ``engine/autocal.py``), which the other processes of a busy machine
+do not scatter as they scatter the wall clock.
 """
-import time
-
 from . import batch
 from .base import algorithms as _algorithms, config as _config
 from .engine import calibration as _calibration, dispatch as _dispatch
+from .engine.autocal import per_call as _per_call
 from .engine.dispatch import backend
-
-
-def _per_call(func, calls):
-    """Seconds per call of ``func()`` over ``calls`` calls in a row."""
-    start = time.perf_counter()
-    for _ in range(calls):
-        func()
-    return (time.perf_counter() - start) / calls
 
 
 def measure(spec, sets, lengths, budget, repeats, min_seconds):

@@ -105,7 +105,7 @@ def candidates(rule, by_name):
     return found
 
 
-def _per_call(func, calls):
+def per_call(func, calls):
     """This thread's CPU seconds per call of ``func()`` over ``calls`` calls: the kernels run on
     this thread alone, and the time other processes took the core (a busy machine's turns
     scattered by several times on the wall clock) is not counted."""
@@ -156,13 +156,13 @@ def measure(spec, sets):
             def run(entry=entry):
                 entry(values, starts, sizes, rows, iv, out)
             run()                                               # loaded or compiled first
-            calls[ks.name] = max(1, int(_config.AUTO_MIN_SECONDS / max(_per_call(run, 1),
+            calls[ks.name] = max(1, int(_config.AUTO_MIN_SECONDS / max(per_call(run, 1),
                                                                        1e-9)) + 1)
             runs[ks.name] = (run, [])
         taking = list(runs)
         for turn in range(_config.TUNE_REPEATS):
             for name in taking:
-                runs[name][1].append(_per_call(runs[name][0], calls[name]))
+                runs[name][1].append(per_call(runs[name][0], calls[name]))
             if turn >= 1:
                 lead = min(max(runs[name][1]) for name in taking)
                 taking = [name for name in taking
