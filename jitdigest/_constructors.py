@@ -92,8 +92,9 @@ shake_256: ShakeConstructor = CONSTRUCTORS["shake_256"]
 def object_type(spec):
     """The hash-object class of a row of the table hashlib lacks (``spec.hashlib`` false): its
     own package's type, with that package's interface and keyword arguments; it chooses its
-    kernels itself (``backend_name()``, ``ENTRIES``, ``compile_entries``) and gives batches
-    their parameters (``params``, ``output_length``)."""
+    kernels itself (``backend_name()``, ``ENTRIES``, ``compile_entries``), gives batches
+    their parameters (``params``, ``output_length``) and, as ``_tree``, the pieces of one input
+    hashed apart and merged (``jitdigest sum --dask``)."""
     from .blake3 import blake3 as objects         # the one such row so far
     return objects
 

@@ -86,12 +86,16 @@ def hash_files(paths: Iterable[str | bytes | os.PathLike], name: str | Sequence[
     return _results(paths, names, errors == "raise", progress, length, cache)
 
 
+def _takes_length(name, length):
+    """Whether ``length`` sets ``name``'s output here: always for SHAKE, when given for a row
+    hashlib lacks (the tree hash); hashlib's fixed-size algorithms ignore it."""
+    spec = _algorithms.TABLE[name]
+    return spec.digest_size == 0 or (length is not None and not spec.hashlib)
+
+
 def _size(name, length):
     """The digest bytes ``name`` gives here (as ``_finish`` makes them)."""
-    spec = _algorithms.TABLE[name]
-    if spec.digest_size == 0 or (length is not None and not spec.hashlib):
-        return length
-    return spec.digest_size
+    return length if _takes_length(name, length) else _algorithms.TABLE[name].digest_size
 
 
 def _stored_as(names, length):
@@ -189,24 +193,19 @@ def _read_head(fd):
     return data
 
 
-def _new(name, length):
+def _new(name):
     from . import new
     return new(name)
 
 
 def _finish(h, name, length):
-    spec = _algorithms.TABLE[name]
-    if spec.digest_size == 0:
-        return h.digest(length)
-    if spec.hashlib or length is None:
-        return h.digest()
-    return h.digest(length)
+    return h.digest(length) if _takes_length(name, length) else h.digest()
 
 
 def _stream(fd, names, length, head):
     """(digest, size) of a file whose first bytes ``head`` were read, the rest read here, each
     algorithm fed from the same reads."""
-    hashes = [_new(n, length) for n in names]
+    hashes = [_new(n) for n in names]
     fed = _bigfile.Tee(hashes)
     fed.update(head)
     size = len(head) + _bigfile.hash_rest(fd, fed)
@@ -223,11 +222,12 @@ def _flush(pending, names, length, raising, db, stored_as):
         datas = [entry[1] for entry in small]
         columns = []
         for n in names:
-            xof = _algorithms.TABLE[n].digest_size == 0 or not _algorithms.TABLE[n].hashlib
-            rows = hash_many(n, datas, length=length if xof else None, threads=1) \
-                if len(datas) > 1 else None
-            columns.append([row.tobytes() for row in rows] if rows is not None else
-                           [_oneshot(n, datas[0], length)])
+            if len(datas) == 1:
+                columns.append([_oneshot(n, datas[0], length)])
+                continue
+            rows = hash_many(n, datas, length=length if _takes_length(n, length) else None,
+                             threads=1)
+            columns.append([row.tobytes() for row in rows])
         for i, entry in enumerate(small):
             digests = tuple(column[i] for column in columns)
             entry[2] = digests if len(names) > 1 else digests[0]
@@ -243,6 +243,6 @@ def _flush(pending, names, length, raising, db, stored_as):
 
 
 def _oneshot(name, data, length):
-    h = _new(name, length)
+    h = _new(name)
     h.update(data)
     return _finish(h, name, length)
