@@ -175,6 +175,24 @@ def test_subtree_merge_is_blake3(tmp_path, size, mode):
         os.close(fd)
 
 
+def test_subtree_refuses_a_piece_that_is_not_a_whole_subtree(tmp_path):
+    """chaining_value hashes whole subtrees only: a piece not aligned to its size (rounded up
+    to a power of two chunks) is a ValueError before any kernel runs."""
+    path = tmp_path / "f"
+    path.write_bytes(os.urandom(16 * 1024))
+    words = params()
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        for offset, length in ((1024, 2048), (2048, 4096), (2048, 3 * 1024), (512, 1024),
+                               (0, 0), (-1024, 1024)):
+            with pytest.raises(ValueError):
+                subtree.chaining_value(fd, offset, length, words)
+        for offset, length in ((1024, 1024), (4096, 4096), (4096, 3 * 1024), (8192, 5)):
+            assert subtree.chaining_value(fd, offset, length, words)[1] == length
+    finally:
+        os.close(fd)
+
+
 def test_cache_spares_the_second_run(tree, client, tmp_path, monkeypatch):
     from distributed import get_task_stream
     from jitdigest import dask as jd

@@ -55,6 +55,13 @@ def chaining_value(fd, offset, length, params):
     from . import _kernels
     if offset < 0 or offset % CHUNK_LEN or length <= 0:
         raise ValueError("a piece starts at a multiple of 1024 bytes and is not empty")
+    # A whole subtree: its first chunk's index a multiple of its size in chunks (rounded up to
+    # a power of two). The update kernel merges its stack by that index, and from an index
+    # that is not so it would pop entries this piece never pushed.
+    span = 1 << ((length + CHUNK_LEN - 1) // CHUNK_LEN - 1).bit_length()
+    if (offset // CHUNK_LEN) % span:
+        raise ValueError("a piece of n chunks starts at a multiple of the power of two "
+                         "at least n chunks")
     kernels = _kernels()
     state = np.zeros(STATE_WORDS, np.uint32)
     state[:PARAMS] = params
