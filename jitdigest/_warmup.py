@@ -20,6 +20,7 @@ import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
 from . import _constructors, _tune
+from .runtime import stream as _stream
 from .base import algorithms as _algorithms
 from .engine import calibration as _calibration, cpu as _cpu, dispatch as _dispatch
 
@@ -37,7 +38,7 @@ def plan(names, tune=False, **rows):
     per-message kernel's ``compress``). A row hashlib lacks has objects of its own type,
     whose entries are one task of their own (``OBJECT``), its per-message backend's batch
     entries another (they serve batches of a few rows: ``_dispatch.default_batch_kernels``)."""
-    tasks, chosen, native = {}, {}, set()
+    tasks, chosen, native, streamed = {}, {}, set(), set()
     specs = [_algorithms.lookup_any(name) for name in names]
     specs += [_algorithms.TABLE[name] for name, wanted in rows.items() if wanted]
     for spec in dict.fromkeys(specs):
@@ -54,6 +55,8 @@ def plan(names, tune=False, **rows):
             tasks.setdefault((single.backend, word, _dispatch.ENTRIES), None)
             if _cpu.jit_enabled():
                 native.add((batch.backend, word))
+                if _stream.streams(spec):
+                    streamed.add((single.backend, word))
             continue
         objects = _constructors.object_type(spec)
         chosen[spec.name] = (objects._backend_name(), batch.name)
@@ -65,10 +68,11 @@ def plan(names, tune=False, **rows):
     order = sorted(tasks, key=lambda t: t[0].lanes == 1)       # stable: lanes first
     # (family, backend module's name, word, entries): plain values, sent to worker processes;
     # a hashlib algorithm's batch kernel set is also stored as machine code (NATIVE, last of
-    # its entries); last, the batch API's join of a list of bytes (kernels/_pyobjects.py),
-    # used by every algorithm
+    # its entries), and a Merkle-Damgard one's hash objects' entries (STREAM); last, the batch
+    # API's join of a list of bytes (kernels/_pyobjects.py), used by every algorithm
     return ([(b.family, _module_name(b), word,
-              entries + ((NATIVE,) if (b, word) in native and "hash_rows" in entries else ()))
+              entries + ((NATIVE,) if (b, word) in native and "hash_rows" in entries else ())
+              + ((STREAM,) if (b, word) in streamed and "update" in entries else ()))
              for b, word, entries in order]
             + [JOIN_TASK]), chosen
 
@@ -77,6 +81,10 @@ JOIN_TASK = ("bytes", "join", "uint8", ("join_exact_bytes",))
 # the entry of a task that stores its kernel set's hash_rows as machine code (``_native``), for
 # ``jitdigest sum`` to run without importing Numba
 NATIVE = "native_rows"
+# the entry of a task that stores its kernel set's update and final as machine code
+# (``runtime/stream.py``), for ``jitdigest sum`` to stream large files without Numba
+STREAM = "native_stream"
+STORED = (NATIVE, STREAM)
 # the "word" of a task of the entries of a row's own objects (``_constructors.object_type``)
 OBJECT = "object"
 
@@ -111,13 +119,16 @@ def compile_one(family, name, word, entries):
         _constructors.object_type(spec)._compile_entries(backend.module, entries)
         return time.perf_counter() - start
     ks = _dispatch._kernel_set(backend, np.dtype(word).type)
-    ks.compile_all([entry for entry in entries if entry != NATIVE])
-    if NATIVE in entries:
-        from .runtime import native as _native
-        try:
+    ks.compile_all([entry for entry in entries if entry not in STORED])
+    try:
+        if NATIVE in entries:
+            from .runtime import native as _native
             _native.write_kernel(ks)
-        except OSError:
-            pass                            # an unwritable cache: sum runs through Numba
+        if STREAM in entries:
+            _stream.write(next(s for s in _algorithms.SPECS.values()
+                               if s.family == family and s.word_name == word), ks)
+    except OSError:
+        pass                                # an unwritable cache: sum runs through Numba
     return time.perf_counter() - start
 
 
@@ -342,7 +353,7 @@ def _run(pool, names, jobs, out, err, tune, start):
     for name, (single, batch) in sorted(chosen.items()):
         how = ", stored for jitdigest sum" if name in stored else ""
         out.write(f"{name}: {single} kernels, batch {batch}{how}: compiled and cached\n")
-    count = sum(len([e for e in task[3] if e != NATIVE]) for task in tasks)
+    count = sum(len([e for e in task[3] if e not in STORED]) for task in tasks)
     out.write(f"{count} kernels ready in {time.perf_counter() - start:.1f} s on {jobs} "
               f"process{'es' if jobs > 1 else ''}; cache: {_cachedir.directory()}\n")
     if entries:

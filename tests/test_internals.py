@@ -665,6 +665,50 @@ def test_a_batch_kernel_as_machine_code_runs_without_numba(loader, monkeypatch):
     assert native.kernel_object(Loaded()) is None
 
 
+def test_update_and_final_as_machine_code_run_without_numba():
+    """``native.stream_entry`` runs a hash object's ``update`` (absorb, return the new
+    buffered length) and ``final`` (a digest of what was absorbed) on raw pointers, one symbol
+    for both; ``jitdigest.runtime.stream`` links it and a Stream calls it. Two toy kernels
+    stand in for a family's: a running product of the bytes, its bytes with the length."""
+    import numba
+    from jitdigest.runtime import native as _native, stream as _stream
+    from jitdigest.kernels._internals import native
+
+    @numba.njit
+    def update(state, buf, buflen, data):
+        for i in range(data.shape[0]):
+            state[0] = state[0] * np.uint32(31) + np.uint32(data[i])
+        return (buflen + data.shape[0]) % buf.shape[0]
+
+    @numba.njit
+    def final(state, buf, buflen, total, out):
+        value = np.uint64(state[0]) ^ (np.uint64(total) << np.uint64(32)) \
+            ^ np.uint64(buflen << 56)
+        for i in range(out.shape[0]):
+            out[i] = (value >> np.uint64(8 * i)) & np.uint64(0xFF)
+
+    def reference(data, block):
+        value = 5
+        for byte in data:
+            value = (value * 31 + byte) & 0xFFFFFFFF
+        value ^= (len(data) << 32) ^ ((len(data) % block) << 56)
+        return value.to_bytes(8, "little")
+
+    entry = native.stream_entry(update, final, np.uint32)
+    code, symbol = native.object_code(entry)
+    functions, variables = native.declarations(entry)
+    function = _native._link(code, {"uses": functions + variables, "symbol": symbol},
+                             _stream.PROTOTYPE)
+    assert function is not None
+    h = _stream.Stream("toy", function, [5], "uint32", 8, 16)
+    data = bytes(range(7, 250)) * 3
+    h.update(data[:5])
+    assert h.digest() == reference(data[:5], 16)
+    h.update(bytearray(data[5:100]))
+    h.update(memoryview(data)[100:])
+    assert h.digest() == reference(data, 16) and h.hexdigest() == reference(data, 16).hex()
+
+
 # --- 19. compiled entries as builtin functions ----------------------------------------------
 
 @pytest.mark.parametrize("name", ["md5", "sha1", "sha256", "sha512", "sha3_256", "shake_128"])

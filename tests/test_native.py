@@ -48,7 +48,9 @@ def _folder(context):
 
 @pytest.fixture(scope="module")
 def stored():
-    """The batch kernels of STORED, stored by a process of their own (as warmup's workers do)."""
+    """The batch kernels of STORED, stored by a process of their own (as warmup's workers do),
+    in a folder emptied first (what an earlier run stored there is not among them)."""
+    shutil.rmtree(_folder("stored"), ignore_errors=True)
     code = ("from jitdigest.base import algorithms as _algorithms; from jitdigest.runtime import native as _native\n"
             "print([_native.store(_algorithms.SPECS[n]) for n in %r])\n" % (STORED,))
     proc = _python(code, "stored")
@@ -116,6 +118,7 @@ def test_shake_lengths_several_algorithms_and_one_file(stored, files):
 
 
 def test_an_algorithm_not_stored_and_a_large_file_go_through_numba(stored, files, tmp_path):
+    """(A large file's entry is not among the stored fixture's: the run stores it after.)"""
     big = tmp_path / "big.bin"
     big.write_bytes(bytes(range(256)) * 1000)           # streamed: over SUM_SMALL_FILE
     every = dict(files, **{str(big): big.read_bytes()})
@@ -123,6 +126,57 @@ def test_an_algorithm_not_stored_and_a_large_file_go_through_numba(stored, files
         proc = _python(RUN_SUM, "stored", "-a", name, *every)
         assert proc.stderr.decode().splitlines()[-1] == "0 ['numba', 'numpy']"
         assert proc.stdout == _lines(every, name)
+
+
+STREAM_BUFFERS = ("import array, hashlib, sys\n"
+                  "from jitdigest.runtime import stream\n"
+                  "h = stream.new(sys.argv[1]); parts = []\n"
+                  "for part in (b'abc', bytearray(range(200)), memoryview(bytes(range(99))),\n"
+                  "             array.array('I', range(40)), b'', bytes(300)):\n"
+                  "    h.update(part); parts.append(bytes(memoryview(part).cast('B')))\n"
+                  "    assert h.digest() == hashlib.new(sys.argv[1], b''.join(parts)).digest()\n"
+                  "try:\n"
+                  "    h.update(memoryview(bytearray(100))[::2])\n"
+                  "except TypeError:\n"
+                  "    print('refused')\n"
+                  "print(h.hexdigest() == hashlib.new(sys.argv[1], b''.join(parts)).hexdigest(),\n"
+                  "      h.name, h.digest_size, 'numba' in sys.modules, 'numpy' in sys.modules)\n")
+
+
+def test_large_files_stream_through_stored_entries(tmp_path):
+    """A run that streamed a large file through Numba stores the hash objects' entries
+    (``jitdigest/runtime/stream.py``); the next run streams through them, importing neither
+    Numba nor numpy: SHA-256 and SHA-512 over one read, SHA-224 on SHA-256's entry, standard
+    input; a Stream takes any contiguous buffer; a damaged entry costs only the way through
+    Numba. Every digest is hashlib's."""
+    context = "streamed"
+    folder = _folder(context)
+    shutil.rmtree(folder, ignore_errors=True)
+    data = bytes(range(256)) * 1201 + b"not whole blocks"       # over SUM_SMALL_FILE
+    big = tmp_path / "big.bin"
+    big.write_bytes(data)
+
+    def run(*argv):
+        proc = subprocess.run([sys.executable, "-c", RUN_SUM, *argv], input=data,
+                              env=_env(context), capture_output=True, timeout=900)
+        assert proc.returncode == 0, proc.stderr.decode()
+        return proc.stdout, proc.stderr.decode().splitlines()[-1]
+
+    def lines(*names):
+        return b"".join(f"{hashlib.new(n, data).hexdigest()}  {p}\n".encode()
+                        for p in (str(big), "-") for n in names)
+
+    assert run("-a", "sha256,sha512", big, "-") == (lines("sha256", "sha512"),
+                                                    "0 ['numba', 'numpy']")
+    assert run("-a", "sha256,sha512", big, "-") == (lines("sha256", "sha512"), "0 []")
+    assert run("-a", "sha224", big, "-") == (lines("sha224"), "0 []")
+    proc = _python(STREAM_BUFFERS, context, "sha512")
+    assert proc.stdout.decode().split() == ["refused", "True", "sha512", "64", "False",
+                                            "False"], proc.stderr.decode()
+    with open(os.path.join(folder, "stream.sha256-uint32.o"), "r+b") as f:
+        f.truncate(1000)
+    assert run("-a", "sha256", big, "-") == (lines("sha256"), "0 ['numba', 'numpy']")
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 FIRST = ("import sys\n"

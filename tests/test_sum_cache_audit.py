@@ -111,8 +111,9 @@ def test_a_run_that_finds_every_file_imports_neither_numpy_nor_numba(tree, tmp_p
             "print(status, heavy, file=sys.stderr)\n")
     runs = [subprocess.run([sys.executable, "-c", code, str(root), str(db)],
                            capture_output=True, timeout=600) for _ in range(2)]
-    assert [r.stderr.decode().split("\n")[-2] for r in runs] == \
-        ["0 ['numba', 'numpy']", "0 []"]
+    first, second = [r.stderr.decode().split("\n")[-2] for r in runs]
+    # (the first run's kernels may come through Numba or stored machine code, as stored)
+    assert first.startswith("0 [") and second == "0 []"
     assert runs[0].stdout == runs[1].stdout
     assert sorted(runs[1].stdout.splitlines(True)) == _expected(root, files)
 

@@ -210,11 +210,23 @@ def _read_json(path):
 
 
 def _load(name):
-    """The algorithm's stored kernel, linked and checked, or None. Nothing is read from (or
-    stored in, by ``store``) a folder that another user could write: the SHA-256 digests catch
-    damage, not a writer, so ``_cachedir.trusted()`` must pass first (one ``CacheWarning``
-    where it does not: hashing goes through Numba, compiling in memory). Before any object is
-    linked its digest is checked."""
+    """The algorithm's stored kernel, linked and checked, or None."""
+    found = stored(lambda where: (_read_json(os.path.join(where, "index.json")) or {}).get(name),
+                   name)
+    if found is None:
+        return None
+    function, meta = found
+    kernel = Rows(function, meta["iv"][name], meta["word"], meta["sizes"][name])
+    return kernel if _answers(kernel, name) else None
+
+
+def stored(base_of, name, prototype=None):
+    """(ctypes function, description) of the stored object ``base_of(folder)`` names for the
+    algorithm ``name``, linked, or None. Nothing is read from (or stored in, by ``store``) a
+    folder that another user could write: the SHA-256 digests catch damage, not a writer, so
+    ``_cachedir.trusted()`` must pass first (one ``CacheWarning`` where it does not: hashing
+    goes through Numba, compiling in memory). Before any object is linked its digest is
+    checked. ``prototype``: the entry's ctypes type (default: a batch kernel's)."""
     if os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0"):
         return None                          # interpreted, as asked
     if os.path.exists(".numba_config.yaml"):
@@ -226,21 +238,17 @@ def _load(name):
         return None
     if not _cachedir.trusted(where):
         return None
-    index = _read_json(os.path.join(where, "index.json"))
-    base = index.get(name) if index else None
+    base = base_of(where)
     if not isinstance(base, str) or os.sep in base or "/" in base:
         return None
     meta, code = _entry(where, base, name)
     if meta is None:
         return None
     try:
-        function = _link(code, meta)
+        function = _link(code, meta, prototype)
     except Exception:                        # llvmlite refused it: the Numba path is there
         function = None
-    if function is None:
-        return None
-    kernel = Rows(function, meta["iv"][name], meta["word"], meta["sizes"][name])
-    return kernel if _answers(kernel, name) else None
+    return None if function is None else (function, meta)
 
 
 def _answers(kernel, name):
@@ -351,9 +359,16 @@ def _resolver():
 ELF_LOADER = sys.platform.startswith("linux") and _arm.machine() in ("x86_64", "amd64")
 
 
-def _link(code, meta):
-    """The entry of the objects in ``code`` as a ctypes function (the GIL released during the
-    call), or None."""
+# ``rows_entry``'s C type: (values, n_values, starts, lengths, rows, n_rows, iv, n_iv, out,
+# out_rows, out_cols) -> status
+_P, _I64 = ctypes.c_void_p, ctypes.c_int64
+ROWS_PROTOTYPE = ctypes.CFUNCTYPE(_I64, ctypes.c_char_p, _I64, _P, _P, _P, _I64, _P, _I64, _P,
+                                  _I64, _I64)
+
+
+def _link(code, meta, prototype=None):
+    """The entry of the objects in ``code`` as a ctypes function of ``prototype`` (default
+    ``ROWS_PROTOTYPE``; the GIL released during the call), or None."""
     parts = _parts(meta, code)
     resolve = _resolver()
     found = None if parts is None else _addresses(meta["uses"], resolve)
@@ -364,9 +379,7 @@ def _link(code, meta):
         address = _link_mcjit(parts, meta, found)
     if not address:
         return None
-    p, i64 = ctypes.c_void_p, ctypes.c_int64
-    prototype = ctypes.CFUNCTYPE(i64, ctypes.c_char_p, i64, p, p, p, i64, p, i64, p, i64, i64)
-    return prototype(address)
+    return (prototype or ROWS_PROTOTYPE)(address)
 
 
 def _link_elf(parts, meta, found, resolve):

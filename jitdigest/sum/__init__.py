@@ -127,7 +127,7 @@ def run(args):
         # coreutils' close_stdin at exit, when standard input was to be read and was closed
         out.error("standard input: " + os.strerror(errno.EBADF))
         ok = False
-    _store_native(hasher.through_numba)
+    _store_native(hasher.through_numba, hasher.streamed)
     return 0 if ok else 1
 
 
@@ -169,18 +169,21 @@ def _hold_closed_stdin():
     return False
 
 
-def _store_native(names):
-    """Store the batch kernels this run had to reach through Numba as machine code
-    (``jitdigest/runtime/native.py``), once per algorithm and machine (after the output is written), so that later runs hash small files without importing Numba."""
-    if not names or not _cpu.jit_enabled():
+def _store_native(names, streamed=()):
+    """Store what this run had to reach through Numba as machine code, once per algorithm and
+    machine (after the output is written), so that later runs hash without importing Numba:
+    the batch kernels of ``names`` (small files, ``jitdigest/runtime/native.py``) and the
+    hash objects' entries of ``streamed`` (large files, ``jitdigest/runtime/stream.py``)."""
+    if not (names or streamed) or not _cpu.jit_enabled():
         return
     from ..base import algorithms as _algorithms
-    from ..runtime import native as _native
-    for name in sorted(names):
-        try:
-            _native.store(_algorithms.lookup(name))
-        except OSError:
-            pass                        # an unwritable cache: later runs go through Numba too
+    from ..runtime import native as _native, stream as _stream
+    for store, group in ((_native.store, names), (_stream.store, streamed)):
+        for name in sorted(group):
+            try:
+                store(_algorithms.lookup(name))
+            except OSError:
+                pass                    # an unwritable cache: later runs go through Numba too
 
 
 def _with_algo(items, algo):

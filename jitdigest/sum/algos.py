@@ -11,6 +11,7 @@ import jitdigest
 from .._bigfile import Tee
 from ..base import algorithms as _algorithms
 from ..base.fork import cached_property
+from ..runtime import stream as _stream
 from .errors import FatalError, UsageError
 from .quote import quote
 
@@ -46,6 +47,7 @@ class Algo:
         self._kwargs = {"digest_size": self.size} if self.has_length and not (
             self.xof or full) else {}
         self._made = None
+        self.streams = _stream.streams(spec)    # large files may stream without Numba
 
     @property
     def _ctor(self):
@@ -59,8 +61,10 @@ class Algo:
         return self._ctor(data)
 
     def new_large(self):
-        """A hash object for a file too large to read whole."""
-        return self._ctor()
+        """A hash object for a file too large to read whole: on the entry stored as machine
+        code (``jitdigest/runtime/stream.py``: no Numba to import) where one is stored."""
+        h = _stream.new(self.name) if self.streams else None
+        return self._ctor() if h is None else h
 
     @property
     def batch_kwargs(self):
@@ -309,7 +313,7 @@ class Several:
         return Tee([part.new(data) for part in self.parts])
 
     def new_large(self):
-        return self.new()
+        return Tee([part.new_large() for part in self.parts])
 
     def finish(self, h):
         return tuple(part.finish(p) for part, p in zip(self.parts, h.hashes))

@@ -37,6 +37,7 @@ class DaskHasher:
                  task_bytes=TASK_BYTES, split_from=SPLIT_FROM):
         self.progress = progress
         self.through_numba = set()          # workers compile there, nothing to store here
+        self.streamed = set()
         self.task_files = max(1, task_files)
         self.task_bytes = max(1, task_bytes)
         self.split_from = split_from

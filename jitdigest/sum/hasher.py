@@ -14,6 +14,7 @@ from ..base.config import SUM_BATCH_BYTES as BATCH_BYTES, SUM_BATCH_FILES as BAT
 from ..base.config import SUM_SMALL_FILE as SMALL
 from ..engine import notice as _notice
 from .. import _bigfile
+from ..runtime import stream as _stream
 from .algos import Algo
 from .walk import FILE, STDIN, Item
 
@@ -31,6 +32,7 @@ class Hasher:
         self._batched = batch
         self._natives = {}          # algorithm: _native's digests function, or None
         self.through_numba = set()  # hashlib names whose batches went through Numba
+        self.streamed = set()       # and those whose large files did, where they need not
         self._pool = None
 
     # one file
@@ -38,6 +40,7 @@ class Hasher:
         """Hash the rest of an open file after its first bytes ``head``."""
         with _notice.asking(_names(item.algo)):    # a compile names the algorithm
             h = item.algo.new_large()
+            self.streamed.update(_through_numba(item.algo, h))
             h.update(head)
             block = _bigfile.BLOCK if getattr(item.algo, "threads", 1) == 1 else \
                 _bigfile.TREE_BLOCK
@@ -292,6 +295,14 @@ def _names(algo):
     """The algorithm names an Algo, Keyed or Several hashes with (for the compile notice)."""
     return [part.name for part in getattr(algo, "parts", None) or (algo,)
             if isinstance(getattr(part, "name", None), str)]
+
+
+def _through_numba(algo, h):
+    """The names of the algorithms among ``algo``'s whose hash object ``h`` (a Tee's, for
+    several) is Numba's though an entry stored as machine code could serve them."""
+    parts = zip(algo.parts, h.hashes) if isinstance(h, _bigfile.Tee) else [(algo, h)]
+    return {part.name for part, one in parts
+            if type(part) is Algo and part.streams and not isinstance(one, _stream.Stream)}
 
 
 def _native_rows(algo):

@@ -26,7 +26,8 @@ this Numba/llvmlite lacks. Importing the package imports Numba and changes nothi
 # 12. ``typed_once``: a block function compiled for one signature whatever its callers hold;
 # 13. ``kernel_address``: ``KernelAddress``, a compiled kernel as a first-class function
 #     argument, its address looked up once;
-# 14. ``native``: a batch kernel as object files that run without Numba;
+# 14. ``native``: a batch kernel, and a hash object's update and final, as object files that
+#     run without Numba;
 # 18. ``inline_overloads``: jitdigest's IR-inlined overloads not compiled on their own;
 # 19. ``fastcall``: ``bytes_entry()``, a compiled entry as a CPython ``METH_FASTCALL`` builtin;
 # 20. ``ours``: ``ours()``, the context in which jitdigest compiles its kernels: Numba's compiler
@@ -56,7 +57,7 @@ from .ssa import NUMBA_STMT_INDEX, stmt_index  # noqa: E402,F401
 from .call_types import NUMBA_GET_CALL_TYPE, call_type  # noqa: E402,F401
 from .typed_once import typed_once  # noqa: E402,F401
 from .kernel_address import KernelAddress  # noqa: E402,F401
-from .native import declarations, kernel_object, object_code, rows_entry  # noqa: E402,F401
+from .native import declarations, kernel_object, object_code, rows_entry, stream_entry  # noqa: E402,F401,E501
 from .inline_overloads import (NUMBA_GENERIC, NUMBA_GET_JIT_DECORATOR, generic,  # noqa: E402,F401
                                get_jit_decorator)
 from .fastcall import bytes_entry, layout as fastcall_layout  # noqa: E402,F401

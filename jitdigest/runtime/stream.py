@@ -1,0 +1,201 @@
+"""Large files hashed without importing Numba: ``jitdigest sum`` streams a file of a
+Merkle-Damgard algorithm (MD5, SHA-1, SHA-2) through the ``update`` and ``final`` of the kernel
+set its hash objects use, stored as machine code beside the batch kernels (``native``: the same
+trusted folder, digests, loaders and refusals; ``kernels/_internals/native.py``'s
+``stream_entry`` makes the object).
+
+Why: a process that hashes one large file otherwise imports Numba and loads the kernels through
+it, about a third of a second before the first block (benchmarks/results/bench_b3sum-1gib.txt),
+which is a quarter of hashing a GiB with SHA-NI. A stored entry is checked against hashlib
+before it is used; anything missing, damaged or refused gives None, and the caller hashes
+through Numba as before.
+"""
+import ctypes
+import json
+import os
+from array import array
+
+from ..base import algorithms as _algorithms, cachedir as _cachedir, fork as _fork
+from ..base.stdlib import hashlib
+from . import native as _native
+
+_P, _I64 = ctypes.c_void_p, ctypes.c_int64
+# ``stream_entry``'s C type: (state, n_state, buf, n_buf, buflen, data, n_data, total, out,
+# n_out) -> the new buflen (an update), or 0 (a digest)
+PROTOTYPE = ctypes.CFUNCTYPE(_I64, _P, _I64, _P, _I64, _I64, _P, _I64, _I64, _P, _I64)
+# md_finish counts the message in bits in 64 bits, with three more bits for SHA-512's 128
+MAX_TOTAL = (1 << 61) - 1
+
+_loaded = {}            # algorithm name -> (function, initial state, word) or None
+
+
+class Stream:
+    """A hash object of one algorithm on its stored entry: ``update`` with any contiguous
+    buffer, ``digest``/``hexdigest`` (which leave it open, as hashlib's do), ``name``,
+    ``digest_size`` and ``block_size``. One thread at a time, as ``jitdigest sum`` uses it."""
+
+    __slots__ = ("name", "digest_size", "block_size", "_function", "_state", "_buf",
+                 "_buf_view", "_buflen", "_total")
+
+    def __init__(self, name, function, iv, word, size, block):
+        self.name = name
+        self.digest_size = size
+        self.block_size = block
+        self._function = function
+        self._state = array(_native._TYPECODES[word], iv)
+        self._buf = bytearray(block)
+        self._buf_view = (ctypes.c_char * block).from_buffer(self._buf)
+        self._buflen = 0
+        self._total = 0
+
+    def update(self, data):
+        if type(data) is bytes:
+            self._absorb(data, len(data))
+            return
+        with memoryview(data) as view, view.cast("B") as flat:
+            n = len(flat)
+            if not n:
+                return
+            if flat.readonly:
+                self._absorb(flat.tobytes(), n)
+                return
+            pointer = (ctypes.c_char * n).from_buffer(flat)
+            try:
+                self._absorb(pointer, n)
+            finally:
+                del pointer
+
+    def _absorb(self, pointer, n):
+        if not n:
+            return
+        if self._total + n > MAX_TOTAL:
+            raise OverflowError("message too long")
+        state = self._state
+        self._buflen = self._function(state.buffer_info()[0], len(state), self._buf_view,
+                                      self.block_size, self._buflen, pointer, n, 0, None, 0)
+        self._total += n
+
+    def digest(self):
+        out = bytearray(self.digest_size)
+        view = (ctypes.c_char * len(out)).from_buffer(out)
+        state = self._state
+        self._function(state.buffer_info()[0], len(state), self._buf_view, self.block_size,
+                       self._buflen, None, 0, self._total, view, len(out))
+        del view
+        return bytes(out)
+
+    def hexdigest(self):
+        return self.digest().hex()
+
+
+def base_name(spec):
+    """The file name (without extension) of the stored entry serving ``spec``: one per family
+    and word type (SHA-224 shares SHA-256's); the folder names the switches and the CPU."""
+    return f"stream.{spec.family}-{spec.word_name}"
+
+
+def streams(spec):
+    """Whether ``spec``'s hash objects have an entry this module stores (Merkle-Damgard)."""
+    return spec.family in _algorithms.MERKLE_DAMGARD
+
+
+def new(name):
+    """A fresh Stream of the algorithm ``name`` (hashlib's name) on its stored entry, or None
+    where none is stored, or it is refused."""
+    try:
+        found = _loaded[name]
+    except KeyError:
+        with _fork.loading():           # no fork lands while the object code is linked
+            if name not in _loaded:
+                _loaded[name] = _load(name)
+        found = _loaded[name]
+    if found is None:
+        return None
+    function, iv, word = found
+    spec = _algorithms.lookup(name)
+    return Stream(name, function, iv, word, spec.digest_size, _block(spec))
+
+
+def _block(spec):
+    """The bytes of one block, as the family's kernels read it (the partial block buffer's
+    size: ``update`` fills it up to there)."""
+    return _algorithms.MERKLE_DAMGARD[spec.family][0]
+
+
+def _load(name):
+    try:
+        spec = _algorithms.lookup(name)
+    except (KeyError, ValueError):
+        return None
+    if not streams(spec):
+        return None
+    found = _native.stored(lambda where: base_name(spec), name, PROTOTYPE)
+    if found is None:
+        return None
+    function, meta = found
+    loaded = (function, meta["iv"][name], meta["word"])
+    if len(loaded[1]) != len(spec.iv):
+        return None
+    return loaded if _answers(name, Stream(name, *loaded, spec.digest_size,
+                                           _block(spec))) else None
+
+
+def _answers(name, stream):
+    """Whether a loaded entry gives hashlib's digest of a message fed in uneven pieces that
+    cross block boundaries (a partial block, whole blocks, a tail) and of its first bytes."""
+    message = bytes(range(256)) * 3
+    stream.update(message[:3])
+    early = stream.digest()
+    stream.update(bytearray(message[3:200]))
+    stream.update(memoryview(message)[200:])
+    return (early == hashlib.new(name, message[:3]).digest()
+            and stream.digest() == hashlib.new(name, message).digest())
+
+
+# --- writing (a process that has Numba: ``jitdigest warmup``, a ``jitdigest sum`` that
+# streamed through Numba) ---------------------------------------------------------------
+
+def write(spec, kernel_set=None):
+    """Store the entry serving ``spec``'s hash objects (``kernel_set``, default the one
+    serving them now: its ``update`` and ``final`` linked into one object), for every
+    algorithm of its family and word type. Returns whether it is stored (False where the
+    object would need Numba's runtime)."""
+    from ..engine import dispatch as _dispatch
+    from ..kernels._internals import native
+    if kernel_set is None:
+        kernel_set = _dispatch.kernels_for(spec)
+    kernel_set.update, kernel_set.final                     # compiled (or loaded) first
+    backend = kernel_set.backend
+    entry = native.stream_entry(backend.update, backend.final, kernel_set._word)
+    code, symbol = native.object_code(entry)
+    functions, variables = native.declarations(entry)
+    uses = functions + variables
+    if _native._addresses(uses) is None:
+        return False
+    specs = [s for s in _algorithms.SPECS.values()
+             if s.family == spec.family and s.word_name == spec.word_name]
+    meta = {"format": _native.FORMAT, "symbol": symbol, "word": spec.word_name, "uses": uses,
+            "parts": [len(code)], "backend": backend.name,
+            "iv": {s.name: list(s.iv) for s in specs},
+            "sizes": {s.name: s.digest_size for s in specs}}
+    meta["sha256"] = _native._digest(code, meta)
+    where, base = _native.folder(), base_name(spec)
+    _cachedir.write_whole(os.path.join(where, base + ".o"), code)
+    _cachedir.write_whole(os.path.join(where, base + ".json"), json.dumps(meta).encode())
+    _loaded.pop(spec.name, None)
+    return True
+
+
+def store(spec):
+    """Store ``spec``'s entry here unless it is stored whole already (another algorithm of its
+    family and word type stored it) or ``spec`` has none. Returns whether it is stored."""
+    from ..engine import notice as _notice
+    if not streams(spec):
+        return False
+    where = _native.folder()
+    if not _cachedir.trusted(where):
+        return False
+    if _native._entry(where, base_name(spec), spec.name)[0] is not None:
+        return True
+    with _notice.compiling(spec.family, spec.name):
+        return write(spec)
