@@ -1,10 +1,9 @@
 """How ``jitdigest sum`` and ``jitdigest.hash_files`` read a large file: one stream of large
 reads into a few reused buffers, each hashed in place by one ``update`` (no copies, a few Python
-steps per block; ``Tee`` feeds several hash objects). For a regular
-file a second thread reads the next blocks while the calling thread hashes (reads and kernels
-both release the GIL), so the copy out of the page cache overlaps the hashing, when a core
-looks idle; a tree hash (b3sum's row with --num-threads above 1) splits each block into
-subtrees on all its threads.
+steps per block; ``Tee`` feeds several hash objects). For a regular file, when a core looks
+idle, a second thread may read the next blocks while the calling thread hashes (reads and
+kernels both release the GIL), where that is timed faster (``_measured``); a tree hash (b3sum's
+row with --num-threads above 1) splits each block into subtrees on all its threads.
 
 Why reads, not a memory map as b3sum uses: a file that another process truncates while it is
 mapped raises SIGBUS at the first access past its new end, inside a kernel, and a Python process
@@ -16,6 +15,7 @@ import io
 import os
 import stat
 import threading
+import time
 
 from .base.config import SUM_CHUNK
 
@@ -24,6 +24,8 @@ from .base.config import SUM_CHUNK
 BLOCK = 4 * SUM_CHUNK
 TREE_BLOCK = 16 * SUM_CHUNK
 DEPTH = 3                   # buffers: one hashed, one read, one ready
+PROBE = 16 << 20            # bytes per turn when the two ways of reading are timed
+MARGIN = 0.95               # the reading thread must take this share of the time or less
 
 
 class Tee:
@@ -71,7 +73,7 @@ def hash_rest(fd, h, progress=None, block=BLOCK):
     bufs = _buffers.get(1, block)
     readinto = _readinto(fd)
     if not regular:
-        return _serial(readinto, bufs[0], h, progress)
+        return _serial(readinto, bufs[0], h, progress)[0]
     # The first read ends where a block of the file does, so that every later one starts
     # there: a tree hash's subtrees then never straddle two reads.
     try:
@@ -85,8 +87,57 @@ def hash_rest(fd, h, progress=None, block=BLOCK):
         return 0
     _add(h, bufs[0], first, progress)
     if first < want or not core_free():     # (a file that ends within one block: no thread)
-        return first + _serial(readinto, bufs[0], h, progress)
-    return first + _overlapped(readinto, _buffers.get(DEPTH, block), h, progress)
+        return first + _serial(readinto, bufs[0], h, progress)[0]
+    return first + _measured(readinto, _buffers.get(DEPTH, block), h, progress)
+
+
+# Why timed: the reading thread moves the copy out of the page cache to another core, but the
+# kernel then reads each block from that core's cache. Which wins depends on the kernel's speed
+# and the machine (benchmarks/results/bench_b3sum-1gib.txt), so the first large file of each
+# kind is read both ways in turns, and the faster way reads the rest of it and later ones.
+# (the kind of hash object, the block size) -> whether a reading thread is faster, as timed
+_ways = {}
+
+
+def _kind(h):
+    """What the speed of hashing with ``h`` depends on: its type and algorithm (a tree hash's
+    threads: the block size, in the caller's key), and for a ``Tee`` each of its objects'."""
+    if isinstance(h, Tee):
+        return tuple(_kind(one) for one in h.hashes)
+    return type(h), getattr(h, "name", None)
+
+
+def _way(key):
+    """True: read with a thread; False: between hashes; None: not timed yet."""
+    return _ways.get(key)
+
+
+def _measured(readinto, bufs, h, progress):
+    """Hash the rest in the way timed fastest for ``h``'s kind; where none is timed yet, in
+    turns of PROBE bytes each way (serial, thread, serial, thread), then the rest in the way
+    whose better turn was faster (a turn can be slowed by what the machine does meanwhile),
+    remembered for this process. The bytes read."""
+    key = _kind(h), len(bufs[0])
+    way = _way(key)
+    total = 0
+    if way is None:
+        best = {}                           # way -> its fastest turn's seconds per byte
+        blocks = max(2, PROBE // len(bufs[0]))
+        for threaded in (False, True, False, True):
+            start = time.perf_counter()
+            if threaded:
+                n, ended = _overlapped(readinto, bufs, h, progress, blocks)
+            else:
+                n, ended = _serial(readinto, bufs[0], h, progress, blocks)
+            total += n
+            if ended:
+                return total
+            rate = (time.perf_counter() - start) / n
+            best[threaded] = min(rate, best.get(threaded, rate))
+        way = _ways[key] = best[True] <= MARGIN * best[False]
+    if way:
+        return total + _overlapped(readinto, bufs, h, progress)[0]
+    return total + _serial(readinto, bufs[0], h, progress)[0]
 
 
 def core_free():
@@ -107,14 +158,18 @@ def _add(h, buf, n, progress):
         progress.add(n)
 
 
-def _serial(readinto, buf, h, progress):
-    total = 0
-    while True:
+def _serial(readinto, buf, h, progress, limit=None):
+    """Read and hash, one block after the other, to the end or ``limit`` blocks: (bytes read,
+    whether the end was found)."""
+    total = blocks = 0
+    while limit is None or blocks < limit:
         n = readinto(buf)
         if not n:
-            return total
+            return total, True
         _add(h, buf, n, progress)
         total += n
+        blocks += 1
+    return total, False
 
 
 class _Reader:
@@ -169,19 +224,35 @@ class _Reader:
             self._cond.notify_all()
         self._thread.join()
 
+    def left(self):
+        """The blocks read and not yet taken (after ``close``), in order."""
+        ready, self._ready = self._ready, []
+        return ready
 
-def _overlapped(readinto, bufs, h, progress):
+
+def _overlapped(readinto, bufs, h, progress, limit=None):
+    """Hash blocks a _Reader reads ahead, to the end or ``limit`` blocks and the ones it had
+    read by then (it stops first): (bytes read, whether the end was found)."""
     reader = _Reader(readinto, bufs)
-    total = 0
+    total = blocks = 0
     try:
-        while True:
+        while limit is None or blocks < limit:
             buf, n = reader.next()
             if buf is None:
                 if isinstance(n, BaseException):
                     raise n
-                return total
+                return total, True
             _add(h, buf, n, progress)
             total += n
+            blocks += 1
             reader.give(buf)
     finally:
         reader.close()          # a regular file's read returns: the join is short
+    for buf, n in reader.left():
+        if buf is None:
+            if isinstance(n, BaseException):
+                raise n
+            return total, True
+        _add(h, buf, n, progress)
+        total += n
+    return total, False

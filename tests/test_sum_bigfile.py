@@ -3,7 +3,7 @@ the ``blake3`` package (b3sum and sha256sum too, where installed) for files arou
 limit and the read block, with the tree hash on one thread and on several; a file that grows,
 shrinks or fails while it is read gives what coreutils' reads give (reads, never a memory map:
 a truncated map would kill the process); FIFOs and standard input; large reads only. Each with
-a thread reading ahead and without."""
+a thread reading ahead, without, and both in timed turns; the faster way is the one kept."""
 import errno
 import hashlib
 import os
@@ -62,11 +62,18 @@ def _hash(paths, algo, jobs=1):
         hasher.close()
 
 
-@pytest.fixture(params=[True, False], ids=["reading-thread", "one-thread"])
+@pytest.fixture(params=["reading-thread", "one-thread", "measured"])
 def overlap(request, monkeypatch):
-    """Both ways of reading: a second thread reading ahead (a core idle) and reads between
-    hashes (cores busy)."""
-    monkeypatch.setattr(bigfile, "core_free", lambda: request.param)
+    """Each way of reading: a second thread reading ahead (a core idle, and that timed
+    faster), reads between hashes (cores busy, or that timed faster), and both in turns while
+    they are timed (turns of two blocks here: every file crosses from one way to the other),
+    then the faster."""
+    monkeypatch.setattr(bigfile, "core_free", lambda: request.param != "one-thread")
+    monkeypatch.setattr(bigfile, "_ways", {})
+    if request.param == "measured":
+        monkeypatch.setattr(bigfile, "PROBE", 1)
+    else:
+        monkeypatch.setattr(bigfile, "_way", lambda key: request.param == "reading-thread")
     return request.param
 
 
@@ -224,3 +231,37 @@ def test_command_against_tools(files, tmp_path):
     if shutil.which("sha256sum"):
         tool = subprocess.run(["sha256sum", *names, "-"], input=stdin, capture_output=True)
         assert tool.stdout == runs["sha"]
+
+
+@pytest.mark.parametrize("thread_cost, faster", [(1, True), (3, False)])
+def test_the_faster_way_is_timed_then_kept(tmp_path, monkeypatch, thread_cost, faster):
+    """The first file of a kind is read both ways in turns and timed; the faster way reads
+    the rest and is kept for the next file. A clock that advances by the bytes hashed, at a
+    cost per byte of 2 between reads and ``thread_cost`` while the reading thread runs,
+    stands in for the machine."""
+    clock = [0.0]
+    monkeypatch.setattr(bigfile, "time", type("Clock", (), {"perf_counter": lambda: clock[0]}))
+    monkeypatch.setattr(bigfile, "core_free", lambda: True)
+    monkeypatch.setattr(bigfile, "PROBE", 1)                 # turns of two blocks
+    monkeypatch.setattr(bigfile, "_ways", {})
+
+    class Timed:
+        name = "timed"
+
+        def __init__(self):
+            self.inner = hashlib.sha256()
+
+        def update(self, data):
+            reading = any(t.name == "jitdigest-read" for t in threading.enumerate())
+            clock[0] += len(data) * (thread_cost if reading else 2)
+            self.inner.update(data)
+
+    data = _content(12 * BLOCK + 5)
+    path = tmp_path / "timed"
+    path.write_bytes(data)
+    for _ in range(2):
+        h = Timed()
+        with open(path, "rb") as f:
+            assert bigfile.hash_rest(f.fileno(), h) == len(data)
+        assert h.inner.digest() == hashlib.sha256(data).digest()
+        assert bigfile._ways == {((Timed, "timed"), BLOCK): faster}
