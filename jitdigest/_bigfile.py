@@ -237,22 +237,29 @@ def _overlapped(readinto, bufs, h, progress, limit=None):
     total = blocks = 0
     try:
         while limit is None or blocks < limit:
-            buf, n = reader.next()
-            if buf is None:
-                if isinstance(n, BaseException):
-                    raise n
+            block = reader.next()
+            n = _taken(h, block, progress)
+            if n is None:
                 return total, True
-            _add(h, buf, n, progress)
             total += n
             blocks += 1
-            reader.give(buf)
+            reader.give(block[0])
     finally:
         reader.close()          # a regular file's read returns: the join is short
-    for buf, n in reader.left():
-        if buf is None:
-            if isinstance(n, BaseException):
-                raise n
+    for block in reader.left():
+        n = _taken(h, block, progress)
+        if n is None:
             return total, True
-        _add(h, buf, n, progress)
         total += n
     return total, False
+
+
+def _taken(h, block, progress):
+    """Hash a block a _Reader handed over: its length, or None at the end (its error raised)."""
+    buf, n = block
+    if buf is None:
+        if isinstance(n, BaseException):
+            raise n
+        return None
+    _add(h, buf, n, progress)
+    return n
