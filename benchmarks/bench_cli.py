@@ -26,7 +26,10 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _timing import ROOT, machine, seconds_per_call  # noqa: E402
 
-ENV = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")]))
+# The commands start as an installed package does: with its modules' compiled forms (pip writes
+# them when it installs), which PYTHONDONTWRITEBYTECODE would keep from being written here.
+ENV = dict({k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+           PYTHONPATH=os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")]))
 TOOLS = {"sha256": "sha256sum", "md5": "md5sum", "sha1": "sha1sum", "sha512": "sha512sum",
          "blake2b": "b2sum"}
 
