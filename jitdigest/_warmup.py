@@ -65,6 +65,8 @@ def plan(names, tune=False, **rows):
         module = next(b for b in _dispatch.backends(spec.family)
                       if b.name == objects._backend_name())
         tasks.setdefault((module, OBJECT, objects._ENTRIES), None)
+        if _cpu.jit_enabled() and _stream.streams(spec):
+            streamed.add((module, OBJECT))
     order = sorted(tasks, key=lambda t: t[0].lanes == 1)       # stable: lanes first
     # (family, backend module's name, word, entries): plain values, sent to worker processes;
     # a hashlib algorithm's batch kernel set is also stored as machine code (NATIVE, last of
@@ -116,7 +118,13 @@ def compile_one(family, name, word, entries):
     if word == OBJECT:
         spec = next(s for s in _algorithms.TABLE.values()
                     if s.family == family and not s.hashlib)
-        _constructors.object_type(spec)._compile_entries(backend.module, entries)
+        _constructors.object_type(spec)._compile_entries(
+            backend.module, [entry for entry in entries if entry not in STORED])
+        if STREAM in entries:
+            try:
+                _stream.write(spec)
+            except OSError:
+                pass                        # an unwritable cache: sum runs through Numba
         return time.perf_counter() - start
     ks = _dispatch._kernel_set(backend, np.dtype(word).type)
     ks.compile_all([entry for entry in entries if entry not in STORED])

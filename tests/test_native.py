@@ -147,8 +147,10 @@ def test_large_files_stream_through_stored_entries(tmp_path):
     """A run that streamed a large file through Numba stores the hash objects' entries
     (``jitdigest/runtime/stream.py``); the next run streams through them, importing neither
     Numba nor numpy: SHA-256 and SHA-512 over one read, SHA-224 on SHA-256's entry, standard
-    input; a Stream takes any contiguous buffer; a damaged entry costs only the way through
-    Numba. Every digest is hashlib's."""
+    input, the tree hash plain, keyed and at another length; a Stream takes any contiguous
+    buffer; a damaged entry costs only the way through Numba. Every digest is hashlib's or
+    the ``blake3`` package's."""
+    from blake3 import blake3
     context = "streamed"
     folder = _folder(context)
     shutil.rmtree(folder, ignore_errors=True)
@@ -156,8 +158,8 @@ def test_large_files_stream_through_stored_entries(tmp_path):
     big = tmp_path / "big.bin"
     big.write_bytes(data)
 
-    def run(*argv):
-        proc = subprocess.run([sys.executable, "-c", RUN_SUM, *argv], input=data,
+    def run(*argv, stdin=data):
+        proc = subprocess.run([sys.executable, "-c", RUN_SUM, *argv], input=stdin,
                               env=_env(context), capture_output=True, timeout=900)
         assert proc.returncode == 0, proc.stderr.decode()
         return proc.stdout, proc.stderr.decode().splitlines()[-1]
@@ -170,6 +172,14 @@ def test_large_files_stream_through_stored_entries(tmp_path):
                                                     "0 ['numba', 'numpy']")
     assert run("-a", "sha256,sha512", big, "-") == (lines("sha256", "sha512"), "0 []")
     assert run("-a", "sha224", big, "-") == (lines("sha224"), "0 []")
+    tree = f"{blake3(data).hexdigest()}  {big}\n".encode()
+    assert run("-a", "blake3", big) == (tree, "0 ['numba', 'numpy']")
+    assert run("-a", "blake3", big) == (tree, "0 []")
+    key = bytes(range(100, 132))
+    assert run("-a", "blake3", "--keyed", big, stdin=key) == (
+        f"{blake3(data, key=key).hexdigest()}  {big}\n".encode(), "0 []")
+    assert run("-a", "blake3", "-l", "100", big) == (
+        f"{blake3(data).hexdigest(100)}  {big}\n".encode(), "0 []")
     proc = _python(STREAM_BUFFERS, context, "sha512")
     assert proc.stdout.decode().split() == ["refused", "True", "sha512", "64", "False",
                                             "False"], proc.stderr.decode()

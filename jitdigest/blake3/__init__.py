@@ -18,7 +18,6 @@ from __future__ import annotations
 import mmap
 import operator
 import os
-import struct
 from functools import lru_cache
 
 import numpy as np
@@ -30,6 +29,7 @@ from ._backend import (_U64_MAX, ENTRIES, _Kernels, _kernels, _signatures,  # no
                        backend_name, compile_entries)
 from .._hashobj import _ZERO, Hash, HashType
 from .._typing import TYPE_CHECKING, ReadableBuffer, public_signature
+from ..kernels.blake3 import layout
 from ..kernels.blake3.layout import (BLOCK_LEN, BLOCKS, CHUNK_LEN, COUNTER, DERIVE_KEY_CONTEXT,
                                     DERIVE_KEY_MATERIAL, KEY_LEN, KEYED_HASH, PARAMS,
                                     STATE_WORDS)
@@ -44,12 +44,12 @@ _C_LONG = 2 ** 63
 
 # --- parameters ------------------------------------------------------------------------------
 
-_IV_PARAMS = np.array(_algorithms.SPECS["sha256"].iv + (0,), np.uint32)   # BLAKE3's IV
+_IV_PARAMS = np.array(layout.params(), np.uint32)       # BLAKE3's IV, no flag
 _IV_PARAMS.setflags(write=False)
 
 
 def _params(key_bytes, flags):
-    params = np.array(struct.unpack("<8I", key_bytes) + (flags,), np.uint32)
+    params = np.array(layout.params(key_bytes, flags), np.uint32)
     params.setflags(write=False)
     return params
 

@@ -1,14 +1,14 @@
-"""Large files hashed without importing Numba: ``jitdigest sum`` streams a file of a
-Merkle-Damgard algorithm (MD5, SHA-1, SHA-2) through the ``update`` and ``final`` of the kernel
-set its hash objects use, stored as machine code beside the batch kernels (``native``: the same
-trusted folder, digests, loaders and refusals; ``kernels/_internals/native.py``'s
-``stream_entry`` makes the object).
+"""Large files hashed without importing Numba: ``jitdigest sum`` streams a file through the
+``update`` and ``final`` of the kernel set its hash objects use, stored as machine code beside
+the batch kernels (``native``: the same trusted folder, digests, loaders and refusals;
+``kernels/_internals/native.py``'s ``stream_entry`` makes the object). Served: the hashlib
+Merkle-Damgard rows (MD5, SHA-1, SHA-2), and a tree hash whose kernel package describes its
+objects' state (``stream_shape``).
 
 Why: a process that hashes one large file otherwise imports Numba and loads the kernels through
-it, about a third of a second before the first block (benchmarks/results/bench_b3sum-1gib.txt),
-which is a quarter of hashing a GiB with SHA-NI. A stored entry is checked against hashlib
-before it is used; anything missing, damaged or refused gives None, and the caller hashes
-through Numba as before.
+it, about a third of a second before the first block (benchmarks/results/bench_b3sum-1gib.txt).
+A loaded entry must give hashlib's digests (a tree hash: its package's known answer) before it
+is used; anything missing, damaged or refused gives None, and the caller hashes through Numba.
 """
 import ctypes
 import json
@@ -26,27 +26,31 @@ PROTOTYPE = ctypes.CFUNCTYPE(_I64, _P, _I64, _P, _I64, _I64, _P, _I64, _I64, _P,
 # md_finish counts the message in bits in 64 bits, with three more bits for SHA-512's 128
 MAX_TOTAL = (1 << 61) - 1
 
-_loaded = {}            # algorithm name -> (function, initial state, word) or None
+_loaded = {}            # algorithm name -> (function, description) or None
 
 
 class Stream:
     """A hash object of one algorithm on its stored entry: ``update`` with any contiguous
-    buffer, ``digest``/``hexdigest`` (which leave it open, as hashlib's do), ``name``,
-    ``digest_size`` and ``block_size``. One thread at a time, as ``jitdigest sum`` uses it."""
+    buffer, ``digest``/``hexdigest`` (which leave it open, as hashlib's do; a tree hash's take
+    an output length), ``name``, ``digest_size`` and ``block_size``. One thread at a time, as
+    ``jitdigest sum`` uses it. ``state``: the initial state's words, ``words`` long in all
+    (the rest zero); ``seek``: the entry is a tree hash's (its ``final`` takes a position)."""
 
     __slots__ = ("name", "digest_size", "block_size", "_function", "_state", "_buf",
-                 "_buf_view", "_buflen", "_total")
+                 "_buf_view", "_buflen", "_total", "_seek")
 
-    def __init__(self, name, function, iv, word, size, block):
+    def __init__(self, name, function, state, word, size, block, words=0, seek=False):
         self.name = name
         self.digest_size = size
         self.block_size = block
         self._function = function
-        self._state = array(_native._TYPECODES[word], iv)
+        self._state = array(_native._TYPECODES[word], state)
+        self._state.extend([0] * (words - len(state)))
         self._buf = bytearray(block)
         self._buf_view = (ctypes.c_char * block).from_buffer(self._buf)
         self._buflen = 0
         self._total = 0
+        self._seek = seek
 
     def update(self, data):
         if type(data) is bytes:
@@ -75,17 +79,38 @@ class Stream:
                                       self.block_size, self._buflen, pointer, n, 0, None, 0)
         self._total += n
 
-    def digest(self):
-        out = bytearray(self.digest_size)
+    def digest(self, length=None):
+        if length is None:
+            length = self.digest_size
+        elif not (self._seek and length >= 0):
+            raise ValueError("this hash has no output length to choose")
+        if not length:
+            return b""                      # (an entry given no output absorbs instead)
+        out = bytearray(length)
         view = (ctypes.c_char * len(out)).from_buffer(out)
         state = self._state
         self._function(state.buffer_info()[0], len(state), self._buf_view, self.block_size,
-                       self._buflen, None, 0, self._total, view, len(out))
+                       self._buflen, None, 0, 0 if self._seek else self._total, view, len(out))
         del view
         return bytes(out)
 
-    def hexdigest(self):
-        return self.digest().hex()
+    def hexdigest(self, length=None):
+        return self.digest(length).hex()
+
+
+def _shape(spec):
+    """A tree hash's (state words, parameters of a key, known answer) from its kernel package,
+    or None."""
+    from ..engine import dispatch as _dispatch
+    package = _dispatch.FAMILIES.get(spec.family)
+    describe = getattr(package, "stream_shape", None)
+    return describe() if describe is not None else None
+
+
+def streams(spec):
+    """Whether ``spec``'s hash objects have an entry this module stores: the Merkle-Damgard
+    rows' (SHA-3's kernels allocate, which needs Numba's runtime) and a tree hash's."""
+    return spec.family in _algorithms.MERKLE_DAMGARD or _shape(spec) is not None
 
 
 def base_name(spec):
@@ -94,14 +119,9 @@ def base_name(spec):
     return f"stream.{spec.family}-{spec.word_name}"
 
 
-def streams(spec):
-    """Whether ``spec``'s hash objects have an entry this module stores (Merkle-Damgard)."""
-    return spec.family in _algorithms.MERKLE_DAMGARD
-
-
-def new(name):
-    """A fresh Stream of the algorithm ``name`` (hashlib's name) on its stored entry, or None
-    where none is stored, or it is refused."""
+def new(name, key=None):
+    """A fresh Stream of the algorithm ``name`` on its stored entry (a tree hash's keyed with
+    the 32 bytes ``key``), or None where none is stored, or it is refused."""
     try:
         found = _loaded[name]
     except KeyError:
@@ -111,20 +131,22 @@ def new(name):
         found = _loaded[name]
     if found is None:
         return None
-    function, iv, word = found
-    spec = _algorithms.lookup(name)
-    return Stream(name, function, iv, word, spec.digest_size, _block(spec))
+    return _made(_algorithms.lookup_any(name), *found, key)
 
 
-def _block(spec):
-    """The bytes of one block, as the family's kernels read it (the partial block buffer's
-    size: ``update`` fills it up to there)."""
-    return _algorithms.MERKLE_DAMGARD[spec.family][0]
+def _made(spec, function, meta, key=None):
+    shape = _shape(spec)
+    if shape is None:
+        return Stream(spec.name, function, meta["iv"][spec.name], meta["word"],
+                      spec.digest_size, spec.block_size)
+    words, params, _ = shape
+    return Stream(spec.name, function, params(key), meta["word"], spec.digest_size,
+                  spec.block_size, words, True)
 
 
 def _load(name):
     try:
-        spec = _algorithms.lookup(name)
+        spec = _algorithms.lookup_any(name)
     except (KeyError, ValueError):
         return None
     if not streams(spec):
@@ -132,24 +154,32 @@ def _load(name):
     found = _native.stored(lambda where: base_name(spec), name, PROTOTYPE)
     if found is None:
         return None
-    function, meta = found
-    loaded = (function, meta["iv"][name], meta["word"])
-    if len(loaded[1]) != len(spec.iv):
+    if _shape(spec) is None and len(found[1]["iv"][name]) != len(spec.iv):
         return None
-    return loaded if _answers(name, Stream(name, *loaded, spec.digest_size,
-                                           _block(spec))) else None
+    return found if _answers(spec, lambda: _made(spec, *found)) else None
 
 
-def _answers(name, stream):
-    """Whether a loaded entry gives hashlib's digest of a message fed in uneven pieces that
-    cross block boundaries (a partial block, whole blocks, a tail) and of its first bytes."""
-    message = bytes(range(256)) * 3
+def _answers(spec, fresh):
+    """Whether a loaded entry (``fresh()``: a new Stream on it) gives the right digest of a
+    message fed in uneven pieces that cross block boundaries (a partial block, whole blocks, a
+    tail), and of its first bytes on the way: hashlib's, or for a tree hash the known answer
+    of its package (the whole message only)."""
+    shape = _shape(spec)
+    if shape is None:
+        message = bytes(range(256)) * 3
+        early = hashlib.new(spec.name, message[:3]).digest()
+        want = hashlib.new(spec.name, message).digest()
+    else:
+        length, want = shape[2]
+        message = bytes(i % 251 for i in range(length))
+        early = None
+    stream = fresh()
     stream.update(message[:3])
-    early = stream.digest()
+    if early is not None and stream.digest() != early:
+        return False
     stream.update(bytearray(message[3:200]))
     stream.update(memoryview(message)[200:])
-    return (early == hashlib.new(name, message[:3]).digest()
-            and stream.digest() == hashlib.new(name, message).digest())
+    return stream.digest() == want
 
 
 # --- writing (a process that has Numba: ``jitdigest warmup``, a ``jitdigest sum`` that
@@ -158,31 +188,35 @@ def _answers(name, stream):
 def write(spec, kernel_set=None):
     """Store the entry serving ``spec``'s hash objects (``kernel_set``, default the one
     serving them now: its ``update`` and ``final`` linked into one object), for every
-    algorithm of its family and word type. Returns whether it is stored (False where the
-    object would need Numba's runtime)."""
+    algorithm of its family and word type that this module serves. Returns whether it is
+    stored (False where the object would need Numba's runtime)."""
     from ..engine import dispatch as _dispatch
     from ..kernels._internals import native
     if kernel_set is None:
         kernel_set = _dispatch.kernels_for(spec)
-    kernel_set.update, kernel_set.final                     # compiled (or loaded) first
+    shape = _shape(spec)
+    final = "final" if shape is None else "xof_final"
+    kernel_set.update, kernel_set.compiled(final)           # compiled (or loaded) first
     backend = kernel_set.backend
-    entry = native.stream_entry(backend.update, backend.final, kernel_set._word)
+    entry = native.stream_entry(backend.update, backend.function(final), kernel_set._word,
+                                seek=shape is not None)
     code, symbol = native.object_code(entry)
     functions, variables = native.declarations(entry)
     uses = functions + variables
     if _native._addresses(uses) is None:
         return False
-    specs = [s for s in _algorithms.SPECS.values()
-             if s.family == spec.family and s.word_name == spec.word_name]
+    specs = [s for s in _algorithms.TABLE.values() if s.family == spec.family
+             and s.word_name == spec.word_name and streams(s)]
     meta = {"format": _native.FORMAT, "symbol": symbol, "word": spec.word_name, "uses": uses,
             "parts": [len(code)], "backend": backend.name,
-            "iv": {s.name: list(s.iv) for s in specs},
+            "iv": {s.name: list(s.iv) if shape is None else list(shape[1]()) for s in specs},
             "sizes": {s.name: s.digest_size for s in specs}}
     meta["sha256"] = _native._digest(code, meta)
     where, base = _native.folder(), base_name(spec)
     _cachedir.write_whole(os.path.join(where, base + ".o"), code)
     _cachedir.write_whole(os.path.join(where, base + ".json"), json.dumps(meta).encode())
-    _loaded.pop(spec.name, None)
+    for s in specs:
+        _loaded.pop(s.name, None)
     return True
 
 

@@ -181,7 +181,7 @@ def _store_native(names, streamed=()):
     for store, group in ((_native.store, names), (_stream.store, streamed)):
         for name in sorted(group):
             try:
-                store(_algorithms.lookup(name))
+                store(_algorithms.lookup_any(name))
             except OSError:
                 pass                    # an unwritable cache: later runs go through Numba too
 

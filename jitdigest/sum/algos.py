@@ -97,7 +97,8 @@ class Keyed:
     ``key``, or key derivation under ``context``), through its own objects (``jitdigest.new``
     with its package's keywords); files above ``big`` bytes may be hashed with ``threads``
     threads (1: never); runs of small files go through ``hash_many(name, ..., key=,
-    derive_key_context=, length=)``."""
+    derive_key_context=, length=)``. ``eager``: its objects' module is imported at once (a run
+    with several jobs), not when first needed."""
 
     name = B3SUM
     xof = False
@@ -105,7 +106,7 @@ class Keyed:
     tag_name = _B3SUM_SPEC.bsd_tag
 
     def __init__(self, size=B3SUM_OUT_LEN, key=None, context=None, threads=1,
-                 length_ok=True):
+                 length_ok=True, eager=True):
         self.size = size
         self.length_ok = length_ok      # False: b3sum's "Failed to parse length." per file
         self.bits = size * 8
@@ -117,8 +118,16 @@ class Keyed:
         self.tag = tag if size == B3SUM_OUT_LEN else b"%s-%d" % (tag, self.bits)
         self.batch_name = self.name if length_ok else None
         self.batch_kwargs = {"key": key, "derive_key_context": context, "length": size}
-        from .._constructors import object_type     # imported here, not in a worker thread
-        self._objects = object_type(_B3SUM_SPEC)
+        # large files may stream without Numba (one thread, no key to derive first)
+        self.streams = threads == 1 and context is None and _stream.streams(_B3SUM_SPEC)
+        if eager:                   # where other threads will hash: imported here, not there
+            self._objects
+
+    @cached_property
+    def _objects(self):
+        # (a run whose files all stream through runtime/stream never imports them, nor numpy)
+        from .._constructors import object_type
+        return object_type(_B3SUM_SPEC)
 
     def _ident(self):
         return (self.size, self.key, self.context)
@@ -146,8 +155,11 @@ class Keyed:
                              max_threads=threads)
 
     def new_large(self):
-        """A hash object for a file too large to read whole (threads when asked)."""
-        return self.new(threads=self.threads)
+        """A hash object for a file too large to read whole (threads when asked): on one
+        thread, the entry stored as machine code (``jitdigest/runtime/stream.py``) where one
+        is stored and the mode needs no derived key."""
+        h = _stream.new(self.name, self.key) if self.streams else None
+        return self.new(threads=self.threads) if h is None else h
 
     def finish(self, h):
         return h.digest(self.size)

@@ -98,7 +98,7 @@ def mode(args, jobs):
         threads = min(n, os.cpu_count() or 1) or -1     # 0: the objects' AUTO
     else:
         threads = _config.SUM_TREE_THREADS
-    return {"key": key, "context": args.derive_key, "threads": threads}
+    return {"key": key, "context": args.derive_key, "threads": threads, "eager": jobs > 1}
 
 
 def read_key(fd):

@@ -302,7 +302,7 @@ def _through_numba(algo, h):
     several) is Numba's though an entry stored as machine code could serve them."""
     parts = zip(algo.parts, h.hashes) if isinstance(h, _bigfile.Tee) else [(algo, h)]
     return {part.name for part, one in parts
-            if type(part) is Algo and part.streams and not isinstance(one, _stream.Stream)}
+            if getattr(part, "streams", False) and not isinstance(one, _stream.Stream)}
 
 
 def _native_rows(algo):

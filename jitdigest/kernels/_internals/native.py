@@ -13,7 +13,7 @@ helpers of Numba's C runtime on error and reference-count paths); ``declarations
 
 Part of the one package that touches Numba's and llvmlite's private internals (see
 ``__init__``); tested in tests/test_internals.py."""
-from numba import carray, cfunc, types
+from numba import carray, cfunc, njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
@@ -95,25 +95,31 @@ def rows_entry(kernel, word, compiled=None):
         return cfunc(signature)(entry)
 
 
-def stream_entry(update, final, word):
-    """A ``numba.cfunc`` running a Merkle-Damgard hash object's ``update`` and ``final`` (its
-    kernel set's dispatchers, linked in) on raw pointers: ``entry(state, n_state, buf, n_buf,
-    buflen, data, n_data, total, out, n_out)``. With ``n_out`` 0 it absorbs ``data`` and
-    returns the new ``buflen``; else it writes the digest of the ``total`` bytes absorbed into
-    ``out`` (``state`` untouched) and returns 0. One entry for both keeps one symbol per
-    object, as ``rows_entry``'s. Every bound must hold before the call (``buf`` one block
-    long, ``buflen`` below it): nothing here checks them."""
+def stream_entry(update, final, word, seek=False):
+    """A ``numba.cfunc`` running a hash object's ``update`` and ``final`` (its kernel set's
+    dispatchers, linked in) on raw pointers: ``entry(state, n_state, buf, n_buf, buflen,
+    data, n_data, total, out, n_out)``. With ``n_out`` 0 it absorbs ``data`` and returns the
+    new ``buflen``; else it writes the digest of the ``total`` bytes absorbed into ``out``
+    (``state`` untouched) and returns 0. With ``seek``, ``final`` is a tree hash's
+    ``xof_final``, given the output's byte ``total`` as its block and offset. One entry for
+    both keeps one symbol per object, as ``rows_entry``'s. Every bound must hold before the
+    call (``buf`` one block long, ``buflen`` within it): nothing here checks them."""
     w = _word_type(word)
     u8p = types.CPointer(types.uint8)
     signature = types.int64(types.CPointer(w), types.int64, u8p, types.int64, types.int64,
                             u8p, types.int64, types.int64, u8p, types.int64)
+
+    @njit
+    def at_position(state, buf, buflen, position, out):
+        final(state, buf, buflen, position >> 6, position & 63, out)
+    finish = at_position if seek else final
 
     def entry(state, n_state, buf, n_buf, buflen, data, n_data, total, out, n_out):
         words = carray(state, n_state)
         block = carray(buf, n_buf)
         if n_out == 0:
             return update(words, block, buflen, read_only(carray(data, n_data)))
-        final(words, block, buflen, total, carray(out, n_out))
+        finish(words, block, buflen, total, carray(out, n_out))
         return 0
     with ours():
         return cfunc(signature)(entry)

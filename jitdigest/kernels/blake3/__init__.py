@@ -25,3 +25,17 @@ def backends():
     ``_cpu.usable`` allows; ``portable``, last, has no FEATURE and is always usable)."""
     from . import avx2_x8, avx512_x16, portable
     return (avx512_x16, avx2_x8, portable)
+
+
+def stream_shape():
+    """What ``jitdigest/runtime/stream.py`` needs to run this family's objects' ``update`` and
+    ``xof_final`` stored as machine code, without Numba: the state's words (a mode's
+    parameters first, the rest zero), the parameters as a function of a key (None: plain
+    hashing), and a known answer that checks a loaded entry (BLAKE3's official vectors: the
+    input ``i % 251`` for i below 2049, a tree of three chunks, and its hash)."""
+    from . import layout
+
+    def params(key=None):
+        return layout.params(key, 0 if key is None else layout.KEYED_HASH)
+    known = bytes.fromhex("5f4d72f40d7a5f82b15ca2b2e44b1de3c2ef86c426c95c1af0b6879522563030")
+    return layout.STATE_WORDS, params, (2049, known)

@@ -36,3 +36,12 @@ BLOCKS = 19             # state[BLOCKS]: blocks of the chunk compressed (0..15)
 DEPTH = 20              # state[DEPTH]: chaining values on the stack
 STACK = 21              # state[STACK + 8 * i: STACK + 8 * i + 8]: the i-th value, oldest first
 STATE_WORDS = STACK + 8 * MAX_DEPTH
+
+
+def params(key=None, flags=0):
+    """A mode's parameters, the state's first PARAMS words: the words of a 32-byte ``key``
+    (little-endian) or the IV (SHA-256's, from the algorithm table), then ``flags``."""
+    import struct
+    from ...base.algorithms import SPECS
+    words = SPECS["sha256"].iv if key is None else struct.unpack("<8I", key)
+    return tuple(words) + (flags,)
