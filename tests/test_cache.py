@@ -192,7 +192,9 @@ def test_a_kernel_outside_the_package_is_compiled_again_when_its_file_changes(tm
     its body edited, line numbers unchanged, the next process compiles the new text."""
     module = tmp_path / "own_kernels.py"
     text = "from jitdigest.kernels._jit import kernel\n\n@kernel\ndef f(x):\n    return x + %d\n"
-    env = {"JITDIGEST_CACHE_DIR": str(tmp_path / "cache"),
+    # (no .pyc: Python's own check of a module's compiled form, by its mtime in seconds and
+    # its size, would take the edited file, written within the same second, as unchanged)
+    env = {"JITDIGEST_CACHE_DIR": str(tmp_path / "cache"), "PYTHONDONTWRITEBYTECODE": "1",
            "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
     code = ("import own_kernels as k\n"
             "print(k.f(1), sum(k.f.stats.cache_hits.values()))\n")
@@ -235,7 +237,9 @@ def test_damaged_cache_files_are_discarded_with_one_warning(tmp_path):
     one process (each compiles in well under a second; the same cache class serves the digest
     kernels, whose case is the next test)."""
     (tmp_path / "own_kernels.py").write_text(OWN_KERNELS)
-    env = {"JITDIGEST_CACHE_DIR": str(tmp_path / "cache"),
+    # (no .pyc: Python's own check of a module's compiled form, by its mtime in seconds and
+    # its size, would take the edited file, written within the same second, as unchanged)
+    env = {"JITDIGEST_CACHE_DIR": str(tmp_path / "cache"), "PYTHONDONTWRITEBYTECODE": "1",
            "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
     code = ("import own_kernels as k\n"
             f"print([getattr(k, 'f%d' % i)(2) for i in range({len(DAMAGE)})], k.g(2))\n")

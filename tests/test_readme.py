@@ -65,9 +65,10 @@ def installs_or_runs_suite(code):
 
 @pytest.fixture(scope="session")
 def readme_env(tmp_path_factory):
-    """The environment every block runs in: one kernel cache for the session, shims that run
-    this checkout's ``python`` and ``jitdigest``, and none of the switches a test may have set."""
-    cache = tmp_path_factory.mktemp("readme-kernel-cache")
+    """The environment every block runs in: the user's kernel cache, as a reader's own
+    commands use it (the suite's, where the rest of it compiles the same kernels: compiled
+    once), shims that run this checkout's ``python`` and ``jitdigest``, and none of the
+    switches a test may have set."""
     shims = tmp_path_factory.mktemp("readme-bin")
     for name, args in (("python", ""), ("python3", ""), ("jitdigest", " -m jitdigest")):
         shim = shims / name
@@ -75,7 +76,7 @@ def readme_env(tmp_path_factory):
         shim.chmod(0o755)
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("JITDIGEST_", "NUMBA_", "PYTHON"))}
-    env.update(JITDIGEST_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT),
+    env.update(PYTHONPATH=str(ROOT),
                PATH=os.pathsep.join([str(shims), env.get("PATH", "")]))
     return env
 
