@@ -1,7 +1,7 @@
 """How ``jitdigest sum`` and ``jitdigest.hash_files`` read a large file: one stream of large
 reads into a few reused buffers, each hashed in place by one ``update`` (no copies, a few Python
-steps per block; ``Tee`` feeds several hash objects). For a regular file, when a core looks
-idle, a second thread may read the next blocks while the calling thread hashes (reads and
+steps per block; ``Tee`` feeds several hash objects). For a regular file, on a machine with a
+second CPU, a second thread may read the next blocks while the calling thread hashes (reads and
 kernels both release the GIL), where that is timed faster (``_measured``); a tree hash (b3sum's
 row with --num-threads above 1) splits each block into subtrees on all its threads.
 
@@ -86,7 +86,7 @@ def hash_rest(fd, h, progress=None, block=BLOCK):
     if not first:
         return 0
     _add(h, bufs[0], first, progress)
-    if first < want or not core_free():     # (a file that ends within one block: no thread)
+    if first < want or not second_cpu():     # (a file that ends within one block: no thread)
         return first + _serial(readinto, bufs[0], h, progress)[0]
     return first + _measured(readinto, _buffers.get(DEPTH, block), h, progress)
 
@@ -140,13 +140,12 @@ def _measured(readinto, bufs, h, progress):
     return total + _serial(readinto, bufs[0], h, progress)[0]
 
 
-def core_free():
-    """Whether a core looks idle for a reading thread: the load average over the last minute
-    at most the CPUs this process may use, less the one hashing. Where cores are busy, the
-    thread costs more (its hand-overs, and the copy then shares a core with hashing) than
-    reading between hashes."""
+def second_cpu():
+    """Whether this process may run on a second CPU, for a reading thread. Whether the thread
+    then pays is timed (``_measured``): on a busy machine its turns are the slower ones. (The
+    load average is no guide: it counts this process's own hashing a moment before.)"""
     try:
-        return os.getloadavg()[0] <= len(os.sched_getaffinity(0)) - 1
+        return len(os.sched_getaffinity(0)) >= 2
     except (AttributeError, OSError):           # not known here: read between hashes
         return False
 

@@ -64,11 +64,10 @@ def _hash(paths, algo, jobs=1):
 
 @pytest.fixture(params=["reading-thread", "one-thread", "measured"])
 def overlap(request, monkeypatch):
-    """Each way of reading: a second thread reading ahead (a core idle, and that timed
-    faster), reads between hashes (cores busy, or that timed faster), and both in turns while
-    they are timed (turns of two blocks here: every file crosses from one way to the other),
-    then the faster."""
-    monkeypatch.setattr(bigfile, "core_free", lambda: request.param != "one-thread")
+    """Each way of reading: a second thread reading ahead (timed faster), reads between
+    hashes (one CPU, or those timed faster), and both in turns while they are timed (turns of
+    two blocks here: every file crosses from one way to the other), then the faster."""
+    monkeypatch.setattr(bigfile, "second_cpu", lambda: request.param != "one-thread")
     monkeypatch.setattr(bigfile, "_ways", {})
     if request.param == "measured":
         monkeypatch.setattr(bigfile, "PROBE", 1)
@@ -241,7 +240,7 @@ def test_the_faster_way_is_timed_then_kept(tmp_path, monkeypatch, thread_cost, f
     stands in for the machine."""
     clock = [0.0]
     monkeypatch.setattr(bigfile, "time", type("Clock", (), {"perf_counter": lambda: clock[0]}))
-    monkeypatch.setattr(bigfile, "core_free", lambda: True)
+    monkeypatch.setattr(bigfile, "second_cpu", lambda: True)
     monkeypatch.setattr(bigfile, "PROBE", 1)                 # turns of two blocks
     monkeypatch.setattr(bigfile, "_ways", {})
 
