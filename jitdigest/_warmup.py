@@ -130,8 +130,8 @@ def compile_one(family, name, word, entries):
     ks.compile_all([entry for entry in entries if entry not in STORED])
     try:
         if NATIVE in entries:
-            from .runtime import native as _native
-            _native.write_kernel(ks)
+            from .runtime import native_write as _native_write
+            _native_write.write_kernel(ks)
         if STREAM in entries:
             _stream.write(next(s for s in _algorithms.SPECS.values()
                                if s.family == family and s.word_name == word), ks)
@@ -145,9 +145,9 @@ def _store_index(names):
     the algorithms it could."""
     if not _cpu.jit_enabled():
         return []
-    from .runtime import native as _native
+    from .runtime import native_write as _native_write
     try:
-        return _native.write_index({name: _dispatch.batch_kernels_for(_algorithms.lookup(name))
+        return _native_write.write_index({name: _dispatch.batch_kernels_for(_algorithms.lookup(name))
                                     for name in names})
     except OSError:
         return []                           # an unwritable cache: sum runs through Numba

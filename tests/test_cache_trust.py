@@ -46,8 +46,9 @@ assert h.hexdigest() == hashlib.md5(b"".join(messages)).hexdigest()
 rows = jitdigest.hash_many("md5", messages[:5])
 assert [r.tobytes() for r in rows] == [hashlib.md5(m).digest() for m in messages[:5]]
 if len(sys.argv) > 1:                       # the first process: store the batch kernel too
-    from jitdigest.base import algorithms as _algorithms; from jitdigest.runtime import native as _native
-    assert _native.store(_algorithms.SPECS["md5"])
+    from jitdigest.base import algorithms as _algorithms
+    from jitdigest.runtime import native_write
+    assert native_write.store(_algorithms.SPECS["md5"])
 print("ok")
 print(json.dumps(opened))
 """

@@ -51,8 +51,9 @@ def stored():
     """The batch kernels of STORED, stored by a process of their own (as warmup's workers do),
     in a folder emptied first (what an earlier run stored there is not among them)."""
     shutil.rmtree(_folder("stored"), ignore_errors=True)
-    code = ("from jitdigest.base import algorithms as _algorithms; from jitdigest.runtime import native as _native\n"
-            "print([_native.store(_algorithms.SPECS[n]) for n in %r])\n" % (STORED,))
+    code = ("from jitdigest.base import algorithms as _algorithms\n"
+            "from jitdigest.runtime import native_write\n"
+            "print([native_write.store(_algorithms.SPECS[n]) for n in %r])\n" % (STORED,))
     proc = _python(code, "stored")
     assert proc.returncode == 0, proc.stderr.decode()
     assert proc.stdout.decode().split() == ["[True,"] + ["True,"] * (len(STORED) - 2) + ["True]"]

@@ -3,9 +3,9 @@ process's first one-shot digests (``FirstDigests``).
 
 Why: importing Numba and loading a kernel through it is most of a short ``jitdigest sum``
 (benchmarks/results/tunables.md). So the batch kernel that serves an algorithm here is also
-stored as machine code (``kernels/_internals/native.py`` makes it: a C-callable wrapper around
-the compiled ``hash_rows``, linked with everything it calls), by ``jitdigest warmup`` for every
-algorithm and by a ``jitdigest sum`` that had to reach one through Numba, and a later process
+stored as machine code (``native_write``: a C-callable wrapper around the compiled
+``hash_rows``, linked with everything it calls), by ``jitdigest warmup`` for every algorithm
+and by a ``jitdigest sum`` that had to reach one through Numba, and a later process
 loads that object without Numba and calls it through ctypes: linked by
 ``jitdigest/runtime/elf.py`` on x86-64 Linux (no LLVM: ``ELF_LOADER``), by llvmlite's MCJIT
 elsewhere or where ``_elf`` refuses an object. A loaded kernel must give hashlib's digest of
@@ -83,12 +83,7 @@ def folder():
     and the kernel sources), ``context()`` a digest of what else the machine code depends on:
     the host CPU and its features (``_host``), llvmlite's version and every ``NUMBA_*`` and
     ``JITDIGEST_*`` setting (a switched-off SHA-NI, ``NUMBA_CPU_NAME``, ``NUMBA_DISABLE_JIT``:
-    another context, so nothing stored is used). ``index.json`` names each algorithm's kernel;
-    each kernel is an object file and a JSON description (its symbol, word type, initial state
-    per algorithm, the SHA-256 of the object and of the rest of the description, the names it
-    uses but does not define, and the sizes of the objects the file holds, loaded side by side:
-    the kernel as Numba emitted it and the wrapper calling it by name, or, where the kernel was
-    loaded from Numba's cache, one object with both linked)."""
+    another context, so nothing stored is used). What an entry holds: ``native_write``."""
     return os.path.join(_cachedir.directory(), "native", context())
 
 
@@ -260,6 +255,15 @@ def _answers(kernel, name):
     return kernel.hash(b"abc", array("q", [3]), size) == want
 
 
+def tree_shape(spec):
+    """A tree hash's (state words, parameters of a key, known answer), as its kernel package
+    describes them (``stream_shape``: ``runtime/stream.py`` runs its objects' entries); None
+    for any other family."""
+    from ..engine import dispatch as _dispatch
+    describe = getattr(_dispatch.FAMILIES.get(spec.family), "stream_shape", None)
+    return describe() if describe is not None else None
+
+
 def _entry(where, base, name):
     """(description, object) of the stored kernel ``base`` if both are there, whole, and
     serve the algorithm ``name``; else (None, None)."""
@@ -409,88 +413,3 @@ def _link_mcjit(parts, meta, found):
         return None
     _engines.append(engine)
     return address
-
-
-# --- writing (a process that has Numba: ``jitdigest warmup``) --------------------------------
-
-def base_name(kernel_set):
-    """The file name (without extension) of a kernel set's stored ``hash_rows``."""
-    module = kernel_set.backend.module.__name__.rpartition(".")[2]
-    return f"{kernel_set.backend.family}.{module}-{kernel_set._word.__name__}"
-
-
-def write_kernel(kernel_set):
-    """Store ``kernel_set``'s ``hash_rows`` (a ``_dispatch.KernelSet``) as machine code, with
-    the initial state of every algorithm of its family and word type. Returns the file's base
-    name, or None where the object would need Numba's runtime (a kernel that allocates)."""
-    from ..base import algorithms as _algorithms
-    from ..engine import dispatch as _dispatch
-    from ..kernels._internals import native
-    word = kernel_set._word
-    kernel_set.hash_rows                                  # compiled (or loaded) first
-    kernel = kernel_set.backend.hash_rows
-    # compiled in this process: its object as emitted, and a wrapper calling it by name;
-    # loaded from Numba's cache (no object kept): a wrapper with the kernel linked in
-    compiled = kernel.overloads[_dispatch._signatures(word)["hash_rows"]]
-    found = native.kernel_object(compiled)
-    entry = native.rows_entry(kernel, word, compiled if found is not None else None)
-    code, symbol = native.object_code(entry)
-    functions, variables = native.declarations(entry)
-    uses, parts = functions + variables, [code]
-    if found is not None:
-        kernel_code, kernel_uses, kernel_symbol = found
-        uses = sorted((set(uses) | set(kernel_uses)) - {kernel_symbol})
-        parts = [kernel_code, code]
-        code = kernel_code + code
-    if _addresses(uses) is None:
-        return None
-    specs = [s for s in _algorithms.SPECS.values()
-             if s.family == kernel_set.backend.family and s.word_name == word.__name__]
-    meta = {"format": FORMAT, "symbol": symbol, "word": word.__name__, "uses": uses,
-            "parts": [len(p) for p in parts],
-            "iv": {s.name: [int(w) for w in s.initial_state] for s in specs},
-            "sizes": {s.name: s.digest_size for s in specs}}
-    meta["sha256"] = _digest(code, meta)
-    base = base_name(kernel_set)
-    where = folder()
-    _cachedir.write_whole(os.path.join(where, base + ".o"), code)
-    _cachedir.write_whole(os.path.join(where, base + ".json"), json.dumps(meta).encode())
-    return base
-
-
-def write_index(chosen):
-    """Name, for each algorithm of ``chosen`` ({hashlib name: kernel set serving its
-    batches}), its kernel's stored file in the index, where that file exists. Returns the
-    names indexed."""
-    where = folder()
-    if not _cachedir.trusted(where):
-        return []
-    index = _read_json(os.path.join(where, "index.json")) or {}
-    done = []
-    for name, kernel_set in chosen.items():
-        base = base_name(kernel_set)
-        meta = _read_json(os.path.join(where, base + ".json"))
-        if meta is not None and name in meta.get("iv", {}):
-            index[name] = base
-            done.append(name)
-        else:
-            index.pop(name, None)
-    if done or os.path.isdir(where):
-        _cachedir.write_whole(os.path.join(where, "index.json"),
-                              json.dumps(index, sort_keys=True).encode())
-    return done
-
-
-def store(spec):
-    """Store the kernel serving ``spec``'s batches here, unless it is stored whole already
-    (another algorithm of its family stored it), and index it (``write_kernel`` and
-    ``write_index`` for one algorithm, in this process). Returns whether it is stored."""
-    from ..engine import dispatch as _dispatch, notice as _notice
-    if not _cachedir.trusted(folder()):
-        return False
-    kernel_set = _dispatch.batch_kernels_for(spec)
-    if _entry(folder(), base_name(kernel_set), spec.name)[0] is None:   # not stored whole yet
-        with _notice.compiling(kernel_set.backend.family, spec.name):   # (sha224 after sha256)
-            if write_kernel(kernel_set) is None:
-                return False
-    return bool(write_index({spec.name: kernel_set}))

@@ -98,19 +98,10 @@ class Stream:
         return self.digest(length).hex()
 
 
-def _shape(spec):
-    """A tree hash's (state words, parameters of a key, known answer) from its kernel package,
-    or None."""
-    from ..engine import dispatch as _dispatch
-    package = _dispatch.FAMILIES.get(spec.family)
-    describe = getattr(package, "stream_shape", None)
-    return describe() if describe is not None else None
-
-
 def streams(spec):
     """Whether ``spec``'s hash objects have an entry this module stores: the Merkle-Damgard
     rows' (SHA-3's kernels allocate, which needs Numba's runtime) and a tree hash's."""
-    return spec.family in _algorithms.MERKLE_DAMGARD or _shape(spec) is not None
+    return spec.family in _algorithms.MERKLE_DAMGARD or _native.tree_shape(spec) is not None
 
 
 def base_name(spec):
@@ -135,7 +126,7 @@ def new(name, key=None):
 
 
 def _made(spec, function, meta, key=None):
-    shape = _shape(spec)
+    shape = _native.tree_shape(spec)
     if shape is None:
         return Stream(spec.name, function, meta["iv"][spec.name], meta["word"],
                       spec.digest_size, spec.block_size)
@@ -154,7 +145,7 @@ def _load(name):
     found = _native.stored(lambda where: base_name(spec), name, PROTOTYPE)
     if found is None:
         return None
-    if _shape(spec) is None and len(found[1]["iv"][name]) != len(spec.iv):
+    if _native.tree_shape(spec) is None and len(found[1]["iv"][name]) != len(spec.iv):
         return None
     return found if _answers(spec, lambda: _made(spec, *found)) else None
 
@@ -164,7 +155,7 @@ def _answers(spec, fresh):
     message fed in uneven pieces that cross block boundaries (a partial block, whole blocks, a
     tail), and of its first bytes on the way: hashlib's, or for a tree hash the known answer
     of its package (the whole message only)."""
-    shape = _shape(spec)
+    shape = _native.tree_shape(spec)
     if shape is None:
         message = bytes(range(256)) * 3
         early = hashlib.new(spec.name, message[:3]).digest()
@@ -194,7 +185,7 @@ def write(spec, kernel_set=None):
     from ..kernels._internals import native
     if kernel_set is None:
         kernel_set = _dispatch.kernels_for(spec)
-    shape = _shape(spec)
+    shape = _native.tree_shape(spec)
     final = "final" if shape is None else "xof_final"
     kernel_set.update, kernel_set.compiled(final)           # compiled (or loaded) first
     backend = kernel_set.backend

@@ -172,13 +172,13 @@ def _hold_closed_stdin():
 def _store_native(names, streamed=()):
     """Store what this run had to reach through Numba as machine code, once per algorithm and
     machine (after the output is written), so that later runs hash without importing Numba:
-    the batch kernels of ``names`` (small files, ``jitdigest/runtime/native.py``) and the
+    the batch kernels of ``names`` (small files, ``jitdigest/runtime/native_write.py``) and the
     hash objects' entries of ``streamed`` (large files, ``jitdigest/runtime/stream.py``)."""
     if not (names or streamed) or not _cpu.jit_enabled():
         return
     from ..base import algorithms as _algorithms
-    from ..runtime import native as _native, stream as _stream
-    for store, group in ((_native.store, names), (_stream.store, streamed)):
+    from ..runtime import native_write as _native_write, stream as _stream
+    for store, group in ((_native_write.store, names), (_stream.store, streamed)):
         for name in sorted(group):
             try:
                 store(_algorithms.lookup_any(name))

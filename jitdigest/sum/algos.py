@@ -11,7 +11,7 @@ import jitdigest
 from .._bigfile import Tee
 from ..base import algorithms as _algorithms
 from ..base.fork import cached_property
-from ..runtime import stream as _stream
+from ..runtime import native as _native, stream as _stream
 from .errors import FatalError, UsageError
 from .quote import quote
 
@@ -78,6 +78,13 @@ class Algo:
         here, not by every run: that module imports sqlite3)."""
         from .._filecache import algorithm_key
         return algorithm_key(self.name, self.bits)
+
+    @property
+    def native_rows(self):
+        """A function giving the batch kernel stored as machine code for this output
+        (``jitdigest/runtime/native.py``), or None there; None: no such kernel is stored."""
+        return None if self.batch_name is None else functools.partial(_native.rows,
+                                                                       self.batch_name)
 
     def finish(self, h):
         return h.digest(self.size) if self.xof else h.digest()
@@ -160,6 +167,8 @@ class Keyed:
         is stored and the mode needs no derived key."""
         h = _stream.new(self.name, self.key) if self.streams else None
         return self.new(threads=self.threads) if h is None else h
+
+    native_rows = None          # (its batch kernel allocates: Numba's runtime, not stored)
 
     def finish(self, h):
         return h.digest(self.size)

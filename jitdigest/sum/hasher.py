@@ -15,7 +15,6 @@ from ..base.config import SUM_SMALL_FILE as SMALL
 from ..engine import notice as _notice
 from .. import _bigfile
 from ..runtime import stream as _stream
-from .algos import Algo
 from .walk import FILE, STDIN, Item
 
 
@@ -128,7 +127,7 @@ class Hasher:
         kw = {} if offsets is None else {"offsets": offsets}
         kw.update(algo.batch_kwargs)                # a SHAKE's length; a keyed row's mode, length
         out = jitdigest.hash_many(algo.batch_name, messages, threads=1, **kw)
-        if type(algo) is Algo:
+        if getattr(algo, "native_rows", None) is not None:    # a kernel that could be stored
             self.through_numba.add(algo.batch_name)
         return [row.tobytes() for row in out]
 
@@ -306,11 +305,9 @@ def _through_numba(algo, h):
 
 
 def _native_rows(algo):
-    """The stored batch kernel of one of hashlib's algorithms at its output length, or None."""
-    from ..runtime import native as _native
-    if type(algo) is not Algo or algo.batch_name is None:
-        return None
-    return _native.rows(algo.batch_name)
+    """The stored batch kernel of an algorithm at its output length and mode, or None."""
+    find = getattr(algo, "native_rows", None)
+    return None if find is None else find()
 
 
 def _native_digests(kernels, sizes, several, datas):
