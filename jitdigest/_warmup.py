@@ -20,7 +20,7 @@ import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
 from . import _constructors, _tune
-from .runtime import stream as _stream
+from .runtime import native as _native, stream as _stream
 from .base import algorithms as _algorithms
 from .engine import calibration as _calibration, cpu as _cpu, dispatch as _dispatch
 
@@ -67,6 +67,8 @@ def plan(names, tune=False, **rows):
         tasks.setdefault((module, OBJECT, objects._ENTRIES), None)
         if _cpu.jit_enabled() and _stream.streams(spec):
             streamed.add((module, OBJECT))
+        if _cpu.jit_enabled() and _native.tree_shape(spec) is not None:
+            native.add((batch.backend, word))       # (a tree hash's batch kernel, stored too)
     order = sorted(tasks, key=lambda t: t[0].lanes == 1)       # stable: lanes first
     # (family, backend module's name, word, entries): plain values, sent to worker processes;
     # a hashlib algorithm's batch kernel set is also stored as machine code (NATIVE, last of
@@ -147,8 +149,8 @@ def _store_index(names):
         return []
     from .runtime import native_write as _native_write
     try:
-        return _native_write.write_index({name: _dispatch.batch_kernels_for(_algorithms.lookup(name))
-                                    for name in names})
+        return _native_write.write_index(
+            {name: _dispatch.batch_kernels_for(_algorithms.lookup_any(name)) for name in names})
     except OSError:
         return []                           # an unwritable cache: sum runs through Numba
 
@@ -278,9 +280,11 @@ def _run(pool, names, jobs, out, err, tune, start):
     from .base import cachedir as _cachedir
     from .engine import notice as _notice
     tasks, chosen = plan(names, tune)
-    # the batch kernels of hashlib's algorithms are timed and stored as machine code; a row
-    # hashlib lacks has its batch kernel chosen by the CPU's features
-    names = [spec.name for spec in map(_algorithms.lookup_any, names) if spec.hashlib]
+    # the batch kernels of hashlib's algorithms are timed and stored as machine code (a tree
+    # hash's stored too); a row hashlib lacks has its batch kernel chosen by the CPU's features
+    specs = list(map(_algorithms.lookup_any, names))
+    indexed = [s.name for s in specs if s.hashlib or _native.tree_shape(s) is not None]
+    names = [spec.name for spec in specs if spec.hashlib]
     pending_tunes = tunings(names) if tune else []
     total = len(tasks) + len(pending_tunes)
     jobs = max(1, min(jobs, total))
@@ -357,7 +361,7 @@ def _run(pool, names, jobs, out, err, tune, start):
     if tty:
         err.write("\r\x1b[K")
         err.flush()
-    stored = _store_index(names)
+    stored = _store_index(indexed)
     for name, (single, batch) in sorted(chosen.items()):
         how = ", stored for jitdigest sum" if name in stored else ""
         out.write(f"{name}: {single} kernels, batch {batch}{how}: compiled and cached\n")

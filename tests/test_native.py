@@ -148,9 +148,9 @@ def test_large_files_stream_through_stored_entries(tmp_path):
     """A run that streamed a large file through Numba stores the hash objects' entries
     (``jitdigest/runtime/stream.py``); the next run streams through them, importing neither
     Numba nor numpy: SHA-256 and SHA-512 over one read, SHA-224 on SHA-256's entry, standard
-    input, the tree hash plain, keyed and at another length; a Stream takes any contiguous
-    buffer; a damaged entry costs only the way through Numba. Every digest is hashlib's or
-    the ``blake3`` package's."""
+    input, the tree hash plain, keyed and at another length, with small files beside (its
+    batch kernel stored by the same run); a Stream takes any contiguous buffer; a damaged entry
+    costs only the way through Numba. Every digest is hashlib's or the ``blake3`` package's."""
     from blake3 import blake3
     context = "streamed"
     folder = _folder(context)
@@ -173,14 +173,22 @@ def test_large_files_stream_through_stored_entries(tmp_path):
                                                     "0 ['numba', 'numpy']")
     assert run("-a", "sha256,sha512", big, "-") == (lines("sha256", "sha512"), "0 []")
     assert run("-a", "sha224", big, "-") == (lines("sha224"), "0 []")
-    tree = f"{blake3(data).hexdigest()}  {big}\n".encode()
-    assert run("-a", "blake3", big) == (tree, "0 ['numba', 'numpy']")
-    assert run("-a", "blake3", big) == (tree, "0 []")
+    small = {}
+    for size in (0, 1, 1024, 1025, 5000):               # a chunk, a tree of two, of five
+        path = tmp_path / f"small{size}"
+        path.write_bytes(data[:size])
+        small[path] = data[:size]
+    files = {**small, big: data}
+
+    def tree(**mode):
+        length = mode.pop("length", 32)
+        return b"".join(f"{blake3(d, **mode).hexdigest(length)}  {p}\n".encode()
+                        for p, d in files.items())
+    assert run("-a", "blake3", *files) == (tree(), "0 ['numba', 'numpy']")
+    assert run("-a", "blake3", *files) == (tree(), "0 []")
     key = bytes(range(100, 132))
-    assert run("-a", "blake3", "--keyed", big, stdin=key) == (
-        f"{blake3(data, key=key).hexdigest()}  {big}\n".encode(), "0 []")
-    assert run("-a", "blake3", "-l", "100", big) == (
-        f"{blake3(data).hexdigest(100)}  {big}\n".encode(), "0 []")
+    assert run("-a", "blake3", "--keyed", *files, stdin=key) == (tree(key=key), "0 []")
+    assert run("-a", "blake3", "-l", "100", *files) == (tree(length=100), "0 []")
     proc = _python(STREAM_BUFFERS, context, "sha512")
     assert proc.stdout.decode().split() == ["refused", "True", "sha512", "64", "False",
                                             "False"], proc.stderr.decode()

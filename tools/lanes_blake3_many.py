@@ -33,15 +33,19 @@ def many_kernel(tier):
     add(1, 'Messages over a chunk go to the tree path (``_long``), one at a time."""')
     if wide_vectors(tier):
         add(1, "_wide_vectors()")
-    add(1, "buf = np.zeros(%d, np.uint32)" % (STRIDE * lw))
+    # the kernel's working arrays in its stack frame (``scratch``): no heap allocation, so the
+    # kernel needs nothing of Numba's runtime and is stored as machine code (runtime/native.py)
+    add(1, "buf = scratch(%d, np.uint32, %d)" % (STRIDE * lw, STRIDE * lw))
     add(1, "# message words 2j, 2j + 1 of lane l: pairs[%d + %d * j + l]" % (MSG * lw // 2, lw))
     add(1, "pairs = buf.view(np.uint64)")
-    add(1, "row = np.full(%d, -1, np.int64)  # row being hashed per lane, -1: idle" % lw)
-    add(1, "nfull = np.full(%d, -1, np.int64)  # its blocks before the last one" % lw)
-    add(1, "blk = np.zeros(%d, np.int64)  # blocks loaded so far" % lw)
-    add(1, "root = np.zeros(%d, np.uint32)  # extendable output: the root's chaining values"
-        % (8 * lw))
-    add(1, "m = np.zeros(16, np.uint32)")
+    add(1, "row = scratch(%d, np.int64, %d)  # row being hashed per lane, -1: idle" % (lw, lw))
+    add(1, "nfull = scratch(%d, np.int64, %d)  # its blocks before the last one" % (lw, lw))
+    add(1, "row[:] = -1")
+    add(1, "nfull[:] = -1")
+    add(1, "blk = scratch(%d, np.int64, %d)  # blocks loaded so far" % (lw, lw))
+    add(1, "root = scratch(%d, np.uint32, %d)  # extendable output: the root's chaining values"
+        % (8 * lw, 8 * lw))
+    add(1, "m = scratch(16, np.uint32, 16)")
     add(1, "nrows = row_count(rows)")
     add(1, "pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches")
     add(1, "nout = out.shape[1]")
@@ -166,7 +170,7 @@ def preamble(tier):
     L.append("import numpy as np")
     L.append("")
     L.append("from .._contract import Backend, TIERS")
-    L.append("from .._jit import kernel")
+    L.append("from .._jit import kernel, scratch")
     wide = ", wide_vectors as _wide_vectors" if wide_vectors(tier) else ""
     L.extend(wrap("from .._lanes import (PF_MIN, le64 as _word, prefetch as _prefetch, "
                   "rotr32 as _rotr%s)" % wide))

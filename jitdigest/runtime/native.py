@@ -21,7 +21,8 @@ import os
 import sys
 from array import array
 
-from ..base import arm as _arm, cachedir as _cachedir, fork as _fork
+from ..base import algorithms as _algorithms, arm as _arm, cachedir as _cachedir
+from ..base import fork as _fork
 from ..base.stdlib import hashlib  # the real one, whatever stands in for it in sys.modules
 
 FORMAT = 2
@@ -88,12 +89,19 @@ def folder():
 
 
 class Rows:
-    """An algorithm's batch kernel loaded from its object: ``hash(values, lengths, size)``."""
+    """An algorithm's batch kernel loaded from its object: ``hash(values, lengths, size)``;
+    ``starting(iv)``: the same kernel from other initial words (a tree hash's keyed mode)."""
 
     def __init__(self, function, iv, word, size):
         self._function = function
+        self._word = word
         self._iv = array(_TYPECODES[word], iv)
-        self.digest_size = size             # 0: SHAKE, any output length
+        self.digest_size = size             # 0: SHAKE, a tree hash: any output length
+
+    def starting(self, iv):
+        if len(iv) != len(self._iv):
+            raise ValueError("initial words of another length")
+        return Rows(self._function, iv, self._word, self.digest_size)
 
     def hash(self, values, lengths, size):
         """The ``size``-byte digests of the messages ``values`` (bytes) holds back to back,
@@ -247,9 +255,14 @@ def stored(base_of, name, prototype=None):
 
 
 def _answers(kernel, name):
-    """Whether a loaded kernel gives hashlib's digest of b"abc": a link that went wrong in any
-    way is refused here, not trusted with a file."""
+    """Whether a loaded kernel gives hashlib's digest of b"abc" (a tree hash: its package's
+    known answer): a link that went wrong in any way is refused here, not trusted with a file."""
     size = kernel.digest_size or 32
+    shape = tree_shape(_algorithms.lookup_any(name))
+    if shape is not None:
+        length, want = shape[2]
+        message = bytes(i % 251 for i in range(length))
+        return kernel.hash(message, array("q", [length]), len(want)) == want
     want = hashlib.new(name, b"abc")
     want = want.digest(size) if kernel.digest_size == 0 else want.digest()
     return kernel.hash(b"abc", array("q", [3]), size) == want
@@ -257,8 +270,8 @@ def _answers(kernel, name):
 
 def tree_shape(spec):
     """A tree hash's (state words, parameters of a key, known answer), as its kernel package
-    describes them (``stream_shape``: ``runtime/stream.py`` runs its objects' entries); None
-    for any other family."""
+    describes them (``stream_shape``); None for any other family. ``spec``: a table row or a
+    backend record (what has a ``family``)."""
     from ..engine import dispatch as _dispatch
     describe = getattr(_dispatch.FAMILIES.get(spec.family), "stream_shape", None)
     return describe() if describe is not None else None

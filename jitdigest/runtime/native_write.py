@@ -43,12 +43,14 @@ def write_kernel(kernel_set):
         code = kernel_code + code
     if _native._addresses(uses) is None:
         return None
-    specs = [s for s in _algorithms.SPECS.values()
-             if s.family == kernel_set.backend.family and s.word_name == word.__name__]
+    family, shape = kernel_set.backend.family, _native.tree_shape(kernel_set.backend)
+    specs = [s for s in _algorithms.TABLE.values() if s.family == family
+             and s.word_name == word.__name__ and (s.hashlib or shape is not None)]
     meta = {"format": _native.FORMAT, "symbol": symbol, "word": word.__name__, "uses": uses,
-            "parts": [len(p) for p in parts],
-            "iv": {s.name: [int(w) for w in s.initial_state] for s in specs},
-            "sizes": {s.name: s.digest_size for s in specs}}
+            "parts": [len(p) for p in parts],   # a tree hash: its plain mode, any length
+            "iv": {s.name: list(shape[1]()) if shape else [int(w) for w in s.initial_state]
+                   for s in specs},
+            "sizes": {s.name: 0 if shape else s.digest_size for s in specs}}
     meta["sha256"] = _native._digest(code, meta)
     base = base_name(kernel_set)
     where = _native.folder()

@@ -168,7 +168,19 @@ class Keyed:
         h = _stream.new(self.name, self.key) if self.streams else None
         return self.new(threads=self.threads) if h is None else h
 
-    native_rows = None          # (its batch kernel allocates: Numba's runtime, not stored)
+    @property
+    def native_rows(self):
+        """As ``Algo.native_rows``: the plain or keyed mode's (the kernel from the key's
+        parameters), not key derivation's (its key is derived first), nor for -l 0."""
+        if self.context is not None or not self.length_ok or not self.size:
+            return None
+        return self._keyed_rows
+
+    def _keyed_rows(self):
+        kernel = _native.rows(self.name)
+        if kernel is None or self.key is None:
+            return kernel
+        return kernel.starting(_native.tree_shape(_B3SUM_SPEC)[1](self.key))
 
     def finish(self, h):
         return h.digest(self.size)

@@ -11,7 +11,7 @@ Numba code that LLVM vectorises). Edit tools/gen_lanes.py, not this file.
 import numpy as np
 
 from .._contract import Backend, TIERS
-from .._jit import kernel
+from .._jit import kernel, scratch
 from .._lanes import (PF_MIN, le64 as _word, prefetch as _prefetch, rotr32 as _rotr)
 from .._rows import length_of, row_at, row_count, start_of
 from .avx2_x8 import b3_message as _long
@@ -524,14 +524,16 @@ def hash_rows(values, starts, lengths, rows, iv, out):
     ``values[starts[r]:starts[r] + lengths[r]]``, ``r`` in ``rows``, into ``out[r]``;
     ``iv``: the parameters (key words, then the mode's flag: ``layout.PARAMS`` words).
     Messages over a chunk go to the tree path (``_long``), one at a time."""
-    buf = np.zeros(208, np.uint32)
+    buf = scratch(208, np.uint32, 208)
     # message words 2j, 2j + 1 of lane l: pairs[40 + 8 * j + l]
     pairs = buf.view(np.uint64)
-    row = np.full(8, -1, np.int64)  # row being hashed per lane, -1: idle
-    nfull = np.full(8, -1, np.int64)  # its blocks before the last one
-    blk = np.zeros(8, np.int64)  # blocks loaded so far
-    root = np.zeros(64, np.uint32)  # extendable output: the root's chaining values
-    m = np.zeros(16, np.uint32)
+    row = scratch(8, np.int64, 8)  # row being hashed per lane, -1: idle
+    nfull = scratch(8, np.int64, 8)  # its blocks before the last one
+    row[:] = -1
+    nfull[:] = -1
+    blk = scratch(8, np.int64, 8)  # blocks loaded so far
+    root = scratch(64, np.uint32, 64)  # extendable output: the root's chaining values
+    m = scratch(16, np.uint32, 16)
     nrows = row_count(rows)
     pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches
     nout = out.shape[1]

@@ -11,7 +11,7 @@ Numba code that LLVM vectorises). Edit tools/gen_lanes.py, not this file.
 import numpy as np
 
 from .._contract import Backend, TIERS
-from .._jit import kernel
+from .._jit import kernel, scratch
 from .._lanes import (PF_MIN, le64 as _word, prefetch as _prefetch, rotr32 as _rotr,
     wide_vectors as _wide_vectors)
 from .._rows import length_of, row_at, row_count, start_of
@@ -527,14 +527,16 @@ def hash_rows(values, starts, lengths, rows, iv, out):
     ``iv``: the parameters (key words, then the mode's flag: ``layout.PARAMS`` words).
     Messages over a chunk go to the tree path (``_long``), one at a time."""
     _wide_vectors()
-    buf = np.zeros(416, np.uint32)
+    buf = scratch(416, np.uint32, 416)
     # message words 2j, 2j + 1 of lane l: pairs[80 + 16 * j + l]
     pairs = buf.view(np.uint64)
-    row = np.full(16, -1, np.int64)  # row being hashed per lane, -1: idle
-    nfull = np.full(16, -1, np.int64)  # its blocks before the last one
-    blk = np.zeros(16, np.int64)  # blocks loaded so far
-    root = np.zeros(128, np.uint32)  # extendable output: the root's chaining values
-    m = np.zeros(16, np.uint32)
+    row = scratch(16, np.int64, 16)  # row being hashed per lane, -1: idle
+    nfull = scratch(16, np.int64, 16)  # its blocks before the last one
+    row[:] = -1
+    nfull[:] = -1
+    blk = scratch(16, np.int64, 16)  # blocks loaded so far
+    root = scratch(128, np.uint32, 128)  # extendable output: the root's chaining values
+    m = scratch(16, np.uint32, 16)
     nrows = row_count(rows)
     pf = values.shape[0] > PF_MIN  # prefetch: the data may not fit in the caches
     nout = out.shape[1]
