@@ -67,7 +67,7 @@ def plan(names, tune=False, **rows):
         tasks.setdefault((module, OBJECT, objects._ENTRIES), None)
         if _cpu.jit_enabled() and _stream.streams(spec):
             streamed.add((module, OBJECT))
-        if _cpu.jit_enabled() and _native.tree_shape(spec) is not None:
+        if _cpu.jit_enabled() and _native.tree_shape(spec.family) is not None:
             native.add((batch.backend, word))       # (a tree hash's batch kernel, stored too)
     order = sorted(tasks, key=lambda t: t[0].lanes == 1)       # stable: lanes first
     # (family, backend module's name, word, entries): plain values, sent to worker processes;
@@ -283,7 +283,7 @@ def _run(pool, names, jobs, out, err, tune, start):
     # the batch kernels of hashlib's algorithms are timed and stored as machine code (a tree
     # hash's stored too); a row hashlib lacks has its batch kernel chosen by the CPU's features
     specs = list(map(_algorithms.lookup_any, names))
-    indexed = [s.name for s in specs if s.hashlib or _native.tree_shape(s) is not None]
+    indexed = [s.name for s in specs if s.hashlib or _native.tree_shape(s.family) is not None]
     names = [spec.name for spec in specs if spec.hashlib]
     pending_tunes = tunings(names) if tune else []
     total = len(tasks) + len(pending_tunes)

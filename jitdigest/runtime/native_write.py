@@ -40,23 +40,32 @@ def write_kernel(kernel_set):
         kernel_code, kernel_uses, kernel_symbol = found
         uses = sorted((set(uses) | set(kernel_uses)) - {kernel_symbol})
         parts = [kernel_code, code]
-        code = kernel_code + code
-    if _native._addresses(uses) is None:
-        return None
-    family, shape = kernel_set.backend.family, _native.tree_shape(kernel_set.backend)
+    family = kernel_set.backend.family
+    shape = _native.tree_shape(family)
     specs = [s for s in _algorithms.TABLE.values() if s.family == family
              and s.word_name == word.__name__ and (s.hashlib or shape is not None)]
-    meta = {"format": _native.FORMAT, "symbol": symbol, "word": word.__name__, "uses": uses,
-            "parts": [len(p) for p in parts],   # a tree hash: its plain mode, any length
-            "iv": {s.name: list(shape[1]()) if shape else [int(w) for w in s.initial_state]
-                   for s in specs},
-            "sizes": {s.name: 0 if shape else s.digest_size for s in specs}}
-    meta["sha256"] = _native._digest(code, meta)
     base = base_name(kernel_set)
+    fields = {"iv": {s.name: list(shape[1]()) if shape else [int(w) for w in s.initial_state]
+                     for s in specs},       # a tree hash: its plain mode, any length
+              "sizes": {s.name: 0 if shape else s.digest_size for s in specs}}
+    return base if write_entry(base, parts, symbol, uses, word.__name__, fields) else None
+
+
+def write_entry(base, parts, symbol, uses, word, fields):
+    """Write the stored entry ``base``: the objects ``parts`` as one file, and its description
+    (``symbol``, the names it ``uses``, the ``word`` type, the objects' sizes, ``fields`` and
+    the SHA-256 of all that: ``_native._valid`` reads it back). False, writing nothing, where
+    a name it uses is not in this process (code that would need Numba's runtime)."""
+    if _native._addresses(uses) is None:
+        return False
+    code = b"".join(parts)
+    meta = {"format": _native.FORMAT, "symbol": symbol, "word": word, "uses": uses,
+            "parts": [len(p) for p in parts], **fields}
+    meta["sha256"] = _native._digest(code, meta)
     where = _native.folder()
     _cachedir.write_whole(os.path.join(where, base + ".o"), code)
     _cachedir.write_whole(os.path.join(where, base + ".json"), json.dumps(meta).encode())
-    return base
+    return True
 
 
 def write_index(chosen):
@@ -91,7 +100,6 @@ def store(spec):
         return False
     kernel_set = _dispatch.batch_kernels_for(spec)
     if _native._entry(_native.folder(), base_name(kernel_set), spec.name)[0] is None:
-        # not stored whole yet (SHA-224 after SHA-256)
         with _notice.compiling(kernel_set.backend.family, spec.name):   # (sha224 after sha256)
             if write_kernel(kernel_set) is None:
                 return False

@@ -11,8 +11,6 @@ A loaded entry must give hashlib's digests (a tree hash: its package's known ans
 is used; anything missing, damaged or refused gives None, and the caller hashes through Numba.
 """
 import ctypes
-import json
-import os
 from array import array
 
 from ..base import algorithms as _algorithms, cachedir as _cachedir, fork as _fork
@@ -101,7 +99,8 @@ class Stream:
 def streams(spec):
     """Whether ``spec``'s hash objects have an entry this module stores: the Merkle-Damgard
     rows' (SHA-3's kernels allocate, which needs Numba's runtime) and a tree hash's."""
-    return spec.family in _algorithms.MERKLE_DAMGARD or _native.tree_shape(spec) is not None
+    return (spec.family in _algorithms.MERKLE_DAMGARD
+            or _native.tree_shape(spec.family) is not None)
 
 
 def base_name(spec):
@@ -126,7 +125,7 @@ def new(name, key=None):
 
 
 def _made(spec, function, meta, key=None):
-    shape = _native.tree_shape(spec)
+    shape = _native.tree_shape(spec.family)
     if shape is None:
         return Stream(spec.name, function, meta["iv"][spec.name], meta["word"],
                       spec.digest_size, spec.block_size)
@@ -145,7 +144,7 @@ def _load(name):
     found = _native.stored(lambda where: base_name(spec), name, PROTOTYPE)
     if found is None:
         return None
-    if _native.tree_shape(spec) is None and len(found[1]["iv"][name]) != len(spec.iv):
+    if _native.tree_shape(spec.family) is None and len(found[1]["iv"][name]) != len(spec.iv):
         return None
     return found if _answers(spec, lambda: _made(spec, *found)) else None
 
@@ -155,14 +154,13 @@ def _answers(spec, fresh):
     message fed in uneven pieces that cross block boundaries (a partial block, whole blocks, a
     tail), and of its first bytes on the way: hashlib's, or for a tree hash the known answer
     of its package (the whole message only)."""
-    shape = _native.tree_shape(spec)
+    shape = _native.tree_shape(spec.family)
     if shape is None:
         message = bytes(range(256)) * 3
         early = hashlib.new(spec.name, message[:3]).digest()
         want = hashlib.new(spec.name, message).digest()
     else:
-        length, want = shape[2]
-        message = bytes(i % 251 for i in range(length))
+        message, want = shape[2]
         early = None
     stream = fresh()
     stream.update(message[:3])
@@ -183,9 +181,10 @@ def write(spec, kernel_set=None):
     stored (False where the object would need Numba's runtime)."""
     from ..engine import dispatch as _dispatch
     from ..kernels._internals import native
+    from . import native_write
     if kernel_set is None:
         kernel_set = _dispatch.kernels_for(spec)
-    shape = _native.tree_shape(spec)
+    shape = _native.tree_shape(spec.family)
     final = "final" if shape is None else "xof_final"
     kernel_set.update, kernel_set.compiled(final)           # compiled (or loaded) first
     backend = kernel_set.backend
@@ -193,19 +192,14 @@ def write(spec, kernel_set=None):
                                 seek=shape is not None)
     code, symbol = native.object_code(entry)
     functions, variables = native.declarations(entry)
-    uses = functions + variables
-    if _native._addresses(uses) is None:
-        return False
     specs = [s for s in _algorithms.TABLE.values() if s.family == spec.family
              and s.word_name == spec.word_name and streams(s)]
-    meta = {"format": _native.FORMAT, "symbol": symbol, "word": spec.word_name, "uses": uses,
-            "parts": [len(code)], "backend": backend.name,
-            "iv": {s.name: list(s.iv) if shape is None else list(shape[1]()) for s in specs},
-            "sizes": {s.name: s.digest_size for s in specs}}
-    meta["sha256"] = _native._digest(code, meta)
-    where, base = _native.folder(), base_name(spec)
-    _cachedir.write_whole(os.path.join(where, base + ".o"), code)
-    _cachedir.write_whole(os.path.join(where, base + ".json"), json.dumps(meta).encode())
+    fields = {"backend": backend.name,
+              "iv": {s.name: list(s.iv) if shape is None else list(shape[1]()) for s in specs},
+              "sizes": {s.name: s.digest_size for s in specs}}
+    if not native_write.write_entry(base_name(spec), [code], symbol, functions + variables,
+                                    spec.word_name, fields):
+        return False
     for s in specs:
         _loaded.pop(s.name, None)
     return True

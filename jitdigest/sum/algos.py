@@ -180,7 +180,7 @@ class Keyed:
         kernel = _native.rows(self.name)
         if kernel is None or self.key is None:
             return kernel
-        return kernel.starting(_native.tree_shape(_B3SUM_SPEC)[1](self.key))
+        return kernel.starting(_native.tree_shape(_B3SUM_SPEC.family)[1](self.key))
 
     def finish(self, h):
         return h.digest(self.size)

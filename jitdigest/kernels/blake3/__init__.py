@@ -31,11 +31,11 @@ def stream_shape():
     """What ``jitdigest/runtime/stream.py`` needs to run this family's objects' ``update`` and
     ``xof_final`` stored as machine code, without Numba: the state's words (a mode's
     parameters first, the rest zero), the parameters as a function of a key (None: plain
-    hashing), and a known answer that checks a loaded entry (BLAKE3's official vectors: the
-    input ``i % 251`` for i below 2049, a tree of three chunks, and its hash)."""
+    hashing), and a known answer that checks a loaded entry, (input, hash): BLAKE3's official
+    vectors' input ``i % 251`` for i below 2049 (a tree of three chunks) and its hash."""
     from . import layout
 
     def params(key=None):
         return layout.params(key, 0 if key is None else layout.KEYED_HASH)
     known = bytes.fromhex("5f4d72f40d7a5f82b15ca2b2e44b1de3c2ef86c426c95c1af0b6879522563030")
-    return layout.STATE_WORDS, params, (2049, known)
+    return layout.STATE_WORDS, params, (bytes(i % 251 for i in range(2049)), known)
