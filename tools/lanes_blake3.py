@@ -64,6 +64,20 @@ def lane_loop(add, lw, last_row, msg, paired=True):
         add(2, "buf[%d + l] = v%d ^ v%d" % (i * lw, i, i + 8))
 
 
+def parent_pass(add, depth, lw):
+    """Lines of one pass of parent nodes in the ``lw`` lanes, inside the loop over lane ``l``
+    open at ``depth`` (``first[l]`` set: where the lane's two children start in ``values``):
+    each lane's chaining value from the key words and its counter at zero, then, after that
+    loop, the lanes' compression of their blocks."""
+    add(depth, "for i in range(8):")
+    add(depth + 1, "buf[i * %d + l] = state[KEY + i]" % lw)
+    add(depth, "buf[%d + l] = 0" % (8 * lw))
+    add(depth, "buf[%d + l] = 0" % (9 * lw))
+    add(depth - 1, "_compress_blocks(buf, %d, np.uint32(BLOCK_LEN), np.uint32(mode | PARENT), "
+        "values," % lw)
+    add(depth, "first, np.int64(0))")
+
+
 def blake3_kernel(tier):
     """Source lines of the block function, the group kernel and the entries for ``tier``'s
     lanes of 32-bit words."""
@@ -93,13 +107,7 @@ def blake3_kernel(tier):
     add(3, "for l in range(%d):" % lw)
     add(4, "# lanes past the level's end repeat its last parent")
     add(4, "first[l] = 4 * (at + 16 * min(p0 + l, n - 1))")
-    add(4, "for i in range(8):")
-    add(5, "buf[i * %d + l] = state[KEY + i]" % lw)
-    add(4, "buf[%d + l] = 0" % (8 * lw))
-    add(4, "buf[%d + l] = 0" % (9 * lw))
-    add(3, "_compress_blocks(buf, %d, np.uint32(BLOCK_LEN), np.uint32(mode | PARENT), values,"
-        % lw)
-    add(4, "first, np.int64(0))")
+    parent_pass(add, 4, lw)
     add(3, "for l in range(min(%d, n - p0)):" % lw)
     add(4, "for i in range(8):")
     add(5, "cvs[at + (p0 + l) * 8 + i] = buf[i * %d + l]" % lw)
@@ -194,13 +202,7 @@ def blake3_kernel(tier):
     add(2, "half = k // 2")
     add(2, "for l in range(%d):" % lw)
     add(3, "first[l] = 64 * min(l, half - 1)")
-    add(3, "for i in range(8):")
-    add(4, "buf[i * %d + l] = state[KEY + i]" % lw)
-    add(3, "buf[%d + l] = 0" % (8 * lw))
-    add(3, "buf[%d + l] = 0" % (9 * lw))
-    add(2, "_compress_blocks(buf, %d, np.uint32(BLOCK_LEN), np.uint32(mode | PARENT), values,"
-        % lw)
-    add(3, "first, np.int64(0))")
+    parent_pass(add, 3, lw)
     add(2, "if k % 2:")
     add(3, "for i in range(8):")
     add(4, "cvs[8 * half + i] = cvs[8 * (k - 1) + i]")
